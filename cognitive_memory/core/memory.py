@@ -1,0 +1,78 @@
+"""The memory records: what is stored, and what recall hands back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import IntEnum, StrEnum
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["BridgeMemory", "CognitiveMemory", "HierarchyLevel", "MemoryType", "Vector"]
+
+Vector = npt.NDArray[np.float32]
+
+
+class HierarchyLevel(IntEnum):
+    """L0 concepts (principles, patterns), L1 contexts (situations, domain knowledge),
+    L2 episodes (specific events)."""
+
+    CONCEPT = 0
+    CONTEXT = 1
+    EPISODE = 2
+
+
+class MemoryType(StrEnum):
+    """Episodic memories record what happened; semantic memories record what is known."""
+
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+
+
+@dataclass(frozen=True, slots=True)
+class CognitiveMemory:
+    """One stored memory with its bookkeeping.
+
+    ``timestamp`` is when it was stored, ``source_date`` when the thing it describes happened
+    (a commit, a document date) and ``modified_date`` when its source last changed.
+    ``cognitive_embedding`` is the normalized 384-d vector; ``dimensions`` holds named feature
+    scores beside it (empty until a dimension extractor is configured).
+    """
+
+    id: str
+    content: str
+    hierarchy_level: HierarchyLevel
+    memory_type: MemoryType
+    created_date: datetime
+    timestamp: datetime
+    modified_date: datetime | None = None
+    source_date: datetime | None = None
+    last_accessed: datetime | None = None
+    access_count: int = 0
+    importance_score: float = 0.5
+    strength: float = 1.0
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    cognitive_embedding: Vector | None = field(default=None, compare=False, repr=False)
+    dimensions: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def loader_type(self) -> str | None:
+        """Where the memory came from: None (stored by hand), markdown, git, session_lesson."""
+        value = self.metadata.get("loader_type")
+        return str(value) if value is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeMemory:
+    """A memory far from the query yet close to what the query activated."""
+
+    memory: CognitiveMemory
+    novelty_score: float
+    connection_potential: float
+    bridge_score: float
+    explanation: str
+    connected_to: str | None = None

@@ -1,0 +1,95 @@
+"""Input rules shared by every entry point; a violation raises InvalidInputError with a fix."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cognitive_memory.errors import InvalidInputError
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "MAX_TEXT_CHARS",
+    "check_importance",
+    "check_metadata",
+    "check_tags",
+    "check_text",
+]
+
+MAX_TEXT_CHARS = 100_000
+MAX_QUERY_CHARS = 10_000
+MAX_TAGS = 50
+MAX_TAG_CHARS = 100
+MAX_METADATA_BYTES = 64_000
+
+
+def check_text(text: str, *, field: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
+    """Return the text stripped of surrounding whitespace, or raise why it cannot be used."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"`{field}` must be a string.", code="invalid_type")
+    stripped = text.strip()
+    if not stripped:
+        raise InvalidInputError(f"`{field}` is empty: give the text to use.", code="empty_text")
+    if len(stripped) > limit:
+        raise InvalidInputError(
+            f"`{field}` has {len(stripped):,} characters; the limit is {limit:,}. "
+            "Split it into several memories.",
+            code="text_too_long",
+        )
+    try:
+        stripped.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"`{field}` contains characters that are not valid Unicode (position {exc.start}).",
+            code="invalid_text",
+        ) from exc
+    return stripped
+
+
+def check_importance(value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidInputError("`importance_score` must be a number from 0.0 to 1.0.", code="invalid_type")
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInputError(
+            f"`importance_score` is {value}; it must be from 0.0 to 1.0.", code="out_of_range"
+        )
+    return float(value)
+
+
+def check_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    """Strip, drop empties and duplicates (keeping order), and enforce the limits."""
+    cleaned: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidInputError("Every tag must be a string.", code="invalid_type")
+        tag = check_text(tag, field="tags[]", limit=MAX_TAG_CHARS) if tag.strip() else ""
+        if tag and tag not in cleaned:
+            cleaned.append(tag)
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInputError(
+            f"{len(cleaned)} tags given; at most {MAX_TAGS} are kept.", code="too_many_tags"
+        )
+    return tuple(cleaned)
+
+
+def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Metadata must be a JSON object of modest size."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidInputError("`metadata` must be an object.", code="invalid_type")
+    try:
+        encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
+        encoded.encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"`metadata` must be plain JSON: {exc}", code="invalid_metadata") from exc
+    if len(encoded) > MAX_METADATA_BYTES:
+        raise InvalidInputError(
+            f"`metadata` is {len(encoded):,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}.",
+            code="metadata_too_large",
+        )
+    return dict(metadata)

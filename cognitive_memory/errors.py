@@ -1,0 +1,64 @@
+"""Errors raised by the memory core.
+
+Every error carries a short machine-readable ``code`` and a message that tells the caller
+what to do. The edges (MCP tools, the typer CLI) translate them; nothing below does.
+
+    CognitiveMemoryError            code + actionable message
+    ├── InvalidInputError           the caller's input is wrong; nothing was stored
+    ├── StorageError                SQLite or the vector index failed
+    │   ├── StoreLockedError        another process holds the embedded vector store
+    │   └── IndexMismatchError      the index was built by another model or dimension
+    └── EncoderError                the embedding model could not be loaded or run
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CognitiveMemoryError",
+    "EncoderError",
+    "IndexMismatchError",
+    "InvalidInputError",
+    "StorageError",
+    "StoreLockedError",
+]
+
+
+class CognitiveMemoryError(Exception):
+    """Base class: ``code`` names the failure, ``message`` says how to fix it."""
+
+    default_code = "memory_error"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code or self.default_code
+        self.message = message
+
+
+class InvalidInputError(CognitiveMemoryError):
+    """The input cannot be accepted as given."""
+
+    default_code = "invalid_input"
+
+
+class StorageError(CognitiveMemoryError):
+    """SQLite or the vector index could not do what was asked."""
+
+    default_code = "storage_error"
+
+
+class StoreLockedError(StorageError):
+    """The embedded vector store is opened by another process."""
+
+    default_code = "store_locked"
+
+
+class IndexMismatchError(StorageError):
+    """The stored vectors come from a different model or dimension than the encoder."""
+
+    default_code = "index_mismatch"
+
+
+class EncoderError(CognitiveMemoryError):
+    """The embedding model could not be loaded or run."""
+
+    default_code = "encoder_unavailable"

@@ -1,0 +1,96 @@
+"""The composition root of the core: the only place that reads settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cognitive_memory.encoding import Encoder, HashEncoder, SentenceBertEncoder
+from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
+from cognitive_memory.settings import Settings
+from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config"]
+
+EMBEDDING_DIMENSION = 384
+PROFILES = ("default", "test")
+
+
+def initialize_system(profile: str = "default", *, encoder: Encoder | None = None) -> CognitiveSystem:
+    """Build the system from the environment and ``./.env``.
+
+    Profiles: ``default`` (all-MiniLM-L6-v2, Qdrant Edge or QDRANT_URL) and ``test``
+    (the deterministic hash encoder and an in-memory vector index, SQLite still on disk).
+    ``encoder`` overrides the profile's encoder (tests share one loaded model this way).
+    """
+    return build_system(Settings(), profile, encoder=encoder)
+
+
+def initialize_with_config(path: Path | str, profile: str = "default") -> CognitiveSystem:
+    """Build the system from the settings in the ``.env``-style file at ``path`` (and the environment)."""
+    config = Path(path)
+    if not config.is_file():
+        raise CognitiveMemoryError(f"Configuration file {config} does not exist.", code="config_not_found")
+    return build_system(Settings(env_file=config), profile)
+
+
+def build_system(
+    settings: Settings, profile: str = "default", *, encoder: Encoder | None = None
+) -> CognitiveSystem:
+    """Assemble stores, encoder and retriever from ``settings``."""
+    if profile not in PROFILES:
+        raise CognitiveMemoryError(
+            f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
+        )
+    if encoder is None:
+        encoder = HashEncoder(EMBEDDING_DIMENSION) if profile == "test" else _sentence_bert(settings)
+    memories = SQLiteMemoryStore(settings.storage.database_path)
+    try:
+        vectors = ArrayVectorStore(EMBEDDING_DIMENSION) if profile == "test" else _vector_store(settings)
+    except CognitiveMemoryError:
+        memories.close()
+        raise
+    recall = settings.recall
+    config = RetrievalConfig(
+        bridge_threshold=recall.bridge_threshold,
+        weights=RankWeights(session_lesson_boost=recall.session_lesson_boost),
+    )
+    retriever = Retriever(memories, vectors, config)
+    configuration = {
+        "profile": profile,
+        "data_dir": str(settings.storage.data_dir),
+        "embedding_model": encoder.name,
+        "embedding_dimensions": encoder.dimension,
+        "vector_backend": vectors.info().backend,
+        "max_memories_per_query": recall.max_memories_per_query,
+        "session_lesson_boost": recall.session_lesson_boost,
+        "bridge_discovery_threshold": recall.bridge_threshold,
+        "core_ratio": config.core_ratio,
+        "candidate_pool": config.candidate_pool,
+    }
+    try:
+        return CognitiveSystem(memories, vectors, encoder, retriever, configuration=configuration)
+    except CognitiveMemoryError:
+        vectors.close()
+        memories.close()
+        raise
+
+
+def _sentence_bert(settings: Settings) -> SentenceBertEncoder:
+    cfg = settings.encoder
+    return SentenceBertEncoder(
+        cfg.model, dimension=EMBEDDING_DIMENSION, device=cfg.device, threads=cfg.threads
+    )
+
+
+def _vector_store(settings: Settings) -> VectorStore:
+    storage = settings.storage
+    if storage.qdrant_url:
+        from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+
+        key = storage.qdrant_api_key.get_secret_value() if storage.qdrant_api_key else None
+        return QdrantServerVectorStore.connect(
+            storage.qdrant_url, key, storage.qdrant_collection, EMBEDDING_DIMENSION
+        )
+    return EdgeVectorStore(storage.vector_path, EMBEDDING_DIMENSION)

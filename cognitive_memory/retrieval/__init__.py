@@ -1,0 +1,26 @@
+"""Recall: candidate search, ranking, core/peripheral split and bridge discovery."""
+
+from cognitive_memory.retrieval.bridges import BridgeScore, bridge_score, score_bridges
+from cognitive_memory.retrieval.retriever import (
+    RankedMemory,
+    RetrievalConfig,
+    RetrievalResult,
+    Retriever,
+    split_core,
+)
+from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, recency, score_candidate
+
+__all__ = [
+    "BridgeScore",
+    "RankWeights",
+    "RankedMemory",
+    "RetrievalConfig",
+    "RetrievalResult",
+    "Retriever",
+    "ScoreBreakdown",
+    "bridge_score",
+    "recency",
+    "score_bridges",
+    "score_candidate",
+    "split_core",
+]

@@ -1,0 +1,160 @@
+"""Recall: vector candidates, ranked; core and peripheral lists; bridges from the core."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
+from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
+from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+from cognitive_memory.storage.vector_store import VectorFilter, VectorStore
+
+__all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """Knobs of recall; the defaults are documented in README (Recall)."""
+
+    candidate_pool: int = 50
+    core_ratio: float = 0.8
+    min_similarity: float = 0.1
+    bridge_threshold: float = 0.5
+    bridge_limit: int = 3
+    bridge_anchors: int = 3
+    bridge_neighbours: int = 10
+    weights: RankWeights = field(default_factory=RankWeights)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedMemory:
+    memory: CognitiveMemory
+    score: ScoreBreakdown
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    query: str
+    core: list[RankedMemory]
+    peripheral: list[RankedMemory]
+    bridges: list[BridgeMemory]
+
+    @property
+    def total(self) -> int:
+        return len(self.core) + len(self.peripheral) + len(self.bridges)
+
+    def memory_ids(self) -> list[str]:
+        ranked = [r.memory.id for r in (*self.core, *self.peripheral)]
+        return ranked + [b.memory.id for b in self.bridges]
+
+
+def split_core(ranked: Sequence[RankedMemory], core_ratio: float) -> int:
+    """How many leading results are core: those scoring >= core_ratio x the best (at least one)."""
+    if not ranked:
+        return 0
+    bar = ranked[0].score.total * core_ratio
+    count = 1
+    while count < len(ranked) and ranked[count].score.total >= bar:
+        count += 1
+    return count
+
+
+class Retriever:
+    """Finds and ranks memories for a query vector."""
+
+    def __init__(self, memories: SQLiteMemoryStore, vectors: VectorStore, config: RetrievalConfig) -> None:
+        self._memories = memories
+        self._vectors = vectors
+        self.config = config
+
+    def retrieve(
+        self,
+        query: str,
+        query_vector: Vector,
+        *,
+        max_results: int,
+        include_bridges: bool,
+        now: datetime,
+        where: VectorFilter | None = None,
+    ) -> RetrievalResult:
+        pool = max(self.config.candidate_pool, max_results * 3)
+        hits = self._vectors.search(query_vector, pool, where)
+        similarity = {hit.id: hit.score for hit in hits if hit.score >= self.config.min_similarity}
+        memories = self._memories.get(list(similarity))
+        ranked = self._rank(memories, similarity, now)[:max_results]
+        cut = split_core(ranked, self.config.core_ratio)
+        core, peripheral = ranked[:cut], ranked[cut:]
+        bridges = (
+            self._bridges(query_vector, core, {r.memory.id for r in ranked}, where) if include_bridges else []
+        )
+        return RetrievalResult(query, core, peripheral, bridges)
+
+    def _rank(
+        self, memories: Sequence[CognitiveMemory], similarity: dict[str, float], now: datetime
+    ) -> list[RankedMemory]:
+        weights = self.config.weights
+        scored = [
+            (
+                memory,
+                score_candidate(
+                    similarity[memory.id],
+                    importance=memory.importance_score,
+                    age_days=(now - memory.timestamp).total_seconds() / 86_400,
+                    strength=memory.strength,
+                    is_session_lesson=memory.loader_type == "session_lesson",
+                    weights=weights,
+                ),
+            )
+            for memory in memories
+        ]
+        scored.sort(key=lambda pair: pair[1].total, reverse=True)
+        return [RankedMemory(memory, score, rank) for rank, (memory, score) in enumerate(scored, start=1)]
+
+    def _bridges(
+        self, query_vector: Vector, core: Sequence[RankedMemory], taken: set[str], where: VectorFilter | None
+    ) -> list[BridgeMemory]:
+        anchors = {
+            r.memory.id: r.memory.cognitive_embedding
+            for r in core[: self.config.bridge_anchors]
+            if r.memory.cognitive_embedding is not None
+        }
+        neighbour_ids: list[str] = []
+        for vector in anchors.values():
+            for hit in self._vectors.search(vector, self.config.bridge_neighbours + len(taken), where):
+                if hit.id not in taken and hit.id not in neighbour_ids:
+                    neighbour_ids.append(hit.id)
+        candidates = self._memories.vectors(neighbour_ids)
+        scores = score_bridges(
+            query_vector,
+            anchors,
+            candidates,
+            threshold=self.config.bridge_threshold,
+            limit=self.config.bridge_limit,
+        )
+        by_id = {m.id: m for m in self._memories.get([s.memory_id for s in scores])}
+        anchor_text = {r.memory.id: r.memory.content for r in core}
+        return [
+            BridgeMemory(
+                by_id[s.memory_id],
+                s.novelty_score,
+                s.connection_potential,
+                s.bridge_score,
+                _explain(s, anchor_text[s.connected_to]),
+                s.connected_to,
+            )
+            for s in scores
+            if s.memory_id in by_id
+        ]
+
+
+def _explain(score: BridgeScore, anchor: str) -> str:
+    snippet = " ".join(anchor.split())
+    snippet = snippet if len(snippet) <= 60 else snippet[:57] + "..."
+    return (
+        f"Close to the core memory \u201c{snippet}\u201d (connection {score.connection_potential:.2f}) "
+        f"though far from the query (novelty {score.novelty_score:.2f})"
+    )

@@ -1,0 +1,92 @@
+"""Configuration from the environment and ``.env``, one class per concern (README: Configuration)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["EncoderSettings", "RecallSettings", "Settings", "StorageSettings", "default_data_dir"]
+
+APP_DIR_NAME = "cognitive-memory"
+
+
+def default_data_dir() -> Path:
+    """The user's data directory: XDG on Linux, Application Support on macOS, LOCALAPPDATA on Windows."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / APP_DIR_NAME
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / APP_DIR_NAME
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".local" / "share") / APP_DIR_NAME
+
+
+def _base_config() -> SettingsConfigDict:
+    return SettingsConfigDict(env_file=".env", extra="ignore", populate_by_name=True)
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+class StorageSettings(BaseSettings):
+    """Where memories live: the data directory, the SQLite file, and the vector index."""
+
+    model_config = _base_config()
+
+    data_dir: Path = Field(default_factory=default_data_dir, validation_alias="COGNITIVE_MEMORY_DATA_DIR")
+    db_path: Path | None = Field(default=None, validation_alias="COGNITIVE_MEMORY_DB_PATH")
+    qdrant_url: str | None = Field(default=None, validation_alias="QDRANT_URL")
+    qdrant_api_key: SecretStr | None = Field(default=None, validation_alias="QDRANT_API_KEY")
+    qdrant_collection: str = Field(default="cognitive_memory", validation_alias="QDRANT_COLLECTION")
+
+    _blank = field_validator("db_path", "qdrant_url", "qdrant_api_key", mode="before")(_blank_is_none)
+
+    @property
+    def database_path(self) -> Path:
+        return (self.db_path or self.data_dir / "cognitive_memory.db").expanduser()
+
+    @property
+    def vector_path(self) -> Path:
+        return self.data_dir.expanduser() / "vectors"
+
+
+class EncoderSettings(BaseSettings):
+    """The embedding model: a name of the packaged model or a local directory."""
+
+    model_config = _base_config()
+
+    model: str = Field(default="all-MiniLM-L6-v2", validation_alias="SENTENCE_BERT_MODEL")
+    device: str = Field(default="cpu", validation_alias="COGNITIVE_MEMORY_DEVICE")
+    threads: int | None = Field(default=None, ge=1, le=64, validation_alias="COGNITIVE_MEMORY_TORCH_THREADS")
+
+    _blank = field_validator("threads", mode="before")(_blank_is_none)
+
+
+class RecallSettings(BaseSettings):
+    """Limits and weights of recall_memories."""
+
+    model_config = _base_config()
+
+    max_memories_per_query: int = Field(
+        default=50, ge=1, le=1000, validation_alias="MCP_MAX_MEMORIES_PER_QUERY"
+    )
+    session_lesson_boost: float = Field(
+        default=1.1, ge=1.0, le=3.0, validation_alias="MCP_SESSION_LESSON_BOOST"
+    )
+    bridge_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, validation_alias="MCP_BRIDGE_DISCOVERY_THRESHOLD"
+    )
+
+
+class Settings:
+    """All settings, read together from the environment and one ``.env`` file."""
+
+    def __init__(self, env_file: Path | str | None = ".env") -> None:
+        self.storage = StorageSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+        self.encoder = EncoderSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+        self.recall = RecallSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg

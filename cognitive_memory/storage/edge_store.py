@@ -1,0 +1,120 @@
+"""The embedded default: Qdrant Edge, the Qdrant engine running in this process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+
+from cognitive_memory.core.memory import Vector
+from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.storage.vector_store import (
+    INDEXED_FIELDS,
+    VectorFilter,
+    VectorHit,
+    VectorPoint,
+    VectorStoreInfo,
+)
+
+__all__ = ["EdgeVectorStore"]
+
+_SCHEMA = {
+    "integer": qe.PayloadSchemaType.Integer,
+    "keyword": qe.PayloadSchemaType.Keyword,
+    "float": qe.PayloadSchemaType.Float,
+}
+
+
+class EdgeVectorStore:
+    """A Qdrant Edge shard in ``path``: 384-d cosine, keyword payload indexes, WAL on.
+
+    Only one process may open a shard; a second gets ``StoreLockedError``.
+    """
+
+    def __init__(self, path: Path, dimension: int = 384) -> None:
+        self.path = path
+        self._dimension = dimension
+        try:
+            if (path / "edge_config.json").exists():
+                self._shard = qe.EdgeShard.load(str(path))
+            else:
+                self._shard = self._create()
+        except Exception as exc:  # the Rust core raises bare Exception; classify it here
+            raise _classify(exc, path) from exc
+
+    def _create(self) -> qe.EdgeShard:
+        self.path.mkdir(parents=True, exist_ok=True)
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self._dimension, distance=qe.Distance.Cosine))
+        shard = qe.EdgeShard.create(str(self.path), config)
+        for name, kind in INDEXED_FIELDS.items():
+            shard.update(qe.UpdateOperation.create_field_index(name, _SCHEMA[kind]))
+        return shard
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        if not points:
+            return
+        batch = [qe.Point(p.id, p.vector.tolist(), dict(p.payload)) for p in points]
+        self._call(self._shard.update, qe.UpdateOperation.upsert_points(batch))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._call(self._shard.update, qe.UpdateOperation.delete_points(list(ids)))
+
+    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(vector.tolist()),
+            filter=_edge_filter(where),
+            with_payload=False,
+            with_vector=False,
+        )
+        hits = self._call(self._shard.query, request)
+        return [VectorHit(str(hit.id), float(hit.score)) for hit in hits]
+
+    def count(self) -> int:
+        return int(self._call(self._shard.count, qe.CountRequest(exact=True)))
+
+    def info(self) -> VectorStoreInfo:
+        shard = self._call(self._shard.info)
+        size = sum(
+            f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file()
+        )  # allocated, not sparse size
+        details = {
+            "segments": shard.segments_count,
+            "indexed_vectors": shard.indexed_vectors_count,
+            "payload_indexes": sorted(shard.payload_schema),
+        }
+        return VectorStoreInfo(
+            "qdrant-edge", "embedded", str(self.path), "ok", shard.points_count, size, details
+        )
+
+    def close(self) -> None:
+        self._shard.close()
+
+    def _call(self, method: Any, *args: Any) -> Any:
+        try:
+            return method(*args)
+        except Exception as exc:  # the Rust core raises bare Exception
+            raise _classify(exc, self.path) from exc
+
+
+def _edge_filter(where: VectorFilter | None) -> qe.Filter | None:
+    conditions = where.conditions() if where else {}
+    if not conditions:
+        return None
+    must: list[Any] = [
+        qe.FieldCondition(name, match=qe.MatchAny(list(values))) for name, values in conditions.items()
+    ]
+    return qe.Filter(must=must)
+
+
+def _classify(exc: Exception, path: Path) -> StorageError:
+    text = str(exc)
+    if "WouldBlock" in text or "lock" in text.lower():
+        return StoreLockedError(
+            f"The vector store in {path} is open in another memory_system process. Stop that "
+            "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",
+        )
+    return StorageError(f"The embedded vector store in {path} failed: {text}")

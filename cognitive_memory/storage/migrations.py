@@ -1,0 +1,66 @@
+"""Named, append-only SQLite migrations. A shipped migration is never edited: add a new one."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+
+__all__ = ["MIGRATIONS", "apply_migrations"]
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_memories",
+        """
+        CREATE TABLE memories (
+            id TEXT PRIMARY KEY,
+            content TEXT NOT NULL,
+            hierarchy_level INTEGER NOT NULL CHECK (hierarchy_level IN (0, 1, 2)),
+            memory_type TEXT NOT NULL CHECK (memory_type IN ('episodic', 'semantic')),
+            created_date TEXT NOT NULL,
+            timestamp REAL NOT NULL,
+            modified_date TEXT,
+            source_date TEXT,
+            last_accessed REAL,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            importance_score REAL NOT NULL,
+            strength REAL NOT NULL,
+            metadata TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            dimensions TEXT NOT NULL,
+            loader_type TEXT,
+            session_id TEXT,
+            embedding BLOB NOT NULL
+        );
+        CREATE INDEX memories_level ON memories (hierarchy_level);
+        CREATE INDEX memories_type ON memories (memory_type);
+        CREATE INDEX memories_loader ON memories (loader_type);
+        CREATE INDEX memories_timestamp ON memories (timestamp);
+        CREATE TABLE vector_outbox (
+            memory_id TEXT PRIMARY KEY,
+            operation TEXT NOT NULL CHECK (operation IN ('upsert', 'delete')),
+            queued_at REAL NOT NULL
+        );
+        CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE activity (name TEXT PRIMARY KEY, at REAL NOT NULL);
+        """,
+    ),
+)
+
+
+def apply_migrations(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; return their names."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        stamp = datetime.now(UTC).isoformat()
+        conn.executescript(
+            f"BEGIN IMMEDIATE;\n{sql}\n"
+            f"INSERT INTO schema_migrations (name, applied_at) VALUES ('{name}', '{stamp}');\nCOMMIT;"
+        )
+        applied.append(name)
+    return applied

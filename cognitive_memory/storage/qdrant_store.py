@@ -1,0 +1,126 @@
+"""A Qdrant server (or cluster) through qdrant-client: how a user outgrows one machine."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from cognitive_memory.core.memory import Vector
+from cognitive_memory.errors import IndexMismatchError, StorageError
+from cognitive_memory.storage.vector_store import (
+    INDEXED_FIELDS,
+    VectorFilter,
+    VectorHit,
+    VectorPoint,
+    VectorStoreInfo,
+)
+
+__all__ = ["QdrantServerVectorStore"]
+
+T = TypeVar("T")
+
+_SCHEMA = {
+    "integer": models.PayloadSchemaType.INTEGER,
+    "keyword": models.PayloadSchemaType.KEYWORD,
+    "float": models.PayloadSchemaType.FLOAT,
+}
+_CLIENT_ERRORS = (UnexpectedResponse, ResponseHandlingException, OSError, ValueError)
+
+
+class QdrantServerVectorStore:
+    """One collection (384-d, cosine, indexed payload fields) reached through ``client``.
+
+    ``location`` names the server for status output. The same class runs against
+    ``QdrantClient(path=...)`` in tests, which speaks the same client API as a server.
+    """
+
+    def __init__(self, client: QdrantClient, collection: str, location: str, dimension: int = 384) -> None:
+        self._client = client
+        self._collection = collection
+        self._location = location
+        self._dimension = dimension
+        self._guard(self._ensure_collection)
+
+    @classmethod
+    def connect(
+        cls, url: str, api_key: str | None, collection: str, dimension: int = 384
+    ) -> QdrantServerVectorStore:
+        """Connect to the server at ``url`` (with an optional API key)."""
+        client = QdrantClient(url=url, api_key=api_key, timeout=10)
+        return cls(client, collection, url, dimension)
+
+    def _ensure_collection(self) -> None:
+        if self._client.collection_exists(self._collection):
+            size = self._client.get_collection(self._collection).config.params.vectors
+            found = size.size if isinstance(size, models.VectorParams) else None
+            if found != self._dimension:
+                raise IndexMismatchError(
+                    f"Collection {self._collection!r} at {self._location} holds {found}-d vectors, "
+                    f"not {self._dimension}-d: use another collection or rebuild it with `doctor --repair`.",
+                )
+            return
+        self._client.create_collection(
+            self._collection,
+            vectors_config=models.VectorParams(size=self._dimension, distance=models.Distance.COSINE),
+        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
+            for name, kind in INDEXED_FIELDS.items():
+                self._client.create_payload_index(self._collection, name, _SCHEMA[kind])
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        if not points:
+            return
+        structs = [
+            models.PointStruct(id=p.id, vector=p.vector.tolist(), payload=dict(p.payload)) for p in points
+        ]
+        self._guard(lambda: self._client.upsert(self._collection, structs, wait=True))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            selector = models.PointIdsList(points=list(ids))
+            self._guard(lambda: self._client.delete(self._collection, selector, wait=True))
+
+    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+        response = self._guard(
+            lambda: self._client.query_points(
+                self._collection,
+                query=vector.tolist(),
+                limit=limit,
+                query_filter=_client_filter(where),
+                with_payload=False,
+            )
+        )
+        return [VectorHit(str(point.id), float(point.score)) for point in response.points]
+
+    def count(self) -> int:
+        return self._guard(lambda: self._client.count(self._collection, exact=True).count)
+
+    def info(self) -> VectorStoreInfo:
+        collection = self._guard(lambda: self._client.get_collection(self._collection))
+        details = {"collection": self._collection, "status": str(collection.status.value)}
+        return VectorStoreInfo("qdrant", "server", self._location, "ok", self.count(), 0, details)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _guard(self, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except _CLIENT_ERRORS as exc:
+            raise StorageError(f"Qdrant at {self._location} failed: {exc}") from exc
+
+
+def _client_filter(where: VectorFilter | None) -> models.Filter | None:
+    conditions = where.conditions() if where else {}
+    if not conditions:
+        return None
+    must: list[Any] = [
+        models.FieldCondition(key=name, match=models.MatchAny(any=list(values)))
+        for name, values in conditions.items()
+    ]
+    return models.Filter(must=must)

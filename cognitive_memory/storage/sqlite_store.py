@@ -1,0 +1,210 @@
+"""SQLite, the source of truth: every memory with its vector, the vector outbox, activity."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.errors import StorageError
+from cognitive_memory.storage.migrations import apply_migrations
+
+__all__ = ["MemoryCounts", "SQLiteMemoryStore"]
+
+_COLUMNS = (
+    "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
+    "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCounts:
+    """How many memories there are, by level, by type, and how many are session lessons."""
+
+    total: int
+    by_level: dict[int, int]
+    by_type: dict[str, int]
+    session_lessons: int
+
+
+class SQLiteMemoryStore:
+    """Memories and their vectors in one SQLite file (WAL mode, FULL sync: a commit is durable)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            apply_migrations(self._conn)
+        except (sqlite3.Error, OSError) as exc:
+            raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} refused a write: {exc}") from exc
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
+    def add(self, memories: Sequence[CognitiveMemory]) -> None:
+        """Insert memories (with their embeddings) and queue their vectors, in one transaction."""
+        now = datetime.now(UTC).timestamp()
+        rows = [_to_row(memory) for memory in memories]
+        with self._transaction() as conn:
+            conn.executemany(
+                f"INSERT INTO memories ({_COLUMNS}, loader_type, session_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) "
+                "VALUES (?, 'upsert', ?)",
+                [(memory.id, now) for memory in memories],
+            )
+            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+
+    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories with these ids, in the order given (unknown ids are skipped)."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._query(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
+        by_id = {row[0]: _from_row(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored vectors of these ids."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks})", ids)
+        return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
+
+    def pending_vector_writes(self) -> list[tuple[str, str]]:
+        """(memory id, operation) of vector writes not yet confirmed by the vector store."""
+        return [(r[0], r[1]) for r in self._query("SELECT memory_id, operation FROM vector_outbox")]
+
+    def clear_outbox(self, ids: Iterable[str]) -> None:
+        with self._transaction() as conn:
+            conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(i,) for i in ids])
+
+    def record_access(self, ids: Sequence[str], at: datetime) -> None:
+        """Count one access for each id and remember the time of the retrieval."""
+        stamp = at.timestamp()
+        with self._transaction() as conn:
+            conn.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                [(stamp, i) for i in ids],
+            )
+            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (stamp,))
+
+    def counts(self) -> MemoryCounts:
+        rows = self._query(
+            "SELECT hierarchy_level, memory_type, loader_type = 'session_lesson', COUNT(*) "
+            "FROM memories GROUP BY 1, 2, 3"
+        )
+        by_level = dict.fromkeys(range(3), 0)
+        by_type = {kind.value: 0 for kind in MemoryType}
+        lessons = 0
+        for level, kind, is_lesson, n in rows:
+            by_level[level] += n
+            by_type[kind] += n
+            lessons += n if is_lesson else 0
+        return MemoryCounts(sum(by_level.values()), by_level, by_type, lessons)
+
+    def activity(self) -> dict[str, datetime]:
+        """When memories were last stored and retrieved."""
+        rows = self._query("SELECT name, at FROM activity")
+        return {name: datetime.fromtimestamp(at, UTC) for name, at in rows}
+
+    def meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM store_meta WHERE key = ?", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (key, value))
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _to_row(memory: CognitiveMemory) -> tuple[Any, ...]:
+    if memory.cognitive_embedding is None:
+        raise StorageError(f"Memory {memory.id} has no embedding; it cannot be stored.")
+    return (
+        memory.id,
+        memory.content,
+        int(memory.hierarchy_level),
+        memory.memory_type.value,
+        memory.created_date.isoformat(),
+        memory.timestamp.timestamp(),
+        _iso(memory.modified_date),
+        _iso(memory.source_date),
+        memory.last_accessed.timestamp() if memory.last_accessed else None,
+        memory.access_count,
+        memory.importance_score,
+        memory.strength,
+        json.dumps(dict(memory.metadata), ensure_ascii=False),
+        json.dumps(list(memory.tags), ensure_ascii=False),
+        json.dumps(dict(memory.dimensions)),
+        memory.cognitive_embedding.astype("<f4").tobytes(),
+        memory.loader_type,
+        memory.metadata.get("session_id"),
+    )
+
+
+def _from_row(row: Sequence[Any]) -> CognitiveMemory:
+    return CognitiveMemory(
+        id=row[0],
+        content=row[1],
+        hierarchy_level=HierarchyLevel(row[2]),
+        memory_type=MemoryType(row[3]),
+        created_date=datetime.fromisoformat(row[4]),
+        timestamp=datetime.fromtimestamp(row[5], UTC),
+        modified_date=datetime.fromisoformat(row[6]) if row[6] else None,
+        source_date=datetime.fromisoformat(row[7]) if row[7] else None,
+        last_accessed=datetime.fromtimestamp(row[8], UTC) if row[8] is not None else None,
+        access_count=row[9],
+        importance_score=row[10],
+        strength=row[11],
+        metadata=json.loads(row[12]),
+        tags=tuple(json.loads(row[13])),
+        dimensions=json.loads(row[14]),
+        cognitive_embedding=np.frombuffer(row[15], dtype="<f4").astype(np.float32),
+    )

@@ -1,0 +1,156 @@
+"""The vector index behind one narrow protocol, and a brute-force in-memory implementation."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from cognitive_memory.core.memory import CognitiveMemory, Vector
+
+__all__ = [
+    "INDEXED_FIELDS",
+    "ArrayVectorStore",
+    "VectorFilter",
+    "VectorHit",
+    "VectorPoint",
+    "VectorStore",
+    "VectorStoreInfo",
+    "payload_for",
+]
+
+# Payload fields recall filters on, with their index kind; every backend indexes them on creation.
+INDEXED_FIELDS: Mapping[str, str] = {
+    "hierarchy_level": "integer",
+    "memory_type": "keyword",
+    "loader_type": "keyword",
+    "tags": "keyword",
+    "project": "keyword",
+    "created_at": "float",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPoint:
+    id: str
+    vector: Vector
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class VectorFilter:
+    """Conditions on the payload: each non-empty field must match one of its values."""
+
+    hierarchy_levels: tuple[int, ...] = ()
+    memory_types: tuple[str, ...] = ()
+    loader_types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+    def conditions(self) -> dict[str, tuple[Any, ...]]:
+        """Field name to accepted values, for the non-empty fields."""
+        pairs = {
+            "hierarchy_level": self.hierarchy_levels,
+            "memory_type": self.memory_types,
+            "loader_type": self.loader_types,
+            "tags": self.tags,
+        }
+        return {name: values for name, values in pairs.items() if values}
+
+    def matches(self, payload: Mapping[str, Any]) -> bool:
+        for name, values in self.conditions().items():
+            held = payload.get(name)
+            held_values = held if isinstance(held, list) else [held]
+            if not any(value in values for value in held_values):
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class VectorStoreInfo:
+    """What memory_status and doctor report about the index."""
+
+    backend: str
+    mode: str
+    location: str
+    status: str
+    vector_count: int
+    size_bytes: int
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+class VectorStore(Protocol):
+    """Cosine nearest-neighbour search over memory vectors with payload filters."""
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None: ...
+
+    def delete(self, ids: Sequence[str]) -> None: ...
+
+    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]: ...
+
+    def count(self) -> int: ...
+
+    def info(self) -> VectorStoreInfo: ...
+
+    def close(self) -> None: ...
+
+
+def payload_for(memory: CognitiveMemory) -> dict[str, Any]:
+    """The payload kept beside a memory's vector: the fields recall filters on."""
+    payload: dict[str, Any] = {
+        "hierarchy_level": int(memory.hierarchy_level),
+        "memory_type": memory.memory_type.value,
+        "tags": list(memory.tags),
+        "created_at": memory.created_date.timestamp(),
+    }
+    if memory.loader_type is not None:
+        payload["loader_type"] = memory.loader_type
+    project = memory.metadata.get("project")
+    if project is not None:
+        payload["project"] = str(project)
+    return payload
+
+
+class ArrayVectorStore:
+    """Exact search over a numpy matrix in memory: for tests and throwaway stores."""
+
+    def __init__(self, dimension: int = 384) -> None:
+        self._dimension = dimension
+        self._points: dict[str, VectorPoint] = {}
+        self._lock = threading.Lock()
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        with self._lock:
+            self._points.update({point.id: point for point in points})
+
+    def delete(self, ids: Sequence[str]) -> None:
+        with self._lock:
+            for point_id in ids:
+                self._points.pop(point_id, None)
+
+    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+        with self._lock:
+            points = [p for p in self._points.values() if where is None or where.matches(p.payload)]
+        if not points:
+            return []
+        matrix = np.stack([p.vector for p in points])
+        scores = matrix @ vector
+        order = np.argsort(-scores)[:limit]
+        return [VectorHit(points[i].id, float(scores[i])) for i in order]
+
+    def count(self) -> int:
+        return len(self._points)
+
+    def info(self) -> VectorStoreInfo:
+        return VectorStoreInfo("array", "in-memory", "memory", "ok", self.count(), 0)
+
+    def close(self) -> None:
+        """Nothing to release."""

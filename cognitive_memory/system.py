@@ -1,0 +1,254 @@
+"""CognitiveSystem: store, recall and report, over SQLite, a vector index and an encoder."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cognitive_memory.core.levels import classify
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.core.validation import (
+    MAX_QUERY_CHARS,
+    check_importance,
+    check_metadata,
+    check_tags,
+    check_text,
+)
+from cognitive_memory.encoding.base import Encoder
+from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
+from cognitive_memory.storage.sqlite_store import MemoryCounts, SQLiteMemoryStore
+from cognitive_memory.storage.vector_store import (
+    VectorFilter,
+    VectorPoint,
+    VectorStore,
+    VectorStoreInfo,
+    payload_for,
+)
+
+__all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus"]
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOutcome:
+    """A stored memory; ``queued`` when its vector waits in the outbox for the index."""
+
+    memory: CognitiveMemory
+    queued: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SystemStatus:
+    healthy: bool
+    counts: MemoryCounts
+    vector_store: VectorStoreInfo | None
+    vector_store_error: str | None
+    pending_vector_writes: int
+    activity: dict[str, datetime]
+    database_path: Path
+    database_bytes: int
+    encoder_name: str
+    encoder_ready: bool
+    configuration: dict[str, Any] = field(default_factory=dict)
+
+
+class CognitiveSystem:
+    """The memory engine. Built by ``cognitive_memory.main.initialize_system``."""
+
+    def __init__(
+        self,
+        memories: SQLiteMemoryStore,
+        vectors: VectorStore,
+        encoder: Encoder,
+        retriever: Retriever,
+        *,
+        configuration: Mapping[str, Any] | None = None,
+        clock: Clock = lambda: datetime.now(UTC),
+    ) -> None:
+        self.memories = memories
+        self.vectors = vectors
+        self.encoder = encoder
+        self.retriever = retriever
+        self.configuration = dict(configuration or {})
+        self._clock = clock
+        self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
+        self._check_encoder_matches_index()
+        self.replay_outbox()
+
+    def _check_encoder_matches_index(self) -> None:
+        signature = f"{self.encoder.name}:{self.encoder.dimension}"
+        recorded = self.memories.meta("encoder")
+        if recorded is None:
+            self.memories.set_meta("encoder", signature)
+        elif recorded != signature:
+            raise IndexMismatchError(
+                f"This store was built with encoder {recorded}, but {signature} is configured. "
+                "Use the original model (SENTENCE_BERT_MODEL) or another data directory.",
+            )
+
+    def warm_up_in_background(self) -> threading.Thread:
+        """Start loading the encoder so the first store or recall does not wait for it."""
+
+        def load() -> None:
+            try:
+                self.encoder.warm_up()
+            except CognitiveMemoryError as exc:
+                logger.error("Embedding model failed to load: %s", exc)
+
+        thread = threading.Thread(target=load, name="encoder-warm-up", daemon=True)
+        thread.start()
+        return thread
+
+    def store(
+        self,
+        text: str,
+        *,
+        hierarchy_level: int | None = None,
+        memory_type: str | None = None,
+        importance_score: float = 0.5,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        source_date: datetime | None = None,
+    ) -> StoreOutcome:
+        """Validate, embed, commit to SQLite, then index the vector (queued if the index fails)."""
+        content = check_text(text)
+        level, kind = classify(content, _level(hierarchy_level), _kind(memory_type))
+        now = self._clock()
+        vector = self.encoder.encode([content])[0]
+        memory = CognitiveMemory(
+            id=str(uuid.uuid4()),
+            content=content,
+            hierarchy_level=level,
+            memory_type=kind,
+            created_date=now,
+            timestamp=now,
+            source_date=source_date,
+            importance_score=check_importance(importance_score),
+            tags=check_tags(tags),
+            metadata=check_metadata(metadata),
+            cognitive_embedding=vector,
+        )
+        self.memories.add([memory])
+        return StoreOutcome(memory, queued=not self._index([memory]))
+
+    def _index(self, memories: Sequence[CognitiveMemory]) -> bool:
+        points = [
+            VectorPoint(m.id, m.cognitive_embedding, payload_for(m))
+            for m in memories
+            if m.cognitive_embedding is not None
+        ]
+        try:
+            self.vectors.upsert(points)
+        except StorageError as exc:
+            logger.warning("Vector index write queued for replay: %s", exc)
+            return False
+        self.memories.clear_outbox(m.id for m in memories)
+        return True
+
+    def replay_outbox(self) -> int:
+        """Apply vector writes that SQLite committed but the index never confirmed."""
+        pending = self.memories.pending_vector_writes()
+        deletions = [memory_id for memory_id, op in pending if op == "delete"]
+        if deletions:
+            self.vectors.delete(deletions)
+            self.memories.clear_outbox(deletions)
+        upserts = self.memories.get([memory_id for memory_id, op in pending if op == "upsert"])
+        if upserts and self._index(upserts):
+            logger.info("Replayed %d queued vector writes", len(upserts))
+        return len(pending)
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        max_results: int = 10,
+        include_bridges: bool = True,
+        where: VectorFilter | None = None,
+    ) -> RetrievalResult:
+        """Core, peripheral and bridge memories for ``query``; access counts update afterwards."""
+        cue = check_text(query, field="query", limit=MAX_QUERY_CHARS)
+        if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
+            raise InvalidInputError(
+                "`max_results` must be a whole number of at least 1.", code="out_of_range"
+            )
+        now = self._clock()
+        vector = self.encoder.encode([cue])[0]
+        result = self.retriever.retrieve(
+            cue, vector, max_results=max_results, include_bridges=include_bridges, now=now, where=where
+        )
+        ids = result.memory_ids()
+        if ids:
+            self._bookkeeping.submit(self._record_access, ids, now)
+        return result
+
+    def _record_access(self, ids: list[str], at: datetime) -> None:
+        try:
+            self.memories.record_access(ids, at)
+        except StorageError as exc:
+            logger.warning("Could not record memory access: %s", exc)
+
+    def flush(self) -> None:
+        """Wait for pending bookkeeping writes (access counts) to land."""
+        self._bookkeeping.submit(lambda: None).result()
+
+    def status(self) -> SystemStatus:
+        counts = self.memories.counts()
+        info: VectorStoreInfo | None = None
+        error: str | None = None
+        try:
+            info = self.vectors.info()
+        except StorageError as exc:
+            error = exc.message
+        pending = len(self.memories.pending_vector_writes())
+        healthy = info is not None and pending == 0 and info.vector_count == counts.total
+        return SystemStatus(
+            healthy=healthy,
+            counts=counts,
+            vector_store=info,
+            vector_store_error=error,
+            pending_vector_writes=pending,
+            activity=self.memories.activity(),
+            database_path=self.memories.path,
+            database_bytes=self.memories.size_bytes(),
+            encoder_name=self.encoder.name,
+            encoder_ready=self.encoder.is_ready,
+            configuration=dict(self.configuration),
+        )
+
+    def close(self) -> None:
+        self._bookkeeping.shutdown(wait=True)
+        self.vectors.close()
+        self.memories.close()
+
+
+def _level(value: int | None) -> HierarchyLevel | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1, 2):
+        raise InvalidInputError(
+            f"`hierarchy_level` is {value!r}; use 0 (concept), 1 (context) or 2 (episode).",
+            code="out_of_range",
+        )
+    return HierarchyLevel(value)
+
+
+def _kind(value: str | None) -> MemoryType | None:
+    if value is None:
+        return None
+    try:
+        return MemoryType(value)
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"`memory_type` is {value!r}; use 'episodic' or 'semantic'.", code="invalid_value"
+        ) from exc

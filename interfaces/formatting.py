@@ -1,0 +1,154 @@
+"""Human-readable text for answers: source icons and the formatted text of each tool."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from interfaces.schemas import LessonResult, MemoryOut, RecallResult, StatusResult, StoreResult
+
+__all__ = ["format_lesson", "format_recall", "format_source_info", "format_status", "format_store"]
+
+LEVEL_NAMES = {0: "Concept", 1: "Context", 2: "Episode"}
+PREVIEW_CHARS = 240
+
+
+def format_source_info(metadata: Mapping[str, Any]) -> str:
+    """📄 markdown, 🔄 🔥 💡 git patterns, 📝 session lessons, 💭 everything stored by hand."""
+    loader = metadata.get("loader_type")
+    if loader == "markdown":
+        name = PurePath(str(metadata.get("source_path", "document"))).name
+        return f"📄 {name} → {metadata.get('title', 'document')}"
+    if loader == "git":
+        repo = metadata.get("repository", "repository")
+        pattern = metadata.get("pattern_type")
+        if pattern == "cochange":
+            return f"🔄 {repo} → {metadata.get('file_a', '?')} ↔ {metadata.get('file_b', '?')}"
+        if pattern == "hotspot":
+            return f"🔥 {repo} → {metadata.get('file_path', '?')}"
+        return f"💡 {repo} → {metadata.get('solution_type', 'solution')}"
+    if loader == "session_lesson":
+        return f"📝 Session Lesson ({metadata.get('lesson_type', 'insight')})"
+    source = metadata.get("source_info")
+    return f"💭 {source}" if source else "💭 Manual Entry"
+
+
+def format_store(result: StoreResult) -> str:
+    level = f"L{result.hierarchy_level} ({LEVEL_NAMES[result.hierarchy_level]})"
+    lines = [
+        f"✓ {result.message}",
+        "",
+        f"Memory ID: {result.memory_id}",
+        f"Hierarchy Level: {level}",
+        f"Memory Type: {result.memory_type}",
+        f"Importance Score: {result.importance_score}",
+        f"Stored At: {result.stored_at}",
+    ]
+    if result.tags:
+        lines.append(f"Tags: {', '.join(result.tags)}")
+    if result.queued:
+        lines.append(
+            "Note: the vector index is unavailable; this memory is saved and will be indexed on retry."
+        )
+    return "\n".join(lines)
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 3] + "..."
+
+
+def _memory_lines(number: int, memory: MemoryOut) -> list[str]:
+    score = (
+        f"Score: {memory.score.total:.2f}, Similarity: {memory.similarity_score:.2f}, "
+        if memory.score
+        else ""
+    )
+    return [
+        f"{number}. [{memory.memory_type}] {_preview(memory.content)}",
+        f"   ID: {memory.id}, Level: L{memory.hierarchy_level}, {score}Strength: {memory.strength:.2f}",
+        f"   Source: {memory.source_info}",
+        f"   Created: {memory.created_date}, Accessed: {memory.access_count} times",
+    ]
+
+
+def format_recall(result: RecallResult) -> str:
+    lists = result.memories
+    if result.total_results == 0:
+        return f"📋 No memories found for: '{result.query}'"
+    lines = [f"📋 Retrieved {result.total_results} memories for: '{result.query}'"]
+    number = 0
+    for title, memories in (("CORE", lists.core), ("PERIPHERAL", lists.peripheral)):
+        if memories:
+            lines += ["", f"{title} MEMORIES ({len(memories)}):", ""]
+            for memory in memories:
+                number += 1
+                lines += [*_memory_lines(number, memory), ""]
+    if lists.bridge:
+        lines += ["", f"BRIDGE MEMORIES ({len(lists.bridge)}):", ""]
+        for index, bridge in enumerate(lists.bridge, start=1):
+            lines += [
+                f"{index}. [bridge] {_preview(bridge.content)}",
+                f"   ID: {bridge.id}, Level: L{bridge.hierarchy_level}, "
+                f"Bridge Score: {bridge.bridge_score:.2f}",
+                f"   Novelty: {bridge.novelty_score:.2f}, Connection: {bridge.connection_potential:.2f}",
+                f"   {bridge.explanation}",
+                f"   Source: {bridge.source_info}",
+                "",
+            ]
+    return "\n".join(lines).rstrip()
+
+
+def format_lesson(result: LessonResult) -> str:
+    return "\n".join(
+        [
+            f"✓ {result.message}",
+            "",
+            f"Lesson ID: {result.lesson_id}",
+            f"Lesson Type: {result.lesson_type}",
+            f"Importance Level: {result.importance_level}",
+            f"Session ID: {result.session_id}",
+            f"Stored At: {result.stored_at}",
+            "",
+            f"💡 Suggestion: {result.suggestion}",
+        ]
+    )
+
+
+def format_status(result: StatusResult) -> str:
+    counts, storage = result.memory_counts, result.storage_stats
+    healthy = result.system_status == "healthy"
+    vectors = "unknown" if storage.vector_count is None else f"{storage.vector_count:,} vectors"
+    lines = [
+        "📊 COGNITIVE MEMORY SYSTEM STATUS",
+        "=" * 40,
+        "",
+        f"System Status: {'✅ HEALTHY' if healthy else '⚠️ DEGRADED'}",
+        "",
+        "Memory Counts:",
+        f"  Total Memories: {counts.total_memories:,}",
+        f"  L0 (Concepts): {counts.level_0_concepts:,} memories",
+        f"  L1 (Contexts): {counts.level_1_contexts:,} memories",
+        f"  L2 (Episodes): {counts.level_2_episodes:,} memories",
+        f"  Episodic Memories: {counts.episodic_memories:,}",
+        f"  Semantic Memories: {counts.semantic_memories:,}",
+        f"  Session Lessons: {counts.session_lessons:,}",
+        "",
+        "Storage Statistics:",
+        f"  Qdrant: {storage.qdrant_backend} ({storage.qdrant_mode}), status {storage.qdrant_status}",
+        f"  Location: {storage.qdrant_location}",
+        f"  Vector Count: {vectors}",
+        f"  Index Size: {storage.storage_size_mb:.1f} MB",
+        f"  Database: {storage.database_path} ({storage.database_size_mb:.1f} MB)",
+        f"  Pending Vector Writes: {storage.pending_vector_writes}",
+        "",
+        "Recent Activity:",
+    ]
+    lines += [
+        f"  {name.replace('_', ' ').title()}: {when or 'never'}"
+        for name, when in result.recent_activity.items()
+    ]
+    lines += ["", "Configuration:"]
+    lines += [f"  {name.replace('_', ' ').title()}: {value}" for name, value in result.configuration.items()]
+    return "\n".join(lines)

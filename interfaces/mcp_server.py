@@ -1,0 +1,119 @@
+"""The MCP server: a factory, a typed lifespan, thin tools and one error translation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp import MCPError
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import ValidationError
+
+from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.system import CognitiveSystem
+from interfaces.cli import CognitiveCLI
+from interfaces.mcp_tools import ServerState, register_tools
+from interfaces.schemas import ErrorResult
+
+__all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "cognitive-memory"
+INSTRUCTIONS = (
+    "Cognitive Memory is your long-term memory across sessions. Call recall_memories at the start of "
+    "a task and whenever earlier context could help; call store_memory for facts, decisions and "
+    "experiences worth keeping; call session_lessons before a session ends to record what a future "
+    "session (which will remember nothing) needs to know."
+)
+
+_VALIDATION_CODES = {
+    "missing": "missing_field",
+    "string_too_long": "text_too_long",
+    "string_too_short": "empty_text",
+    "too_long": "too_many_items",
+    "literal_error": "invalid_value",
+    "enum": "invalid_value",
+    "extra_forbidden": "unknown_field",
+    "greater_than": "out_of_range",
+    "greater_than_equal": "out_of_range",
+    "less_than": "out_of_range",
+    "less_than_equal": "out_of_range",
+}
+
+
+def error_result(code: str, message: str) -> CallToolResult:
+    """An ``isError`` tool result carrying ``{"success": false, "error", "message"}``."""
+    body = ErrorResult(error=code, message=message)
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"✗ {message} (error: {code})")],
+        structured_content=body.model_dump(),
+        is_error=True,
+    )
+
+
+def _describe_validation(tool: str, exc: ValidationError) -> tuple[str, str]:
+    errors = exc.errors(include_input=False, include_url=False)
+    code = _VALIDATION_CODES.get(errors[0]["type"], "invalid_type")
+    problems = "; ".join(
+        f"`{'.'.join(str(p) for p in err['loc']) or 'arguments'}`: {err['msg']}" for err in errors
+    )
+    return code, f"Invalid arguments for {tool}: {problems}. Nothing was stored or changed."
+
+
+def _describe(tool: str, exc: ToolError) -> tuple[str, str]:
+    cause = exc.__cause__
+    if isinstance(cause, ValidationError):
+        return _describe_validation(tool, cause)
+    if isinstance(cause, CognitiveMemoryError):
+        return cause.code, cause.message
+    if isinstance(exc, UnexpectedToolError):
+        return (
+            "internal_error",
+            f"{tool} failed unexpectedly; the server logged the details and keeps serving.",
+        )
+    text = str(exc)
+    if text.startswith("Unknown tool"):
+        return "unknown_tool", f"{text}. Call tools/list for the tools this server offers."
+    return "tool_error", text
+
+
+class MemoryServer(MCPServer[ServerState]):
+    """MCPServer whose tool failures always carry the structured error body."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None
+    ) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except MCPError:
+            raise
+        except ToolError as exc:
+            code, message = _describe(name, exc)
+            if code == "internal_error":
+                logger.error("Tool %r crashed", name, exc_info=exc.__cause__ or exc)
+            else:
+                logger.info("Tool %r refused: %s", name, code)
+            return error_result(code, message)
+
+
+def create_server(
+    system: CognitiveSystem, *, session_id: str | None = None, max_results: int = 50
+) -> MemoryServer:
+    """Build the server over ``system``; ``max_results`` caps recall_memories' max_results."""
+    cli = CognitiveCLI(system, session_id)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
+        if not system.encoder.is_ready:
+            system.warm_up_in_background()
+        yield ServerState(cli=cli)
+
+    server = MemoryServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
+    register_tools(server, max_results=max_results)
+    return server

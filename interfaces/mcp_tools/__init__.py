@@ -1,0 +1,17 @@
+"""The MCP tools, one module each; ``register_tools`` adds them all to a server."""
+
+from __future__ import annotations
+
+from mcp.server import MCPServer
+
+from interfaces.mcp_tools import memory_status, recall_memories, session_lessons, store_memory
+from interfaces.mcp_tools.state import ServerState
+
+__all__ = ["ServerState", "register_tools"]
+
+
+def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
+    store_memory.register(server)
+    recall_memories.register(server, max_results)
+    session_lessons.register(server)
+    memory_status.register(server)

@@ -1,0 +1,34 @@
+"""memory_status: counts, storage health, recent activity and configuration."""
+
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from interfaces.formatting import format_status
+from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.schemas import StatusResult
+
+__all__ = ["register"]
+
+DESCRIPTION = (
+    "Report the memory system's health: memory counts by level, type and session lessons; the vector "
+    "index (mode, status, vector count, size on disk); recent activity; and configuration."
+)
+
+
+def register(server: MCPServer[ServerState]) -> None:
+    @server.tool(
+        name="memory_status",
+        title="Memory status",
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    def memory_status(
+        ctx: Context[ServerState, Any],
+        detailed: Annotated[bool, Field(description="Include paths and internal configuration.")] = False,
+    ) -> Annotated[CallToolResult, StatusResult]:
+        result = cli_of(ctx).show_status(detailed)
+        return answer(result, format_status(result))

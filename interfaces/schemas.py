@@ -1,0 +1,143 @@
+"""Pydantic shapes at the boundary: tool inputs' enums and every answer's structured content."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "BridgeOut",
+    "ErrorResult",
+    "LessonResult",
+    "LessonType",
+    "ImportanceLevel",
+    "MemoryCountsOut",
+    "MemoryOut",
+    "RecallLists",
+    "RecallResult",
+    "RecallType",
+    "ScoreOut",
+    "StatusResult",
+    "StorageStatsOut",
+    "StoreResult",
+]
+
+RecallType = Literal["core", "peripheral", "bridge"]
+LessonType = Literal["discovery", "pattern", "solution", "warning", "context"]
+ImportanceLevel = Literal["low", "medium", "high", "critical"]
+
+
+class StoreResult(BaseModel):
+    success: bool = True
+    memory_id: str
+    hierarchy_level: int
+    memory_type: str
+    importance_score: float
+    tags: list[str]
+    stored_at: str
+    queued: bool = Field(description="True when the vector waits in the outbox for the index.")
+    message: str
+
+
+class ScoreOut(BaseModel):
+    """Why a memory ranked where it did: total = similarity x lesson_boost + weighted terms."""
+
+    similarity: float
+    importance: float
+    recency: float
+    strength: float
+    lesson_boost: float
+    total: float
+
+
+class MemoryOut(BaseModel):
+    id: str
+    content: str
+    hierarchy_level: int
+    memory_type: str
+    rank: int | None = None
+    similarity_score: float | None = None
+    score: ScoreOut | None = None
+    strength: float
+    importance_score: float
+    source_info: str
+    created_date: str
+    source_date: str | None = None
+    modified_date: str | None = None
+    last_accessed: str | None = None
+    access_count: int
+    tags: list[str]
+    metadata: dict[str, Any]
+
+
+class BridgeOut(MemoryOut):
+    bridge_score: float
+    novelty_score: float
+    connection_potential: float
+    explanation: str
+    connected_to: str | None = None
+
+
+class RecallLists(BaseModel):
+    core: list[MemoryOut] = Field(default_factory=list)
+    peripheral: list[MemoryOut] = Field(default_factory=list)
+    bridge: list[BridgeOut] = Field(default_factory=list)
+
+
+class RecallResult(BaseModel):
+    success: bool = True
+    query: str
+    total_results: int
+    memories: RecallLists
+
+
+class LessonResult(BaseModel):
+    success: bool = True
+    lesson_id: str
+    lesson_type: str
+    importance_level: str
+    session_id: str
+    hierarchy_level: int
+    memory_type: str
+    stored_at: str
+    queued: bool
+    message: str
+    suggestion: str
+
+
+class MemoryCountsOut(BaseModel):
+    total_memories: int
+    level_0_concepts: int
+    level_1_contexts: int
+    level_2_episodes: int
+    episodic_memories: int
+    semantic_memories: int
+    session_lessons: int
+
+
+class StorageStatsOut(BaseModel):
+    qdrant_backend: str
+    qdrant_mode: str
+    qdrant_status: str
+    qdrant_location: str
+    vector_count: int | None
+    storage_size_mb: float
+    database_path: str
+    database_size_mb: float
+    pending_vector_writes: int
+
+
+class StatusResult(BaseModel):
+    success: bool = True
+    system_status: Literal["healthy", "degraded"]
+    memory_counts: MemoryCountsOut
+    storage_stats: StorageStatsOut
+    recent_activity: dict[str, str | None]
+    configuration: dict[str, Any]
+
+
+class ErrorResult(BaseModel):
+    success: bool = False
+    error: str
+    message: str

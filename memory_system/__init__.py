@@ -1,0 +1,3 @@
+"""The service CLI (typer): ``memory_system serve mcp``, ``status``, ``store``, ``recall``."""
+
+__all__: list[str] = []

@@ -153,7 +153,8 @@ class CognitiveSystem:
         except StorageError as exc:
             logger.warning("Vector index write queued for replay: %s", exc)
             return False
-        self.memories.clear_outbox(m.id for m in memories)
+        # Clearing the outbox is bookkeeping: a row left behind by a crash is replayed harmlessly.
+        self._bookkeeping.submit(self.memories.clear_outbox, [m.id for m in memories])
         return True
 
     def replay_outbox(self) -> int:
@@ -203,6 +204,7 @@ class CognitiveSystem:
         self._bookkeeping.submit(lambda: None).result()
 
     def status(self) -> SystemStatus:
+        self.flush()
         counts = self.memories.counts()
         info: VectorStoreInfo | None = None
         error: str | None = None

@@ -100,13 +100,17 @@ class SentenceBertEncoder:
         try:
             import torch
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # untyped library
             if self._threads:
                 torch.set_num_threads(self._threads)
             model = SentenceTransformer(str(path), device=self._device)
         except (OSError, ValueError, RuntimeError, ImportError) as exc:
             raise EncoderError(f"Could not load the embedding model from {path}: {exc}") from exc
-        produced = model.get_sentence_embedding_dimension()
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension (the old name warns).
+        dimension_of = getattr(model, "get_embedding_dimension", None)
+        produced = dimension_of() if dimension_of else model.get_sentence_embedding_dimension()
         if produced != self._dimension:
             raise EncoderError(
                 f"The model at {path} produces {produced}-d vectors; this store expects {self._dimension}.",

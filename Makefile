@@ -1,0 +1,41 @@
+# One command runner, used locally and by .ci/run.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch comes first: on Linux a plain `pip install torch` pulls a multi-GB CUDA build.
+# CPU elsewhere:  make install TORCH_INDEX=--index-url=https://download.pytorch.org/whl/cpu
+# CUDA:           make install TORCH_SPEC=torch   (PyPI's default Linux build)
+TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
+
+.PHONY: install lint typecheck test check serve bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+test: install
+	$(BIN)/pytest
+
+check: lint typecheck test
+
+serve: install
+	$(BIN)/memory_system serve mcp
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

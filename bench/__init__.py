@@ -1,0 +1,3 @@
+"""Benchmarks: ``python -m bench [latency] ...`` (see README, Performance)."""
+
+__all__: list[str] = []

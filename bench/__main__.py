@@ -1,0 +1,19 @@
+"""python -m bench latency [...]"""
+
+from __future__ import annotations
+
+import sys
+
+from bench import latency
+
+BENCHMARKS = {"latency": latency.main}
+
+
+def main() -> None:
+    name, *rest = sys.argv[1:] or ["latency"]
+    if name not in BENCHMARKS:
+        sys.exit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
+    BENCHMARKS[name](rest)
+
+
+main()

@@ -1,0 +1,86 @@
+"""The typer CLI through its runner: help, store, recall, status and clear failures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cognitive_memory.storage import EdgeVectorStore
+from memory_system.cli import app
+
+runner = CliRunner()
+
+HEAVY_MODULES = ("torch", "sentence_transformers", "mcp", "qdrant_client", "qdrant_edge", "numpy")
+
+
+def test_help_lists_the_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("serve", "status", "store", "recall"):
+        assert command in result.output
+    serve = runner.invoke(app, ["serve", "--help"])
+    assert serve.exit_code == 0 and "mcp" in serve.output
+
+
+def test_help_imports_nothing_heavy() -> None:
+    probe = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from memory_system.cli import app\n"
+        "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
+        f"print([m for m in {HEAVY_MODULES!r} if m in sys.modules])\n"
+    )
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert output.stdout.strip() == "[]"
+
+
+def test_store_then_recall_then_status_with_the_real_model(data_dir: Path) -> None:
+    stored = runner.invoke(
+        app,
+        ["store", "Our Postgres backups run at 02:00 UTC from the ops cron host.", "--tag", "ops", "--json"],
+    )
+    assert stored.exit_code == 0, stored.output
+    memory_id = json.loads(stored.output)["memory_id"]
+    recalled = runner.invoke(app, ["recall", "when do database backups happen?", "--json"])
+    assert recalled.exit_code == 0, recalled.output
+    assert json.loads(recalled.output)["memories"]["core"][0]["id"] == memory_id
+    text = runner.invoke(app, ["recall", "database backups"])
+    assert "CORE MEMORIES (1)" in text.output
+    status = runner.invoke(app, ["status", "--json"])
+    assert status.exit_code == 0
+    body = json.loads(status.output)
+    assert body["memory_counts"]["total_memories"] == 1
+    assert body["storage_stats"]["database_path"] == str(data_dir / "cognitive_memory.db")
+
+
+def test_store_of_blank_text_fails_with_one_line_and_stores_nothing() -> None:
+    result = runner.invoke(app, ["store", "   "])
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: `text` is empty: give the text to use."
+    status = runner.invoke(app, ["status", "--json"])
+    assert json.loads(status.output)["memory_counts"]["total_memories"] == 0
+
+
+def test_a_store_held_by_another_process_is_refused_clearly(data_dir: Path) -> None:
+    holder = EdgeVectorStore(data_dir / "vectors")
+    try:
+        result = runner.invoke(app, ["status"])
+    finally:
+        holder.close()
+    assert result.exit_code == 1
+    assert "open in another memory_system process" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_db_path_variable_moves_the_sqlite_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "elsewhere" / "memories.db"
+    monkeypatch.setenv("COGNITIVE_MEMORY_DB_PATH", str(db))
+    result = runner.invoke(app, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["storage_stats"]["database_path"] == str(db)
+    assert db.exists()

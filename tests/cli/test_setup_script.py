@@ -1,0 +1,55 @@
+"""scripts/setup_mcp_for_claude.sh against a temporary HOME with an existing config."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "setup_mcp_for_claude.sh"
+
+
+def run_setup(home: Path, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
+    }
+    return subprocess.run(
+        ["bash", str(SCRIPT)], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_setup_merges_one_entry_keeps_the_rest_and_is_idempotent(tmp_path: Path, data_dir: Path) -> None:
+    config = tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json"
+    config.parent.mkdir(parents=True)
+    original = {"theme": "dark", "mcpServers": {"other": {"command": "other-server", "args": ["--x"]}}}
+    config.write_text(json.dumps(original))
+
+    first = run_setup(tmp_path / "home", data_dir)
+    assert first.returncode == 0, first.stderr
+    second = run_setup(tmp_path / "home", data_dir)
+    assert second.returncode == 0, second.stderr
+
+    merged = json.loads(config.read_text())
+    assert merged["theme"] == "dark"
+    assert merged["mcpServers"]["other"] == original["mcpServers"]["other"]
+    entry = merged["mcpServers"]["cognitive-memory"]
+    assert Path(entry["command"]).is_absolute() and entry["command"].endswith("/.venv/bin/memory_system")
+    assert entry["args"] == ["serve", "mcp"]
+    assert len(merged["mcpServers"]) == 2
+    backups = list(config.parent.glob("claude_desktop_config.json.backup.*"))
+    assert len(backups) == 2
+    assert any(json.loads(backup.read_text()) == original for backup in backups)
+    assert "claude mcp add cognitive-memory" in first.stdout
+
+
+def test_setup_refuses_a_config_that_is_not_json_and_leaves_it_alone(tmp_path: Path, data_dir: Path) -> None:
+    config = tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text("{ not json")
+    result = run_setup(tmp_path / "home", data_dir)
+    assert result.returncode != 0
+    assert "is not valid JSON" in result.stderr
+    assert config.read_text() == "{ not json"

@@ -1,0 +1,50 @@
+"""`memory_system serve mcp` as a real subprocess over stdio: memories survive a restart."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+pytestmark = pytest.mark.anyio
+
+MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
+
+
+def server_parameters(data_dir: Path) -> StdioServerParameters:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", str(data_dir)),
+        "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
+    }
+    return StdioServerParameters(
+        command=str(MEMORY_SYSTEM), args=["serve", "mcp"], env=env, cwd=str(data_dir)
+    )
+
+
+async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    text = "The release checklist lives in docs/RELEASING.md and needs a signed tag."
+    with anyio.fail_after(120):
+        async with Client(server_parameters(data_dir)) as first:
+            stored = await first.call_tool("store_memory", {"text": text, "context": {"tags": ["release"]}})
+            assert not stored.is_error
+            assert stored.structured_content is not None
+            memory_id = stored.structured_content["memory_id"]
+            refused = await first.call_tool("recall_memories", {"query": "x", "max_results": -3})
+            assert refused.is_error
+        async with Client(server_parameters(data_dir)) as second:
+            recalled = await second.call_tool("recall_memories", {"query": "how do we cut a release?"})
+            assert not recalled.is_error
+            assert recalled.structured_content is not None
+            core = recalled.structured_content["memories"]["core"]
+            assert core[0]["id"] == memory_id
+            assert core[0]["content"] == text
+            status = await second.call_tool("memory_status", {})
+            assert status.structured_content is not None
+            assert status.structured_content["memory_counts"]["total_memories"] == 1
+            assert status.structured_content["storage_stats"]["vector_count"] == 1

@@ -48,13 +48,13 @@ _VALIDATION_CODES = {
 
 
 def error_result(code: str, message: str) -> CallToolResult:
-    """An ``isError`` tool result carrying ``{"success": false, "error", "message"}``."""
+    """An ``isError`` tool result whose text is the JSON ``{"success": false, "error", "message"}``.
+
+    The body travels as text, not as structured content: clients (the TypeScript SDK among them)
+    validate any structured content against the tool's output schema, error results included.
+    """
     body = ErrorResult(error=code, message=message)
-    return CallToolResult(
-        content=[TextContent(type="text", text=f"✗ {message} (error: {code})")],
-        structured_content=body.model_dump(),
-        is_error=True,
-    )
+    return CallToolResult(content=[TextContent(type="text", text=body.model_dump_json())], is_error=True)
 
 
 def _describe_validation(tool: str, exc: ValidationError) -> tuple[str, str]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
 from mcp import Client
+from mcp.types import CallToolResult, TextContent
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
@@ -17,6 +19,17 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 
 pytestmark = pytest.mark.anyio
+
+
+def error_body(result: CallToolResult) -> dict[str, Any]:
+    """The error body, which travels as the JSON text of the only content block."""
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    body: dict[str, Any] = json.loads(block.text)
+    assert set(body) == {"success", "error", "message"}
+    return body
+
 
 BAD_CALLS = [
     ("store_memory", {}, "missing_field"),
@@ -54,12 +67,11 @@ async def test_bad_call_is_an_error_result_and_stores_nothing(
 ) -> None:
     result = await client.call_tool(tool, arguments)
     assert result.is_error
-    body = result.structured_content
-    assert body is not None
+    assert result.structured_content is None  # clients validate structured content against the schema
+    body = error_body(result)
     assert body["success"] is False
     assert body["error"] == code
     assert len(body["message"]) > 10
-    assert f"(error: {code})" in result.content[0].text  # type: ignore[union-attr]  # TextContent
     assert real_system.memories.counts().total == 0
     assert real_system.vectors.count() == 0
     follow_up = await client.call_tool("store_memory", {"text": "The server still answers after an error."})
@@ -68,8 +80,7 @@ async def test_bad_call_is_an_error_result_and_stores_nothing(
 
 async def test_error_message_names_the_field_and_range(client: Client) -> None:
     result = await client.call_tool("recall_memories", {"query": "x", "max_results": -3})
-    assert result.structured_content is not None
-    message = result.structured_content["message"]
+    message = error_body(result)["message"]
     assert "`max_results`" in message and "greater than or equal to 1" in message
     assert "Nothing was stored" in message
 
@@ -96,9 +107,9 @@ async def test_an_unexpected_crash_is_reported_without_internals_and_the_server_
         async with Client(create_server(system)) as client:
             crashed = await client.call_tool("store_memory", {"text": "crash"})
             assert crashed.is_error
-            assert crashed.structured_content is not None
-            assert crashed.structured_content["error"] == "internal_error"
-            assert "secret internal detail" not in crashed.structured_content["message"]
+            body = error_body(crashed)
+            assert body["error"] == "internal_error"
+            assert "secret internal detail" not in body["message"]
             assert system.memories.counts().total == 0
             fine = await client.call_tool("store_memory", {"text": "this one works"})
             assert not fine.is_error

@@ -1,12 +1,13 @@
 """The rule that places a memory when the caller gives no level or type.
 
 Episode (L2): the text reports something that happened - a past-tense account in the first
-person ("I fixed", "we found"), a debugging verb in the past tense ("fixed", "discovered",
-"debugged" ...), or a reference to a moment ("yesterday", "today", "last week", "this
-morning", a date such as 2024-05-01).
+person ("I fixed", "we found") or a reference to a moment ("yesterday", "today", "last week",
+"this morning", a date such as 2024-05-01).
 Concept (L0): otherwise, a short statement (at most 30 words) of a principle: it says
 "always", "never", "should", "must", "prefer", "avoid", "rule", "principle", "pattern",
-"best practice" or "in general".
+"best practice" or "in general". ("Always retry failed requests" stays a concept.)
+Episode (L2) again: otherwise, a work verb in the past tense ("fixed", "discovered",
+"debugged", "deployed" ...) reports an event.
 Context (L1): everything else - situations, descriptions, domain knowledge.
 
 Type: episodic when the text reports an event (the episode markers above), semantic otherwise.
@@ -28,14 +29,14 @@ _EVENT_VERBS = (
     "resolved|solved|broke|crashed|failed|happened|deployed|released|shipped|migrated|"
     "upgraded|investigated|traced|reproduced|spent|met|decided|merged|reverted"
 )
-_EPISODE = re.compile(
+_NARRATED = re.compile(
     rf"\b(?:(?:i|we|i've|we've|they)\s+(?:\w+\s+)?(?:{_EVENT_VERBS}|was|were|had|did|went|got|saw|made)"
-    rf"|{_EVENT_VERBS}"
     r"|yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week)"
     r"|last\s+(?:night|week|month|year|time|sprint)"
     r"|\d{4}-\d{2}-\d{2})\b",
     re.IGNORECASE,
 )
+_EVENT_VERB = re.compile(rf"\b(?:{_EVENT_VERBS})\b", re.IGNORECASE)
 _PRINCIPLE = re.compile(
     r"\b(?:always|never|should|must|prefer|avoid|rule|principle|pattern|best\s+practice"
     r"|in\s+general)\b",
@@ -44,8 +45,10 @@ _PRINCIPLE = re.compile(
 
 
 def is_episode(text: str) -> bool:
-    """True when the text reports something that happened."""
-    return _EPISODE.search(text) is not None
+    """True when the text reports something that happened (see the module docstring)."""
+    if _NARRATED.search(text):
+        return True
+    return not is_principle(text) and _EVENT_VERB.search(text) is not None
 
 
 def is_principle(text: str) -> bool:

@@ -82,14 +82,15 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidInputError("`metadata` must be an object.", code="invalid_type")
+    if not all(isinstance(key, str) for key in metadata):
+        raise InvalidInputError("`metadata` keys must be strings.", code="invalid_metadata")
     try:
-        encoded = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
-        encoded.encode("utf-8")
+        size = len(json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False).encode("utf-8"))
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"`metadata` must be plain JSON: {exc}", code="invalid_metadata") from exc
-    if len(encoded) > MAX_METADATA_BYTES:
+    if size > MAX_METADATA_BYTES:
         raise InvalidInputError(
-            f"`metadata` is {len(encoded):,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}.",
+            f"`metadata` is {size:,} bytes as JSON; the limit is {MAX_METADATA_BYTES:,}.",
             code="metadata_too_large",
         )
     return dict(metadata)

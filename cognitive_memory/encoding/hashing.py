@@ -44,10 +44,8 @@ class HashEncoder:
                 bucket = int.from_bytes(digest[:4], "little") % self._dimension
                 vectors[row, bucket] += 1.0 if digest[4] & 1 else -1.0
             norm = float(np.linalg.norm(vectors[row]))
-            vectors[row] = vectors[row] / norm if norm else self._fallback(row)
+            if norm:
+                vectors[row] /= norm
+            else:
+                vectors[row, 0] = 1.0  # a text without words: one fixed unit vector
         return vectors
-
-    def _fallback(self, row: int) -> Vector:
-        unit = np.zeros(self._dimension, dtype=np.float32)
-        unit[row % self._dimension] = 1.0
-        return unit

@@ -112,7 +112,7 @@ def _edge_filter(where: VectorFilter | None) -> qe.Filter | None:
 
 def _classify(exc: Exception, path: Path) -> StorageError:
     text = str(exc)
-    if "WouldBlock" in text or "lock" in text.lower():
+    if "WouldBlock" in text:  # the WAL lock another process holds
         return StoreLockedError(
             f"The vector store in {path} is open in another memory_system process. Stop that "
             "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",

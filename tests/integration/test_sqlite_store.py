@@ -1,0 +1,230 @@
+"""SQLite, the source of truth: schema, round trips, the outbox, bookkeeping and atomic writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import zlib
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.errors import StorageError
+from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.storage.migrations import MIGRATIONS, apply_migrations
+
+STORED_AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "db" / "memories.db"
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[SQLiteMemoryStore]:
+    opened = SQLiteMemoryStore(db_path)
+    yield opened
+    opened.close()
+
+
+def _memory(memory_id: str, **changes: Any) -> CognitiveMemory:
+    vector = np.random.default_rng(zlib.crc32(memory_id.encode())).normal(size=384).astype(np.float32)
+    fields: dict[str, Any] = {
+        "id": memory_id,
+        "content": f"memory {memory_id}",
+        "hierarchy_level": HierarchyLevel.CONTEXT,
+        "memory_type": MemoryType.SEMANTIC,
+        "created_date": STORED_AT,
+        "timestamp": STORED_AT,
+        "cognitive_embedding": vector / np.linalg.norm(vector),
+    }
+    return CognitiveMemory(**(fields | changes))
+
+
+def _rows(db_path: Path, sql: str) -> list[Any]:
+    with closing(sqlite3.connect(db_path)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_the_database_runs_in_wal_mode(store: SQLiteMemoryStore, db_path: Path) -> None:
+    assert _rows(db_path, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_every_migration_is_recorded_by_name(store: SQLiteMemoryStore, db_path: Path) -> None:
+    recorded = _rows(db_path, "SELECT name FROM schema_migrations ORDER BY name")
+
+    assert [name for (name,) in recorded] == [name for name, _ in MIGRATIONS]
+
+
+def test_reopening_applies_no_migration_twice(store: SQLiteMemoryStore, db_path: Path) -> None:
+    store.add([_memory("kept")])
+    before = _rows(db_path, "SELECT name, applied_at FROM schema_migrations")
+    store.close()
+
+    SQLiteMemoryStore(db_path).close()
+    with closing(sqlite3.connect(db_path)) as conn:
+        assert apply_migrations(conn) == []
+
+    assert _rows(db_path, "SELECT name, applied_at FROM schema_migrations") == before
+    assert _rows(db_path, "SELECT id FROM memories") == [("kept",)]
+
+
+def test_add_then_get_round_trips_every_field(store: SQLiteMemoryStore) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    memory = _memory(
+        "full",
+        content="Ünïcödé content — with “quotes” and emoji 🚀",
+        hierarchy_level=HierarchyLevel.EPISODE,
+        memory_type=MemoryType.EPISODIC,
+        created_date=datetime(2024, 5, 1, 14, 30, 15, 123456, tzinfo=plus_two),
+        modified_date=datetime(2024, 4, 30, 9, 0, tzinfo=UTC),
+        source_date=datetime(2023, 12, 24, 18, 0, 1, 5, tzinfo=UTC),
+        last_accessed=datetime(2024, 5, 2, 8, 0, 0, 654321, tzinfo=UTC),
+        access_count=4,
+        importance_score=0.75,
+        strength=0.6,
+        metadata={"project": "café", "loader_type": "git", "session_id": "s-1", "nested": {"k": [1, "二"]}},
+        tags=("ci", "docker", "日本語"),
+        dimensions={"urgency": 0.25, "valence": -0.5},
+    )
+
+    store.add([memory])
+    [loaded] = store.get(["full"])
+
+    assert loaded == memory  # every field but the embedding
+    assert memory.cognitive_embedding is not None and loaded.cognitive_embedding is not None
+    assert loaded.cognitive_embedding.dtype == np.float32
+    assert loaded.cognitive_embedding.tobytes() == memory.cognitive_embedding.tobytes()
+    assert loaded.created_date.utcoffset() == timedelta(hours=2)
+
+
+def test_vectors_returns_the_stored_embeddings(store: SQLiteMemoryStore) -> None:
+    first, second = _memory("a"), _memory("b")
+    store.add([first, second])
+
+    vectors = store.vectors(["b", "a", "missing"])
+
+    assert set(vectors) == {"a", "b"}
+    assert first.cognitive_embedding is not None
+    np.testing.assert_array_equal(vectors["a"], first.cognitive_embedding)
+
+
+def test_add_queues_one_outbox_row_per_memory(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("a"), _memory("b")])
+    store.add([_memory("c")])
+
+    assert sorted(store.pending_vector_writes()) == [("a", "upsert"), ("b", "upsert"), ("c", "upsert")]
+
+
+def test_clear_outbox_removes_only_the_given_ids(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("a"), _memory("b"), _memory("c")])
+
+    store.clear_outbox(["a", "c"])
+
+    assert store.pending_vector_writes() == [("b", "upsert")]
+
+
+def test_add_records_the_time_of_the_last_storage(store: SQLiteMemoryStore) -> None:
+    before = datetime.now(UTC)
+    store.add([_memory("a")])
+
+    assert before - timedelta(seconds=1) <= store.activity()["last_storage"] <= datetime.now(UTC)
+
+
+def test_record_access_counts_each_access_and_stamps_the_time(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("a"), _memory("b")])
+    first, second = STORED_AT + timedelta(hours=1), STORED_AT + timedelta(hours=2)
+
+    store.record_access(["a", "b"], first)
+    store.record_access(["a", "unknown"], second)
+
+    a, b = store.get(["a", "b"])
+    assert (a.access_count, a.last_accessed) == (2, second)
+    assert (b.access_count, b.last_accessed) == (1, first)
+    assert store.activity()["last_retrieval"] == second
+
+
+def test_counts_by_level_type_and_session_lessons(store: SQLiteMemoryStore) -> None:
+    lesson = {"loader_type": "session_lesson"}
+    store.add(
+        [
+            _memory("c1", hierarchy_level=HierarchyLevel.CONCEPT, metadata=lesson),
+            _memory("c2", hierarchy_level=HierarchyLevel.CONCEPT, metadata={"loader_type": "git"}),
+            _memory("x1"),
+            _memory("e1", hierarchy_level=HierarchyLevel.EPISODE, memory_type=MemoryType.EPISODIC),
+            _memory(
+                "e2",
+                hierarchy_level=HierarchyLevel.EPISODE,
+                memory_type=MemoryType.EPISODIC,
+                metadata=lesson,
+            ),
+        ]
+    )
+
+    counts = store.counts()
+
+    assert counts.total == 5
+    assert counts.by_level == {0: 2, 1: 1, 2: 2}
+    assert counts.by_type == {"episodic": 2, "semantic": 3}
+    assert counts.session_lessons == 2
+
+
+def test_counts_of_an_empty_store_are_all_zero(store: SQLiteMemoryStore) -> None:
+    counts = store.counts()
+
+    assert (counts.total, counts.by_level, counts.by_type, counts.session_lessons) == (
+        0,
+        {0: 0, 1: 0, 2: 0},
+        {"episodic": 0, "semantic": 0},
+        0,
+    )
+
+
+def test_get_keeps_the_order_given_and_skips_unknown_ids(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("a"), _memory("b"), _memory("c")])
+
+    assert [m.id for m in store.get(["c", "missing", "a", "b"])] == ["c", "a", "b"]
+    assert store.get([]) == []
+
+
+def test_a_failed_batch_leaves_nothing_behind(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("existing")])
+
+    with pytest.raises(StorageError):
+        store.add([_memory("new"), _memory("existing")])
+
+    assert store.get(["new"]) == []
+    assert store.counts().total == 1
+    assert store.pending_vector_writes() == [("existing", "upsert")]
+
+
+def test_a_batch_with_a_duplicate_id_stores_neither(store: SQLiteMemoryStore) -> None:
+    with pytest.raises(StorageError) as caught:
+        store.add([_memory("twin"), _memory("twin", content="second")])
+
+    assert caught.value.code == "storage_error"
+    assert store.counts().total == 0
+    assert store.pending_vector_writes() == []
+
+
+def test_a_memory_without_an_embedding_is_refused(store: SQLiteMemoryStore) -> None:
+    with pytest.raises(StorageError):
+        store.add([_memory("ok"), dataclasses.replace(_memory("bare"), cognitive_embedding=None)])
+
+    assert store.counts().total == 0
+
+
+def test_meta_values_are_kept_and_overwritten(store: SQLiteMemoryStore) -> None:
+    assert store.meta("encoder") is None
+
+    store.set_meta("encoder", "hash-384:384")
+    store.set_meta("encoder", "all-MiniLM-L6-v2:384")
+
+    assert store.meta("encoder") == "all-MiniLM-L6-v2:384"

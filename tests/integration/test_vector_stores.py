@@ -1,0 +1,245 @@
+"""One behaviour suite for every VectorStore: Qdrant Edge, qdrant-client (local mode), in-memory."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.errors import IndexMismatchError, StoreLockedError
+from cognitive_memory.storage import (
+    ArrayVectorStore,
+    EdgeVectorStore,
+    VectorFilter,
+    VectorPoint,
+    VectorStore,
+    VectorStoreInfo,
+    payload_for,
+)
+from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+
+DIM = 16
+
+
+def _open(kind: str, tmp_path: Path) -> VectorStore:
+    if kind == "edge":
+        return EdgeVectorStore(tmp_path / "edge", DIM)
+    if kind == "qdrant-client":
+        return QdrantServerVectorStore(QdrantClient(path=str(tmp_path / "qc")), "memories", "local", DIM)
+    return ArrayVectorStore(DIM)
+
+
+@pytest.fixture(params=["edge", "qdrant-client", "array"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
+    opened = _open(request.param, tmp_path)
+    yield opened
+    opened.close()
+
+
+def _vectors(count: int, seed: int = 7) -> list[Vector]:
+    raw = np.random.default_rng(seed).normal(size=(count, DIM))
+    return [row.astype(np.float32) for row in raw / np.linalg.norm(raw, axis=1, keepdims=True)]
+
+
+def _points(count: int, payload: dict[str, Any] | None = None, seed: int = 7) -> list[VectorPoint]:
+    return [VectorPoint(str(uuid.uuid4()), v, dict(payload or {})) for v in _vectors(count, seed)]
+
+
+def _memory_point(
+    vector: Vector,
+    level: HierarchyLevel,
+    kind: MemoryType,
+    tags: tuple[str, ...] = (),
+    loader: str | None = None,
+) -> VectorPoint:
+    now = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    memory = CognitiveMemory(
+        str(uuid.uuid4()),
+        "text",
+        level,
+        kind,
+        now,
+        now,
+        tags=tags,
+        metadata={"loader_type": loader} if loader else {},
+    )
+    return VectorPoint(memory.id, vector, payload_for(memory))
+
+
+@pytest.fixture
+def labelled(store: VectorStore) -> dict[str, str]:
+    """Five points with distinct payloads in ``store``; name -> id."""
+    vectors = _vectors(5, seed=3)
+    points = {
+        "concept": _memory_point(vectors[0], HierarchyLevel.CONCEPT, MemoryType.SEMANTIC, ("docker", "ci")),
+        "context": _memory_point(vectors[1], HierarchyLevel.CONTEXT, MemoryType.SEMANTIC, ("python",)),
+        "episode": _memory_point(vectors[2], HierarchyLevel.EPISODE, MemoryType.EPISODIC, ("ci",)),
+        "lesson": _memory_point(
+            vectors[3], HierarchyLevel.CONCEPT, MemoryType.SEMANTIC, ("python", "ci"), "session_lesson"
+        ),
+        "git": _memory_point(vectors[4], HierarchyLevel.EPISODE, MemoryType.EPISODIC, (), "git"),
+    }
+    store.upsert(list(points.values()))
+    return {name: point.id for name, point in points.items()}
+
+
+def _found(store: VectorStore, where: VectorFilter, labelled: dict[str, str]) -> set[str]:
+    names = {point_id: name for name, point_id in labelled.items()}
+    return {names[hit.id] for hit in store.search(_vectors(1, seed=99)[0], 10, where)}
+
+
+def test_an_empty_store_counts_zero_and_finds_nothing(store: VectorStore) -> None:
+    assert store.count() == 0
+    assert store.search(_vectors(1)[0], 5) == []
+
+
+def test_search_ranks_every_point_by_cosine_like_brute_force(store: VectorStore) -> None:
+    points = _points(20)
+    store.upsert(points)
+    query = points[7].vector
+
+    hits = store.search(query, 20)
+
+    expected = sorted(points, key=lambda p: float(p.vector @ query), reverse=True)
+    assert [hit.id for hit in hits] == [p.id for p in expected]
+    assert [hit.score for hit in hits] == pytest.approx([float(p.vector @ query) for p in expected], abs=1e-5)
+
+
+def test_the_identical_vector_comes_first_with_score_one(store: VectorStore) -> None:
+    points = _points(20)
+    store.upsert(points)
+
+    hits = store.search(points[3].vector, 5)
+
+    assert hits[0].id == points[3].id
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def test_search_returns_at_most_limit_hits(store: VectorStore) -> None:
+    store.upsert(_points(10))
+
+    assert len(store.search(_vectors(1, seed=1)[0], 3)) == 3
+
+
+def test_upserting_an_existing_id_replaces_vector_and_payload(store: VectorStore) -> None:
+    points = _points(5, {"hierarchy_level": 0, "tags": []})
+    store.upsert(points)
+    replacement = _vectors(1, seed=42)[0]
+
+    store.upsert([VectorPoint(points[0].id, replacement, {"hierarchy_level": 2, "tags": []})])
+
+    assert store.count() == 5
+    top = store.search(replacement, 1)[0]
+    assert (top.id, top.score) == (points[0].id, pytest.approx(1.0, abs=1e-5))
+    assert [h.id for h in store.search(replacement, 5, VectorFilter(hierarchy_levels=(2,)))] == [points[0].id]
+    assert points[0].id not in {
+        h.id for h in store.search(replacement, 5, VectorFilter(hierarchy_levels=(0,)))
+    }
+
+
+def test_deleted_points_are_gone_from_count_and_search(store: VectorStore) -> None:
+    points = _points(4)
+    store.upsert(points)
+
+    store.delete([points[0].id, points[2].id])
+
+    assert store.count() == 2
+    assert {hit.id for hit in store.search(points[0].vector, 10)} == {points[1].id, points[3].id}
+
+
+def test_deleting_an_unknown_id_changes_nothing(store: VectorStore) -> None:
+    store.upsert(_points(2))
+
+    store.delete([str(uuid.uuid4())])
+
+    assert store.count() == 2
+
+
+def test_empty_upsert_and_delete_are_no_ops(store: VectorStore) -> None:
+    store.upsert([])
+    store.delete([])
+
+    assert store.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        pytest.param(VectorFilter(), {"concept", "context", "episode", "lesson", "git"}, id="empty-filter"),
+        pytest.param(VectorFilter(hierarchy_levels=(0,)), {"concept", "lesson"}, id="one-level"),
+        pytest.param(VectorFilter(hierarchy_levels=(1, 2)), {"context", "episode", "git"}, id="two-levels"),
+        pytest.param(VectorFilter(memory_types=("episodic",)), {"episode", "git"}, id="memory-type"),
+        pytest.param(VectorFilter(loader_types=("session_lesson",)), {"lesson"}, id="loader-type"),
+        pytest.param(VectorFilter(loader_types=("git", "markdown")), {"git"}, id="loader-type-any"),
+        pytest.param(VectorFilter(tags=("python",)), {"context", "lesson"}, id="one-tag"),
+        pytest.param(VectorFilter(tags=("docker", "absent")), {"concept"}, id="tag-match-any"),
+        pytest.param(VectorFilter(tags=("absent",)), set(), id="unknown-tag"),
+        pytest.param(
+            VectorFilter(hierarchy_levels=(0,), tags=("ci",), loader_types=("session_lesson",)),
+            {"lesson"},
+            id="fields-combine-with-and",
+        ),
+    ],
+)
+def test_filters_keep_only_matching_payloads(
+    store: VectorStore, labelled: dict[str, str], where: VectorFilter, expected: set[str]
+) -> None:
+    assert _found(store, where, labelled) == expected
+
+
+def test_info_reports_the_vector_count(store: VectorStore) -> None:
+    store.upsert(_points(6))
+
+    info = store.info()
+
+    assert isinstance(info, VectorStoreInfo)
+    assert info.vector_count == 6
+    assert info.status == "ok"
+
+
+def test_edge_store_keeps_its_points_when_reopened(tmp_path: Path) -> None:
+    points = _points(3, {"hierarchy_level": 2, "tags": ["ci"]})
+    first = EdgeVectorStore(tmp_path / "edge", DIM)
+    first.upsert(points)
+    first.close()
+
+    reopened = EdgeVectorStore(tmp_path / "edge", DIM)
+    try:
+        assert reopened.count() == 3
+        assert reopened.search(points[1].vector, 1, VectorFilter(tags=("ci",)))[0].id == points[1].id
+    finally:
+        reopened.close()
+
+
+def test_a_second_edge_store_on_an_open_directory_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "edge"
+    first = EdgeVectorStore(directory, DIM)
+    try:
+        with pytest.raises(StoreLockedError) as caught:
+            EdgeVectorStore(directory, DIM)
+    finally:
+        first.close()
+
+    assert caught.value.code == "store_locked"
+    assert str(directory) in caught.value.message
+    EdgeVectorStore(directory, DIM).close()  # the lock is released with the first store
+
+
+def test_qdrant_collection_of_another_dimension_is_an_index_mismatch(tmp_path: Path) -> None:
+    _open("qdrant-client", tmp_path).close()
+    client = QdrantClient(path=str(tmp_path / "qc"))
+    try:
+        with pytest.raises(IndexMismatchError) as caught:
+            QdrantServerVectorStore(client, "memories", "local", DIM * 2)
+    finally:
+        client.close()
+
+    assert caught.value.code == "index_mismatch"
+    assert "memories" in caught.value.message

@@ -39,6 +39,9 @@ logger = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 
+# Each recall that returns two memories together as core adds this to the weight of their link.
+CO_RECALL_STEP = 0.1
+
 
 @dataclass(frozen=True, slots=True)
 class StoreOutcome:
@@ -120,8 +123,12 @@ class CognitiveSystem:
         tags: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
         source_date: datetime | None = None,
+        session_id: str | None = None,
     ) -> StoreOutcome:
-        """Validate, embed, commit to SQLite, then index the vector (queued if the index fails)."""
+        """Validate, embed, commit to SQLite, then index the vector (queued if the index fails).
+
+        Memories stored in sequence with the same ``session_id`` become neighbours in time.
+        """
         content = check_text(text)
         level, kind = classify(content, _level(hierarchy_level), _kind(memory_type))
         now = self._clock()
@@ -138,6 +145,7 @@ class CognitiveSystem:
             tags=check_tags(tags),
             metadata=check_metadata(metadata),
             cognitive_embedding=vector,
+            session_id=session_id,
         )
         self.memories.add([memory])
         return StoreOutcome(memory, queued=not self._index([memory]))
@@ -190,12 +198,16 @@ class CognitiveSystem:
         )
         ids = result.memory_ids()
         if ids:
-            self._bookkeeping.submit(self._record_access, ids, now)
+            core = [ranked.memory.id for ranked in result.core]
+            self._bookkeeping.submit(self._record_access, ids, core, now)
         return result
 
-    def _record_access(self, ids: list[str], at: datetime) -> None:
+    def _record_access(self, ids: list[str], core: list[str], at: datetime) -> None:
+        """Count the accesses and strengthen the links between memories recalled together as core."""
+        pairs = [(a, b) for i, a in enumerate(core) for b in core[i + 1 :]]
         try:
             self.memories.record_access(ids, at)
+            self.memories.strengthen(pairs, CO_RECALL_STEP)
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)
 

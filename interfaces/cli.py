@@ -75,6 +75,7 @@ class CognitiveCLI:
             importance_score=context.get("importance_score", 0.5),
             tags=context.get("tags") or (),
             metadata=metadata,
+            session_id=self.session_id,
         )
         memory = outcome.memory
         return StoreResult(
@@ -146,6 +147,7 @@ class CognitiveCLI:
             importance_score=IMPORTANCE_SCORES[importance],
             tags=("session-lesson", lesson_type),
             metadata=metadata,
+            session_id=self.session_id,
         )
         return LessonResult(
             lesson_id=outcome.memory.id,
@@ -188,6 +190,10 @@ def _ranked_out(ranked: RankedMemory) -> MemoryOut:
     s = ranked.score
     score = ScoreOut(
         similarity=s.similarity,
+        semantic=s.semantic,
+        lexical=s.lexical,
+        relevance=s.relevance,
+        activation=s.activation,
         importance=s.importance,
         recency=s.recency,
         strength=s.strength,

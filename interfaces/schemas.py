@@ -41,9 +41,17 @@ class StoreResult(BaseModel):
 
 
 class ScoreOut(BaseModel):
-    """Why a memory ranked where it did: total = similarity x lesson_boost + weighted terms."""
+    """Why a memory ranked where it did: total = (relevance + activation) x lesson_boost + weighted terms.
+
+    similarity is the cosine to the query; semantic and lexical are the normalised meaning and
+    word (BM25) scores, fused into relevance; activation spread to it from related candidates.
+    """
 
     similarity: float
+    semantic: float
+    lexical: float
+    relevance: float
+    activation: float
     importance: float
     recency: float
     strength: float

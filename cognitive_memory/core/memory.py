@@ -39,7 +39,9 @@ class CognitiveMemory:
     ``timestamp`` is when it was stored, ``source_date`` when the thing it describes happened
     (a commit, a document date) and ``modified_date`` when its source last changed.
     ``cognitive_embedding`` is the normalized 384-d vector; ``dimensions`` holds named feature
-    scores beside it (empty until a dimension extractor is configured).
+    scores beside it (empty until a dimension extractor is configured). ``session_id`` names the
+    server session (or loader run) that stored it: memories stored in sequence in one session
+    become neighbours in time.
     """
 
     id: str
@@ -58,6 +60,7 @@ class CognitiveMemory:
     tags: tuple[str, ...] = ()
     cognitive_embedding: Vector | None = field(default=None, compare=False, repr=False)
     dimensions: Mapping[str, float] = field(default_factory=dict)
+    session_id: str | None = None
 
     @property
     def loader_type(self) -> str | None:

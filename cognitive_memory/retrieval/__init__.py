@@ -1,6 +1,8 @@
 """Recall: candidate search, ranking, core/peripheral split and bridge discovery."""
 
+from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, bridge_score, score_bridges
+from cognitive_memory.retrieval.fusion import fuse, normalise
 from cognitive_memory.retrieval.retriever import (
     RankedMemory,
     RetrievalConfig,
@@ -19,8 +21,11 @@ __all__ = [
     "Retriever",
     "ScoreBreakdown",
     "bridge_score",
+    "fuse",
+    "normalise",
     "recency",
     "score_bridges",
     "score_candidate",
     "split_core",
+    "spread_activation",
 ]

@@ -1,4 +1,4 @@
-"""Recall: vector candidates, ranked; core and peripheral lists; bridges from the core."""
+"""Recall: hybrid candidates, fusion, activation spreading, ranking; core, peripheral, bridges."""
 
 from __future__ import annotations
 
@@ -7,21 +7,27 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
+from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
+from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
-from cognitive_memory.storage.vector_store import VectorFilter, VectorStore
+from cognitive_memory.storage.vector_store import VectorFilter, VectorStore, payload_for
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
 
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
-    """Knobs of recall; the defaults are documented in README (Recall)."""
+    """Knobs of recall; the defaults are documented in README (Recall) and measured by bench/."""
 
     candidate_pool: int = 50
-    core_ratio: float = 0.8
+    semantic_weight: float = 0.5
     min_similarity: float = 0.1
+    activation_decay: float = 0.3
+    activation_depth: int = 2
+    activation_fan_out: int = 8
+    core_ratio: float = 0.8
     bridge_threshold: float = 0.5
     bridge_limit: int = 3
     bridge_anchors: int = 3
@@ -63,8 +69,17 @@ def split_core(ranked: Sequence[RankedMemory], core_ratio: float) -> int:
     return count
 
 
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """What recall knows about each memory before bookkeeping terms are added."""
+
+    similarity: dict[str, float]
+    fused: dict[str, tuple[float, float, float]]
+    activation: dict[str, float]
+
+
 class Retriever:
-    """Finds and ranks memories for a query vector."""
+    """Finds and ranks memories for a query."""
 
     def __init__(self, memories: SQLiteMemoryStore, vectors: VectorStore, config: RetrievalConfig) -> None:
         self._memories = memories
@@ -81,36 +96,65 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
     ) -> RetrievalResult:
-        pool = max(self.config.candidate_pool, max_results * 3)
-        hits = self._vectors.search(query_vector, pool, where)
-        similarity = {hit.id: hit.score for hit in hits if hit.score >= self.config.min_similarity}
-        memories = self._memories.get(list(similarity))
-        ranked = self._rank(memories, similarity, now)[:max_results]
+        signals = self._signals(query, query_vector, max(self.config.candidate_pool, max_results * 3), where)
+        reached = list(dict.fromkeys([*signals.fused, *signals.activation]))
+        memories = [m for m in self._memories.get(reached) if where is None or where.matches(payload_for(m))]
+        ranked = self._rank(memories, signals, query_vector, now)[:max_results]
         cut = split_core(ranked, self.config.core_ratio)
         core, peripheral = ranked[:cut], ranked[cut:]
-        bridges = (
-            self._bridges(query_vector, core, {r.memory.id for r in ranked}, where) if include_bridges else []
-        )
+        taken = {r.memory.id for r in ranked}
+        bridges = self._bridges(query_vector, core, taken, where) if include_bridges else []
         return RetrievalResult(query, core, peripheral, bridges)
 
+    def _signals(self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None) -> _Signals:
+        cfg = self.config
+        similarity = {
+            hit.id: hit.score
+            for hit in self._vectors.search(query_vector, pool, where)
+            if hit.score >= cfg.min_similarity
+        }
+        lexical = dict(self._memories.lexical_search(query, pool))
+        missing = [memory_id for memory_id in lexical if memory_id not in similarity]
+        for memory_id, vector in self._memories.vectors(missing).items():
+            similarity[memory_id] = float(vector @ query_vector)
+        fused = fuse(similarity, lexical, cfg.semantic_weight)
+        seeds = {memory_id: parts[2] for memory_id, parts in fused.items()}
+        graph = self._memories.neighbours(list(seeds))
+        if cfg.activation_depth > 1:
+            beyond = {n for edges in graph.values() for n, _ in edges} - graph.keys()
+            graph |= self._memories.neighbours(sorted(beyond))
+        activation = spread_activation(
+            seeds,
+            graph,
+            decay=cfg.activation_decay,
+            max_depth=cfg.activation_depth,
+            fan_out=cfg.activation_fan_out,
+        )
+        return _Signals(similarity, fused, activation)
+
     def _rank(
-        self, memories: Sequence[CognitiveMemory], similarity: dict[str, float], now: datetime
+        self, memories: Sequence[CognitiveMemory], signals: _Signals, query_vector: Vector, now: datetime
     ) -> list[RankedMemory]:
         weights = self.config.weights
-        scored = [
-            (
-                memory,
-                score_candidate(
-                    similarity[memory.id],
-                    importance=memory.importance_score,
-                    age_days=(now - memory.timestamp).total_seconds() / 86_400,
-                    strength=memory.strength,
-                    is_session_lesson=memory.loader_type == "session_lesson",
-                    weights=weights,
-                ),
+        scored = []
+        for memory in memories:
+            semantic, lexical, relevance = signals.fused.get(memory.id, (0.0, 0.0, 0.0))
+            similarity = signals.similarity.get(memory.id)
+            if similarity is None and memory.cognitive_embedding is not None:
+                similarity = float(memory.cognitive_embedding @ query_vector)
+            score = score_candidate(
+                similarity or 0.0,
+                semantic=semantic,
+                lexical=lexical,
+                relevance=relevance,
+                activation=signals.activation.get(memory.id, 0.0),
+                importance=memory.importance_score,
+                age_days=(now - memory.timestamp).total_seconds() / 86_400,
+                strength=memory.strength,
+                is_session_lesson=memory.loader_type == "session_lesson",
+                weights=weights,
             )
-            for memory in memories
-        ]
+            scored.append((memory, score))
         scored.sort(key=lambda pair: pair[1].total, reverse=True)
         return [RankedMemory(memory, score, rank) for rank, (memory, score) in enumerate(scored, start=1)]
 

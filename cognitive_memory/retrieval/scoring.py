@@ -1,4 +1,4 @@
-"""Pure ranking math: how a candidate's similarity and bookkeeping become one score."""
+"""Pure ranking math: how a candidate's relevance, association and bookkeeping become one score."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["RankWeights", "ScoreBreakdown", "recency", "score_candidate"]
 
 @dataclass(frozen=True, slots=True)
 class RankWeights:
-    """Weights of the terms added to similarity; documented in README (Ranking)."""
+    """Weights of the terms added to relevance; documented in README (Ranking)."""
 
     importance: float = 0.05
     recency: float = 0.03
@@ -21,9 +21,18 @@ class RankWeights:
 
 @dataclass(frozen=True, slots=True)
 class ScoreBreakdown:
-    """Every component of a candidate's score, so a caller can see why it ranked where it did."""
+    """Every component of a memory's score, so a caller can see why it ranked where it did.
+
+    ``similarity`` is the cosine to the query; ``semantic`` and ``lexical`` are the candidate's
+    normalised meaning and word scores, fused into ``relevance``; ``activation`` is what spread to
+    it from related candidates over the connection graph.
+    """
 
     similarity: float
+    semantic: float
+    lexical: float
+    relevance: float
+    activation: float
     importance: float
     recency: float
     strength: float
@@ -44,14 +53,33 @@ def score_candidate(
     strength: float,
     is_session_lesson: bool,
     weights: RankWeights,
+    semantic: float | None = None,
+    lexical: float = 0.0,
+    relevance: float | None = None,
+    activation: float = 0.0,
 ) -> ScoreBreakdown:
-    """total = similarity x lesson boost + w_i*importance + w_r*recency + w_s*strength."""
+    """total = (relevance + activation) x lesson boost + w_i*importance + w_r*recency + w_s*strength.
+
+    Without a fused ``relevance`` the similarity stands in for it (and for ``semantic``).
+    """
     boost = weights.session_lesson_boost if is_session_lesson else 1.0
     fresh = recency(age_days, weights.recency_half_life_days)
+    base = similarity if relevance is None else relevance
     total = (
-        similarity * boost
+        (base + activation) * boost
         + weights.importance * importance
         + weights.recency * fresh
         + weights.strength * strength
     )
-    return ScoreBreakdown(similarity, importance, fresh, strength, boost, total)
+    return ScoreBreakdown(
+        similarity=similarity,
+        semantic=similarity if semantic is None else semantic,
+        lexical=lexical,
+        relevance=base,
+        activation=activation,
+        importance=importance,
+        recency=fresh,
+        strength=strength,
+        lesson_boost=boost,
+        total=total,
+    )

@@ -44,6 +44,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE TABLE activity (name TEXT PRIMARY KEY, at REAL NOT NULL);
         """,
     ),
+    (
+        "0002_lexical_index_and_connections",
+        """
+        CREATE VIRTUAL TABLE memory_fts USING fts5(
+            content, context, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO memory_fts (rowid, content, context) SELECT rowid, content, '' FROM memories;
+        CREATE TABLE connections (
+            source_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            target_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('temporal', 'semantic', 'co_recall', 'source')),
+            weight REAL NOT NULL CHECK (weight > 0),
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (source_id, target_id, kind)
+        );
+        CREATE INDEX connections_target ON connections (target_id);
+        CREATE INDEX memories_session ON memories (session_id, timestamp);
+        """,
+    ),
 )
 
 

@@ -16,13 +16,18 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
 from cognitive_memory.errors import StorageError
+from cognitive_memory.storage import associations
 from cognitive_memory.storage.migrations import apply_migrations
 
-__all__ = ["MemoryCounts", "SQLiteMemoryStore"]
+__all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "SQLiteMemoryStore"]
+
+# BM25 weight of a memory's temporal context (its neighbours' words) against its own words.
+CONTEXT_WEIGHT = 0.3
 
 _COLUMNS = (
     "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
-    "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding"
+    "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding, "
+    "session_id"
 )
 
 
@@ -78,15 +83,20 @@ class SQLiteMemoryStore:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
     def add(self, memories: Sequence[CognitiveMemory]) -> None:
-        """Insert memories (with their embeddings) and queue their vectors, in one transaction."""
+        """Insert memories in one transaction: rows, lexical index, links in time, vector outbox."""
         now = datetime.now(UTC).timestamp()
         rows = [_to_row(memory) for memory in memories]
         with self._transaction() as conn:
             conn.executemany(
-                f"INSERT INTO memories ({_COLUMNS}, loader_type, session_id) "
+                f"INSERT INTO memories ({_COLUMNS}, loader_type) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            for memory in memories:
+                stamp = memory.timestamp.timestamp()
+                linked = associations.link_in_time(conn, memory.id, memory.session_id, stamp)
+                for memory_id in (memory.id, *linked):
+                    associations.index_memory(conn, memory_id)
             conn.executemany(
                 "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) "
                 "VALUES (?, 'upsert', ?)",
@@ -110,6 +120,46 @@ class SQLiteMemoryStore:
         marks = ",".join("?" * len(ids))
         rows = self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks})", ids)
         return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
+
+    def lexical_search(self, text: str, limit: int) -> list[tuple[str, float]]:
+        """BM25 over content (weight 1) and temporal context (weight 0.3), best first."""
+        expression = associations.fts_match_expression(text)
+        if not expression:
+            return []
+        rows = self._query(
+            "SELECT m.id, -bm25(memory_fts, 1.0, ?) AS score FROM memory_fts "
+            "JOIN memories m ON m.rowid = memory_fts.rowid WHERE memory_fts MATCH ? "
+            "ORDER BY score DESC LIMIT ?",
+            (CONTEXT_WEIGHT, expression, limit),
+        )
+        return [(row[0], float(row[1])) for row in rows]
+
+    def neighbours(self, ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
+        """Each id's connected memories with the strongest weight over edge kinds."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            f"SELECT source_id, target_id, max(weight) FROM connections WHERE source_id IN ({marks}) "
+            "GROUP BY source_id, target_id",
+            ids,
+        )
+        graph: dict[str, list[tuple[str, float]]] = {}
+        for source, target, weight in rows:
+            graph.setdefault(source, []).append((target, float(weight)))
+        return graph
+
+    def connect(self, edges: Sequence[tuple[str, str, float]], kind: str) -> None:
+        """Add undirected edges of ``kind`` (an existing edge keeps the larger weight)."""
+        if edges:
+            with self._transaction() as conn:
+                associations.connect(conn, edges, kind, datetime.now(UTC).timestamp())
+
+    def strengthen(self, pairs: Sequence[tuple[str, str]], step: float) -> None:
+        """Strengthen co-recall edges between memories recalled together."""
+        if pairs:
+            with self._transaction() as conn:
+                associations.strengthen(conn, pairs, step, datetime.now(UTC).timestamp())
 
     def pending_vector_writes(self) -> list[tuple[str, str]]:
         """(memory id, operation) of vector writes not yet confirmed by the vector store."""
@@ -184,8 +234,8 @@ def _to_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         json.dumps(list(memory.tags), ensure_ascii=False),
         json.dumps(dict(memory.dimensions)),
         memory.cognitive_embedding.astype("<f4").tobytes(),
+        memory.session_id,
         memory.loader_type,
-        memory.metadata.get("session_id"),
     )
 
 
@@ -207,4 +257,5 @@ def _from_row(row: Sequence[Any]) -> CognitiveMemory:
         tags=tuple(json.loads(row[13])),
         dimensions=json.loads(row[14]),
         cognitive_embedding=np.frombuffer(row[15], dtype="<f4").astype(np.float32),
+        session_id=row[16],
     )

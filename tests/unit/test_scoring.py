@@ -80,7 +80,7 @@ def _ranked(*totals: float) -> list[RankedMemory]:
     return [
         RankedMemory(
             CognitiveMemory(f"m{rank}", "text", HierarchyLevel.CONTEXT, MemoryType.SEMANTIC, now, now),
-            ScoreBreakdown(total, 0.5, 1.0, 1.0, 1.0, total),
+            ScoreBreakdown(total, total, 0.0, total, 0.0, 0.5, 1.0, 1.0, 1.0, total),
             rank,
         )
         for rank, total in enumerate(totals, start=1)

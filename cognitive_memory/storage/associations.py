@@ -1,0 +1,200 @@
+"""SQL for the lexical index and the connection graph, run inside SQLiteMemoryStore's transactions."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+__all__ = [
+    "TEMPORAL_NEIGHBOURS",
+    "TEMPORAL_WINDOW_SECONDS",
+    "connect",
+    "fts_match_expression",
+    "index_memory",
+    "link_in_time",
+    "strengthen",
+]
+
+# A memory is linked to the previous two stored in the same session, if they are at most six
+# hours older: conversations and work sessions are told in sequence.
+TEMPORAL_NEIGHBOURS = 2
+TEMPORAL_WINDOW_SECONDS = 6 * 3600
+
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "with",
+        "about",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "what",
+        "when",
+        "where",
+        "who",
+        "whom",
+        "which",
+        "why",
+        "how",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "i",
+        "you",
+        "he",
+        "she",
+        "they",
+        "we",
+        "me",
+        "him",
+        "her",
+        "them",
+        "my",
+        "your",
+        "his",
+        "their",
+        "our",
+        "from",
+        "into",
+        "than",
+        "then",
+        "so",
+        "not",
+        "no",
+        "yes",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "there",
+        "here",
+        "just",
+        "also",
+        "very",
+        "too",
+        "up",
+        "down",
+        "out",
+        "over",
+        "under",
+        "again",
+        "further",
+        "once",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+        "s",
+        "t",
+        "don",
+        "now",
+    ]
+)
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_match_expression(text: str) -> str:
+    """An FTS5 MATCH expression: the text's words (stopwords dropped), each quoted, OR-ed.
+
+    Quoting makes every word a literal, so no user text can be read as FTS5 syntax.
+    """
+    words = dict.fromkeys(t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS)
+    return " OR ".join(f'"{word}"' for word in words)
+
+
+def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
+    """(Re)write the memory's FTS row: its content, and its temporal neighbours' content as context."""
+    row = conn.execute("SELECT rowid, content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    neighbours = conn.execute(
+        "SELECT m.content FROM connections c JOIN memories m ON m.id = c.target_id "
+        "WHERE c.source_id = ? AND c.kind = 'temporal' ORDER BY m.rowid",
+        (memory_id,),
+    ).fetchall()
+    context = "\n".join(content for (content,) in neighbours)
+    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
+    conn.execute(
+        "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (row[0], row[1], context)
+    )
+
+
+def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:
+    """Link a just-inserted memory to its predecessors in the session; return their ids."""
+    if session_id is None:
+        return []
+    rows = conn.execute(
+        "SELECT id FROM memories WHERE session_id = ? AND id != ? AND timestamp >= ? "
+        "AND rowid < (SELECT rowid FROM memories WHERE id = ?) ORDER BY rowid DESC LIMIT ?",
+        (session_id, memory_id, at - TEMPORAL_WINDOW_SECONDS, memory_id, TEMPORAL_NEIGHBOURS),
+    ).fetchall()
+    previous = [row[0] for row in rows]
+    connect(
+        conn,
+        [(memory_id, other, 1.0 / offset) for offset, other in enumerate(previous, start=1)],
+        "temporal",
+        at,
+    )
+    return previous
+
+
+def connect(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, float]], kind: str, at: float) -> None:
+    """Insert undirected edges (stored in both directions); an existing edge keeps the larger weight."""
+    rows = [(a, b, kind, weight, at) for x, y, weight in edges for a, b in ((x, y), (y, x))]
+    conn.executemany(
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (source_id, target_id, kind) DO UPDATE SET "
+        "weight = max(weight, excluded.weight), updated_at = excluded.updated_at",
+        rows,
+    )
+
+
+def strengthen(conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]], step: float, at: float) -> None:
+    """Add ``step`` to co-recall edges (creating them), capped at 1.0, in both directions."""
+    rows = [(a, b, step, at) for x, y in pairs for a, b in ((x, y), (y, x))]
+    conn.executemany(
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) "
+        "VALUES (?, ?, 'co_recall', ?, ?) ON CONFLICT (source_id, target_id, kind) DO UPDATE SET "
+        "weight = min(1.0, weight + excluded.weight), updated_at = excluded.updated_at",
+        rows,
+    )

@@ -1,12 +1,12 @@
-"""python -m bench latency [...]"""
+"""python -m bench latency|locomo [...]"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import latency
+from bench import latency, locomo
 
-BENCHMARKS = {"latency": latency.main}
+BENCHMARKS = {"latency": latency.main, "locomo": locomo.main}
 
 
 def main() -> None:

@@ -210,3 +210,39 @@ async def test_memory_status_reports_counts_storage_and_configuration(client: Cl
     assert config["session_id"] == "session-under-test"
     text = result.content[0].text  # type: ignore[union-attr]  # first block is TextContent
     assert "📊 COGNITIVE MEMORY SYSTEM STATUS" in text and "Session Lessons: 1" in text
+
+
+async def test_recall_returns_core_peripheral_and_bridge_lists_with_their_scores(client: Client) -> None:
+    for text in (
+        "Running pytest with xdist spreads the tests across all CPU cores",
+        "Marking slow tests lets the quick suite run on every commit",
+        "Caching the virtualenv in CI saves two minutes per pipeline",
+        "pytest-xdist workers each open their own database connection",
+        "Simmer the tomato sauce with garlic and basil",
+    ):
+        await call(client, "store_memory", {"text": text})
+    body = await call(
+        client, "recall_memories", {"query": "How can I make the test suite run faster?", "max_results": 3}
+    )
+    lists = body["memories"]
+    assert lists["core"] and lists["peripheral"] and lists["bridge"]
+    for memory in lists["core"] + lists["peripheral"]:
+        score = memory["score"]
+        assert set(score) == {
+            "similarity",
+            "semantic",
+            "lexical",
+            "relevance",
+            "activation",
+            "importance",
+            "recency",
+            "strength",
+            "lesson_boost",
+            "total",
+        }
+        assert 0.0 <= score["semantic"] <= 1.0 and 0.0 <= score["lexical"] <= 1.0
+    bridge = lists["bridge"][0]
+    assert bridge["bridge_score"] >= 0.5
+    assert 0.0 <= bridge["novelty_score"] <= 1.0 and 0.0 <= bridge["connection_potential"] <= 1.0
+    assert bridge["explanation"].startswith("Close to the core memory")
+    assert bridge["id"] not in {m["id"] for m in lists["core"] + lists["peripheral"]}

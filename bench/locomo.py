@@ -1,0 +1,169 @@
+"""LoCoMo evidence retrieval through CognitiveCLI: recall@5, recall@10 and MRR per category.
+
+    python -m bench locomo [--data PATH] [--conversations N]
+
+Each dialogue turn is stored as ``[session date] Speaker: text`` (plus `` [image: caption]``),
+a fresh store per conversation; every question of categories 1-4 with evidence is asked, and the
+core + peripheral list (rank order, max_results 10) is scored against the evidence turns.
+recall@k = share of a question's evidence turns found in the top k, averaged over questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cognitive_memory.encoding import SentenceBertEncoder
+from cognitive_memory.main import build_system
+from cognitive_memory.settings import Settings
+from interfaces.cli import CognitiveCLI
+
+__all__ = ["main", "run"]
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
+RESULTS = Path(__file__).parent / "results"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    text: str
+    category: int
+    evidence: frozenset[str]
+
+
+def evidence_ids(raw: Sequence[str]) -> frozenset[str]:
+    """Normalise evidence ids; the file has a few malformed ones ('D8:6; D9:17', 'D:11:26')."""
+    found = set()
+    for item in raw:
+        for part in item.split(";"):
+            match = _EVIDENCE.search(part.strip())
+            if match:
+                found.add(f"D{int(match.group(1))}:{int(match.group(2))}")
+    return frozenset(found)
+
+
+def turns(conversation: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(dia_id, text to store) for every turn, in order."""
+    session = 1
+    while f"session_{session}" in conversation:
+        date = conversation[f"session_{session}_date_time"]
+        for turn in conversation[f"session_{session}"]:
+            text = f"[{date}] {turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            yield turn["dia_id"], text
+        session += 1
+
+
+def questions(sample: dict[str, Any]) -> list[Question]:
+    asked = []
+    for qa in sample["qa"]:
+        evidence = evidence_ids(qa.get("evidence", []))
+        if qa["category"] in CATEGORIES and evidence:
+            asked.append(Question(qa["question"], qa["category"], evidence))
+    return asked
+
+
+def score(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, float, float]:
+    """(recall@5, recall@10, reciprocal rank of the first evidence turn)."""
+    at5 = len(evidence & set(ranked[:5])) / len(evidence)
+    at10 = len(evidence & set(ranked[:10])) / len(evidence)
+    rr = next((1.0 / rank for rank, memory in enumerate(ranked, start=1) if memory in evidence), 0.0)
+    return at5, at10, rr
+
+
+def _conversation(sample: dict[str, Any], encoder: SentenceBertEncoder, root: Path) -> dict[str, Any]:
+    settings = Settings(env_file=None)
+    settings.storage.data_dir = root / sample["sample_id"]
+    system = build_system(settings, encoder=encoder)
+    try:
+        cli = CognitiveCLI(system, session_id=sample["sample_id"])
+        dia_of = {}
+        started = time.perf_counter()
+        for dia_id, text in turns(sample["conversation"]):
+            dia_of[cli.store_experience(text).memory_id] = dia_id
+        store_seconds = time.perf_counter() - started
+        rows, latencies = [], []
+        for question in questions(sample):
+            started = time.perf_counter()
+            result = cli.retrieve_memories(question.text, ["core", "peripheral"], 10, False)
+            latencies.append(time.perf_counter() - started)
+            ranked = [dia_of[m.id] for m in (*result.memories.core, *result.memories.peripheral)]
+            rows.append((question.category, *score(ranked, question.evidence)))
+        return {"rows": rows, "latencies": latencies, "turns": len(dia_of), "store_seconds": store_seconds}
+    finally:
+        system.close()
+
+
+def _summary(rows: Sequence[tuple[int, float, float, float]]) -> dict[str, float]:
+    return {
+        "questions": len(rows),
+        "recall@5": round(statistics.fmean(r[1] for r in rows), 4),
+        "recall@10": round(statistics.fmean(r[2] for r in rows), 4),
+        "mrr": round(statistics.fmean(r[3] for r in rows), 4),
+    }
+
+
+def run(data: Path, limit: int | None = None) -> dict[str, Any]:
+    samples = json.loads(data.read_text())[:limit]
+    encoder = SentenceBertEncoder()
+    encoder.warm_up()
+    rows: list[tuple[int, float, float, float]] = []
+    latencies: list[float] = []
+    stored, store_seconds = 0, 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for sample in samples:
+            outcome = _conversation(sample, encoder, Path(tmp))
+            rows += outcome["rows"]
+            latencies += outcome["latencies"]
+            stored += outcome["turns"]
+            store_seconds += outcome["store_seconds"]
+    per_category = {
+        f"{number} {name}": _summary([r for r in rows if r[0] == number])
+        for number, name in CATEGORIES.items()
+        if any(r[0] == number for r in rows)
+    }
+    return {
+        "benchmark": "locomo",
+        "data": data.name,
+        "conversations": len(samples),
+        "turns_stored": stored,
+        "store_mean_ms": round(store_seconds / max(stored, 1) * 1000, 2),
+        "recall_p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "overall": _summary(rows),
+        "categories": per_category,
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"LoCoMo {result['data']}: {result['conversations']} conversations, {result['turns_stored']} turns",
+        f"{'category':<16} {'questions':>9} {'R@5':>7} {'R@10':>7} {'MRR':>7}",
+    ]
+    for name, row in [*result["categories"].items(), ("overall", result["overall"])]:
+        scores = f"{row['recall@5']:>7.3f} {row['recall@10']:>7.3f} {row['mrr']:>7.3f}"
+        lines.append(f"{name:<16} {row['questions']:>9} {scores}")
+    lines.append(f"recall latency p50 {result['recall_p50_ms']} ms; mean store {result['store_mean_ms']} ms")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench locomo", description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N")
+    args = parser.parse_args(argv)
+    result = run(args.data, args.conversations)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "locomo.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(table(result))  # noqa: T201 - the benchmark's report goes to stdout
+    print(json.dumps(result, indent=2))  # noqa: T201

@@ -1,0 +1,103 @@
+"""Hybrid recall: the lexical index, links in time and activation spreading, on real storage."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.system import CognitiveSystem
+
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def memory(memory_id: str, content: str, *, session: str | None = "s", at: datetime = T0) -> CognitiveMemory:
+    vector = np.zeros(384, dtype=np.float32)
+    vector[0] = 1.0
+    return CognitiveMemory(
+        memory_id,
+        content,
+        HierarchyLevel.CONTEXT,
+        MemoryType.SEMANTIC,
+        at,
+        at,
+        cognitive_embedding=vector,
+        session_id=session,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteMemoryStore:
+    return SQLiteMemoryStore(tmp_path / "memories.db")
+
+
+def test_memories_in_one_session_link_to_their_two_predecessors(store: SQLiteMemoryStore) -> None:
+    store.add([memory(f"m{i}", f"turn {i}", at=T0 + timedelta(minutes=i)) for i in range(4)])
+    graph = store.neighbours(["m0", "m1", "m2", "m3"])
+    assert sorted(graph["m3"]) == [("m1", 0.5), ("m2", 1.0)]
+    assert sorted(graph["m0"]) == [("m1", 1.0), ("m2", 0.5)]
+    assert sorted(graph["m1"]) == [("m0", 1.0), ("m2", 1.0), ("m3", 0.5)]
+
+
+def test_other_sessions_and_old_memories_are_not_linked_in_time(store: SQLiteMemoryStore) -> None:
+    store.add([memory("old", "turn", at=T0)])
+    store.add([memory("other", "turn", session="elsewhere", at=T0 + timedelta(hours=7))])
+    store.add([memory("no-session", "turn", session=None, at=T0 + timedelta(hours=7))])
+    store.add([memory("new", "turn", at=T0 + timedelta(hours=7))])
+    assert store.neighbours(["old", "other", "no-session", "new"]) == {}
+
+
+def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context(
+    store: SQLiteMemoryStore,
+) -> None:
+    store.add(
+        [
+            memory("question", "Melanie: what did you research last week?", at=T0),
+            memory(
+                "answer", "Caroline: adoption agencies, mostly in Zanzibar.", at=T0 + timedelta(seconds=1)
+            ),
+            memory("unrelated", "Caroline: the weather was lovely.", at=T0 + timedelta(hours=8)),
+        ]
+    )
+    direct = dict(store.lexical_search("Zanzibar", 10))
+    assert list(direct)[0] == "answer"
+    assert direct["question"] < direct["answer"]  # found through the answer's words in its context
+    assert "unrelated" not in direct
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    ['" OR 1=1 --', "NEAR(a b)", "col:value", "*", "a AND", "'; DROP TABLE memories; --", '"""', "^start"],
+)
+def test_query_text_is_never_read_as_fts_syntax(store: SQLiteMemoryStore, hostile: str) -> None:
+    store.add([memory("m", "DROP TABLE memories is a dangerous statement")])
+    store.lexical_search(hostile, 10)
+    assert [m.id for m in store.get(["m"])] == ["m"]
+
+
+def test_a_word_match_ranks_where_meaning_alone_would_not(real_system: CognitiveSystem) -> None:
+    target = real_system.store("Zoltan's visitor badge number is 4471.").memory
+    for text in ("Visitor badges are printed at reception.", "Badge numbers expire after a year."):
+        real_system.store(text)
+    result = real_system.retrieve("4471", include_bridges=False)
+    first = result.core[0]
+    assert first.memory.id == target.id
+    assert first.score.lexical == pytest.approx(1.0)
+
+
+def test_activation_brings_the_answer_after_the_matching_question(real_system: CognitiveSystem) -> None:
+    real_system.store("Melanie: What did you research for the new project?", session_id="chat")
+    answer = real_system.store(
+        "Caroline: Adoption agencies and their waiting lists.", session_id="chat"
+    ).memory
+    for text in ("Caroline: I love hiking in the mountains.", "Melanie: The kids painted a sunrise."):
+        real_system.store(text, session_id="other")
+    result = real_system.retrieve("What did Caroline research?", max_results=3, include_bridges=False)
+    ranked = [*result.core, *result.peripheral]
+    found = next(r for r in ranked if r.memory.id == answer.id)
+    assert found.score.activation > 0
+    assert found.rank <= 2

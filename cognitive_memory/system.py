@@ -165,6 +165,19 @@ class CognitiveSystem:
         self._bookkeeping.submit(self.memories.clear_outbox, [m.id for m in memories])
         return True
 
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Forget memories everywhere; returns the ids that existed. The index deletion is queued
+        in SQLite first, so a failure of the index is replayed like any other vector write."""
+        existing = self.memories.delete(list(dict.fromkeys(ids)))
+        if existing:
+            try:
+                self.vectors.delete(existing)
+            except StorageError as exc:
+                logger.warning("Vector index deletion queued for replay: %s", exc)
+                return existing
+            self._bookkeeping.submit(self.memories.clear_outbox, existing)
+        return existing
+
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed."""
         pending = self.memories.pending_vector_writes()

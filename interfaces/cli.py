@@ -14,6 +14,7 @@ from cognitive_memory.system import CognitiveSystem, SystemStatus
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
     BridgeOut,
+    DeleteResult,
     LessonResult,
     MemoryCountsOut,
     MemoryOut,
@@ -160,6 +161,13 @@ class CognitiveCLI:
             queued=outcome.queued,
             message="Session lesson recorded for future reference",
             suggestion=LESSON_SUGGESTIONS[lesson_type],
+        )
+
+    def delete_memories(self, memory_ids: Sequence[str]) -> DeleteResult:
+        """Forget these memories everywhere (SQLite, lexical index, links, vector index)."""
+        deleted = self.system.delete(memory_ids)
+        return DeleteResult(
+            deleted=deleted, missing=[i for i in dict.fromkeys(memory_ids) if i not in deleted]
         )
 
     def show_status(self, detailed: bool = False) -> StatusResult:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "BridgeOut",
+    "DeleteResult",
     "ErrorResult",
     "LessonResult",
     "LessonType",
@@ -143,6 +144,12 @@ class StatusResult(BaseModel):
     storage_stats: StorageStatsOut
     recent_activity: dict[str, str | None]
     configuration: dict[str, Any]
+
+
+class DeleteResult(BaseModel):
+    success: bool = True
+    deleted: list[str]
+    missing: list[str]
 
 
 class ErrorResult(BaseModel):

@@ -97,12 +97,33 @@ class SQLiteMemoryStore:
                 linked = associations.link_in_time(conn, memory.id, memory.session_id, stamp)
                 for memory_id in (memory.id, *linked):
                     associations.index_memory(conn, memory_id)
-            conn.executemany(
-                "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) "
-                "VALUES (?, 'upsert', ?)",
-                [(memory.id, now) for memory in memories],
-            )
+            _queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete memories with their links and lexical entries, queue their vector deletions,
+        and re-index their neighbours in time. Returns the ids that existed."""
+        now = datetime.now(UTC).timestamp()
+        with self._transaction() as conn:
+            marks = ",".join("?" * len(ids))
+            found = conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall()
+            existing = [memory_id for memory_id, _ in found]
+            if not existing:
+                return []
+            marks = ",".join("?" * len(existing))
+            touched = {
+                row[0]
+                for row in conn.execute(
+                    f"SELECT target_id FROM connections WHERE source_id IN ({marks}) AND kind = 'temporal'",
+                    existing,
+                )
+            } - set(existing)
+            conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
+            conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
+            _queue_vector_writes(conn, existing, "delete", now)
+            for memory_id in sorted(touched):
+                associations.index_memory(conn, memory_id)
+        return existing
 
     def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
         """The memories with these ids, in the order given (unknown ids are skipped)."""
@@ -208,6 +229,14 @@ class SQLiteMemoryStore:
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+
+
+def _queue_vector_writes(conn: sqlite3.Connection, ids: Sequence[str], operation: str, at: float) -> None:
+    """Record vector writes the index has yet to confirm (replayed at start-up)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)",
+        [(memory_id, operation, at) for memory_id in ids],
+    )
 
 
 def _iso(value: datetime | None) -> str | None:

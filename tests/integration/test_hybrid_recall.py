@@ -101,3 +101,21 @@ def test_activation_brings_the_answer_after_the_matching_question(real_system: C
     found = next(r for r in ranked if r.memory.id == answer.id)
     assert found.score.activation > 0
     assert found.rank <= 2
+
+
+def test_deleting_a_memory_removes_it_everywhere_and_reindexes_its_neighbours(
+    hash_system: CognitiveSystem,
+) -> None:
+    first = hash_system.store("Melanie asked about the pottery class", session_id="chat").memory
+    second = hash_system.store("Caroline signed up for ceramics on Tuesday", session_id="chat").memory
+    assert [m for m, _ in hash_system.memories.lexical_search("ceramics", 5)] == [second.id, first.id]
+
+    assert hash_system.delete([second.id, "no-such-id"]) == [second.id]
+    hash_system.flush()
+
+    assert hash_system.memories.get([second.id]) == []
+    assert hash_system.memories.neighbours([first.id]) == {}
+    assert hash_system.memories.lexical_search("ceramics", 5) == []  # first no longer carries its words
+    assert hash_system.vectors.count() == 1
+    assert hash_system.memories.pending_vector_writes() == []
+    assert [r.memory.id for r in hash_system.retrieve("ceramics Tuesday pottery").core] == [first.id]

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memory_system import doctor
+
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
 
@@ -29,6 +31,7 @@ app = typer.Typer(
 )
 serve_app = typer.Typer(help="Run a server.", no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
+doctor.register(app)
 
 
 def _configure_logging() -> None:

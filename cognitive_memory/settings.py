@@ -5,12 +5,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["EncoderSettings", "RecallSettings", "Settings", "StorageSettings", "default_data_dir"]
+__all__ = [
+    "EncoderSettings",
+    "RecallSettings",
+    "ServerSettings",
+    "Settings",
+    "StorageSettings",
+    "default_data_dir",
+]
 
 APP_DIR_NAME = "cognitive-memory"
 
@@ -83,6 +90,25 @@ class RecallSettings(BaseSettings):
     )
 
 
+class ServerSettings(BaseSettings):
+    """How ``memory_system serve mcp`` listens (command-line options take precedence)."""
+
+    model_config = _base_config()
+
+    mode: Literal["stdio", "http"] = Field(default="stdio", validation_alias="MCP_SERVER_MODE")
+    host: str = Field(default="127.0.0.1", validation_alias="MCP_SERVER_HOST")
+    port: int = Field(default=8080, ge=1, le=65535, validation_alias="MCP_SERVER_PORT")
+    auth_token: SecretStr | None = Field(default=None, validation_alias="MCP_AUTH_TOKEN")
+    allowed_hosts: str = Field(default="", validation_alias="MCP_ALLOWED_HOSTS")
+
+    _blank = field_validator("auth_token", mode="before")(_blank_is_none)
+
+    @property
+    def extra_hosts(self) -> list[str]:
+        """Host names (besides loopback) that DNS-rebinding protection accepts."""
+        return [name.strip() for name in self.allowed_hosts.split(",") if name.strip()]
+
+
 class Settings:
     """All settings, read together from the environment and one ``.env`` file."""
 
@@ -90,3 +116,4 @@ class Settings:
         self.storage = StorageSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
         self.encoder = EncoderSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
         self.recall = RecallSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+        self.server = ServerSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg

@@ -170,6 +170,10 @@ class CognitiveCLI:
             deleted=deleted, missing=[i for i in dict.fromkeys(memory_ids) if i not in deleted]
         )
 
+    def rebuild_index(self) -> int:
+        """Rewrite the vector index from the vectors in SQLite; returns the number written."""
+        return self.system.rebuild_index()
+
     def show_status(self, detailed: bool = False) -> StatusResult:
         """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
         return _status_out(self.system.status(), detailed, self.session_id)

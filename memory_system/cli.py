@@ -5,6 +5,7 @@ Heavy imports (torch, the MCP SDK, Qdrant) happen inside command bodies so ``--h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -72,22 +73,82 @@ def _emit(result: Any, text: str, as_json: bool) -> None:
 
 
 @serve_app.command("mcp")
-def serve_mcp() -> None:
-    """Serve the MCP tools over stdio (point Claude Desktop, Claude Code or Cursor here)."""
+def serve_mcp(
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="Serve over HTTP on this port (/mcp and /sse).")
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1).")] = None,
+) -> None:
+    """Serve the MCP tools over stdio, or over HTTP with --port (or MCP_SERVER_MODE=http)."""
     _configure_logging()
     from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.main import initialize_system
+    from cognitive_memory.main import build_system
+    from cognitive_memory.settings import Settings
+    from interfaces.http_app import InsecureBindError, check_bind
     from interfaces.mcp_server import create_server
 
+    settings = Settings()
+    listen = settings.server
+    http = port is not None or host is not None or listen.mode == "http"
+    bind_host, bind_port = host or listen.host, port or listen.port
+    token = listen.auth_token.get_secret_value() if listen.auth_token else None
+    if http:
+        try:
+            check_bind(bind_host, token)
+        except InsecureBindError as exc:
+            raise _fail(str(exc)) from exc
     try:
-        system = initialize_system()
+        system = build_system(settings)
     except CognitiveMemoryError as exc:
         raise _fail(exc.message) from exc
-    server = create_server(system, max_results=int(system.configuration["max_memories_per_query"]))
+    server = create_server(system, max_results=settings.recall.max_memories_per_query)
     try:
-        server.run()
+        if http:
+            _serve_http(server, bind_host, bind_port, token, listen.extra_hosts)
+        else:
+            _serve_stdio(server)
     finally:
         system.close()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _serve_stdio(server: Any) -> None:
+    """Serve until stdin closes, SIGINT or SIGTERM; a signal ends the session without a traceback."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
+
+
+def _serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
+    """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning."""
+    import uvicorn
+
+    from interfaces.http_app import create_http_app
+
+    app = create_http_app(server, host=host, port=port, token=token, allowed_hosts=extra_hosts)
+    logging.getLogger(__name__).info(
+        "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s",
+        host,
+        port,
+        " with bearer auth" if token else "",
+    )
+
+    class _Server(uvicorn.Server):
+        """uvicorn re-raises the stopping signal after its graceful shutdown, which would kill the
+        process before the memory system is closed; here the shutdown ends with a clean return."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
+    _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
 
 
 @app.command()

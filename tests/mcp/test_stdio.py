@@ -48,3 +48,32 @@ async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(dat
             assert status.structured_content is not None
             assert status.structured_content["memory_counts"]["total_memories"] == 1
             assert status.structured_content["storage_stats"]["vector_count"] == 1
+
+
+def test_sigterm_ends_a_stdio_server_cleanly(data_dir: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    parameters = server_parameters(data_dir)
+    process = subprocess.Popen(
+        [parameters.command, *parameters.args],
+        env=parameters.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+        b'"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
+    )
+    process.stdin.flush()
+    assert b'"serverInfo"' in process.stdout.readline()
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr
+    assert time.monotonic() - started < 30

@@ -1,0 +1,199 @@
+"""`memory_system serve mcp --port` as a subprocess: both HTTP transports, bearer auth, clean stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
+TOKEN = "correct-horse-battery-staple"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(data_dir),
+        "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
+        **extra,
+    }
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited early with {process.returncode}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"server did not listen on {port} within {seconds} s")
+
+
+@dataclass
+class RunningServer:
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    data_dir = tmp_path_factory.mktemp("http-data")
+    port = free_port()
+    process = subprocess.Popen(
+        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
+        env=server_env(data_dir, MCP_AUTH_TOKEN=TOKEN),
+        cwd=data_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        yield RunningServer(f"http://127.0.0.1:{port}", process)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def authorised() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+async def exercise_all_tools(client: Client, marker: str) -> None:
+    stored = await client.call_tool("store_memory", {"text": f"The {marker} transport stores memories."})
+    assert not stored.is_error
+    lesson = await client.call_tool(
+        "session_lessons", {"lesson_content": f"The {marker} transport is tested."}
+    )
+    assert not lesson.is_error
+    recalled = await client.call_tool("recall_memories", {"query": f"{marker} transport"})
+    assert recalled.structured_content is not None
+    core = recalled.structured_content["memories"]["core"]
+    assert any(marker in memory["content"] for memory in core)
+    status = await client.call_tool("memory_status", {})
+    assert status.structured_content is not None
+    assert status.structured_content["memory_counts"]["total_memories"] >= 2
+    refused = await client.call_tool("recall_memories", {"query": "x", "max_results": -3})
+    assert refused.is_error
+
+
+@pytest.mark.anyio
+async def test_all_tools_over_streamable_http(http_server: RunningServer) -> None:
+    with anyio.fail_after(120):
+        async with (
+            httpx2.AsyncClient(headers=authorised(), timeout=60) as http,
+            Client(streamable_http_client(f"{http_server.url}/mcp", http_client=http)) as client,
+        ):
+            tools = await client.list_tools()
+            assert len(tools.tools) == 4
+            await exercise_all_tools(client, "streamable")
+
+
+@pytest.mark.anyio
+async def test_all_tools_over_sse(http_server: RunningServer) -> None:
+    with anyio.fail_after(120):
+        async with Client(sse_client(f"{http_server.url}/sse", headers=authorised(), timeout=60)) as client:
+            await exercise_all_tools(client, "sse")
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
+@pytest.mark.parametrize("path", ["/mcp", "/sse"])
+def test_requests_without_the_right_token_get_401(
+    http_server: RunningServer, headers: dict[str, str], path: str
+) -> None:
+    method: Any = httpx2.post if path == "/mcp" else httpx2.get
+    kwargs = {"json": INITIALIZE} if path == "/mcp" else {}
+    response = method(f"{http_server.url}{path}", headers=headers, timeout=10, **kwargs)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert response.json()["error"] == "unauthorized"
+
+
+def test_dns_rebinding_protection_stays_on(http_server: RunningServer) -> None:
+    accept = {"Accept": "application/json, text/event-stream", **authorised()}
+    foreign_host = httpx2.post(
+        f"{http_server.url}/mcp", json=INITIALIZE, headers={**accept, "Host": "evil.example"}, timeout=10
+    )
+    assert foreign_host.status_code == 421
+    foreign_origin = httpx2.post(
+        f"{http_server.url}/mcp",
+        json=INITIALIZE,
+        headers={**accept, "Origin": "http://evil.example"},
+        timeout=10,
+    )
+    assert foreign_origin.status_code == 403
+
+
+def test_listening_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [str(MEMORY_SYSTEM), "serve", "mcp", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=server_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Refusing to listen on 0.0.0.0 without authentication" in result.stderr
+    assert "MCP_AUTH_TOKEN" in result.stderr
+
+
+def test_the_environment_selects_http_mode(tmp_path: Path) -> None:
+    port = free_port()
+    env = server_env(tmp_path, MCP_SERVER_MODE="http", MCP_SERVER_PORT=str(port))
+    process = subprocess.Popen(
+        [str(MEMORY_SYSTEM), "serve", "mcp"], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, process)
+        response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, timeout=10)
+        assert response.status_code != 401  # no token configured: loopback is open
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0
+
+
+def test_sigterm_stops_the_http_server_cleanly(tmp_path: Path) -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
+        env=server_env(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    wait_for_port(port, process)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert b"Traceback" not in stderr

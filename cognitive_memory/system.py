@@ -41,6 +41,8 @@ Clock = Callable[[], datetime]
 
 # Each recall that returns two memories together as core adds this to the weight of their link.
 CO_RECALL_STEP = 0.1
+# Memories read from SQLite and written to the index per batch when the index is rebuilt.
+REBUILD_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +92,13 @@ class CognitiveSystem:
         self.replay_outbox()
 
     def _check_encoder_matches_index(self) -> None:
+        """Refuse an encoder other than the one whose vectors the store holds. The signature is
+        recorded with the first stored memory, so a misconfigured model that never loads cannot
+        claim an empty store."""
         signature = f"{self.encoder.name}:{self.encoder.dimension}"
         recorded = self.memories.meta("encoder")
-        if recorded is None:
-            self.memories.set_meta("encoder", signature)
-        elif recorded != signature:
+        self._encoder_recorded = recorded is not None
+        if recorded is not None and recorded != signature:
             raise IndexMismatchError(
                 f"This store was built with encoder {recorded}, but {signature} is configured. "
                 "Use the original model (SENTENCE_BERT_MODEL) or another data directory.",
@@ -148,6 +152,9 @@ class CognitiveSystem:
             session_id=session_id,
         )
         self.memories.add([memory])
+        if not self._encoder_recorded:
+            self.memories.set_meta("encoder", f"{self.encoder.name}:{self.encoder.dimension}")
+            self._encoder_recorded = True
         return StoreOutcome(memory, queued=not self._index([memory]))
 
     def _index(self, memories: Sequence[CognitiveMemory]) -> bool:
@@ -189,6 +196,32 @@ class CognitiveSystem:
         if upserts and self._index(upserts):
             logger.info("Replayed %d queued vector writes", len(upserts))
         return len(pending)
+
+    def rebuild_index(self) -> int:
+        """Rewrite the vector index from the vectors SQLite keeps (nothing is re-embedded).
+
+        Upserts every memory's vector and payload in batches, deletes index points SQLite does not
+        know, and clears the outbox. Returns the number of vectors written.
+        """
+        self.flush()
+        pending = [memory_id for memory_id, _ in self.memories.pending_vector_writes()]
+        known: set[str] = set()
+        for batch in self.memories.iter_memories(REBUILD_BATCH):
+            points = [
+                VectorPoint(m.id, m.cognitive_embedding, payload_for(m))
+                for m in batch
+                if m.cognitive_embedding is not None
+            ]
+            self.vectors.upsert(points)
+            known.update(point.id for point in points)
+        stale = [point_id for point_id in self.vectors.ids() if point_id not in known]
+        for start in range(0, len(stale), REBUILD_BATCH):
+            self.vectors.delete(stale[start : start + REBUILD_BATCH])
+        self.memories.clear_outbox(pending)
+        logger.info(
+            "Rebuilt the vector index: %d vectors written, %d stale points removed", len(known), len(stale)
+        )
+        return len(known)
 
     def retrieve(
         self,

@@ -9,6 +9,7 @@ import contextlib
 import json
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ import typer
 from memory_system import doctor
 
 if TYPE_CHECKING:
+    from cognitive_memory.settings import Settings
     from interfaces.cli import CognitiveCLI
 
 __all__ = ["app", "main"]
@@ -32,7 +34,9 @@ app = typer.Typer(
 )
 serve_app = typer.Typer(help="Run a server.", no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
-doctor.register(app)
+qdrant_app = typer.Typer(help="Run a Qdrant server for this data directory.", no_args_is_help=True)
+app.add_typer(qdrant_app, name="qdrant")
+doctor.register(app, lambda: _settings())
 
 
 def _configure_logging() -> None:
@@ -49,15 +53,29 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=1)
 
 
+def _settings() -> Settings:
+    """Settings from the environment and .env; without QDRANT_URL, a Qdrant server that
+    `memory_system qdrant start` runs for this data directory is used when it answers."""
+    from cognitive_memory.settings import Settings
+    from memory_system import qdrant_server
+
+    settings = Settings()
+    if settings.storage.qdrant_url is None:
+        managed = qdrant_server.load_state(settings.storage.data_dir.expanduser())
+        if managed is not None and qdrant_server.probe(managed.url) is not None:
+            settings.storage.qdrant_url = managed.url
+    return settings
+
+
 @contextmanager
-def _facade(profile: str = "default") -> Iterator[CognitiveCLI]:
+def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
     """A CognitiveCLI over a freshly built system; core errors become one line and exit 1."""
     from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.main import initialize_system
+    from cognitive_memory.main import build_system
     from interfaces.cli import CognitiveCLI
 
     try:
-        system = initialize_system(profile)
+        system = build_system(settings or _settings())
     except CognitiveMemoryError as exc:
         raise _fail(exc.message) from exc
     try:
@@ -83,11 +101,10 @@ def serve_mcp(
     _configure_logging()
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system
-    from cognitive_memory.settings import Settings
     from interfaces.http_app import InsecureBindError, check_bind
     from interfaces.mcp_server import create_server
 
-    settings = Settings()
+    settings = _settings()
     listen = settings.server
     http = port is not None or host is not None or listen.mode == "http"
     bind_host, bind_port = host or listen.host, port or listen.port
@@ -200,6 +217,66 @@ def recall(
     with _facade() as cli:
         result = cli.retrieve_memories(query, None, max_results, not no_bridges)
         _emit(result, format_recall(result), as_json)
+
+
+@qdrant_app.command("start")
+def qdrant_start(
+    port: Annotated[int, typer.Option(min=1, max=65534, help="HTTP port (gRPC: port + 1).")] = 6333,
+) -> None:
+    """Start Qdrant (Docker Compose, else a qdrant binary) and move this memory's index into it."""
+    import shutil
+
+    from memory_system import qdrant_server
+
+    data_dir = _settings().storage.data_dir.expanduser()
+    running = qdrant_server.load_state(data_dir)
+    if running is not None and qdrant_server.probe(running.url) is not None:
+        typer.echo(f"Qdrant already runs for {data_dir} at {running.url}.")
+        return
+    plan = qdrant_server.plan_start(
+        data_dir, docker=qdrant_server.docker_available(), binary=shutil.which("qdrant"), port=port
+    )
+    if plan.kind == "none":
+        raise _fail(plan.message)
+    typer.echo(plan.message)
+    try:
+        started = qdrant_server.launch(plan, data_dir)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise _fail(f"Could not start Qdrant: {exc}") from exc
+    qdrant_server.save_state(data_dir, started)
+    if not qdrant_server.wait_until_ready(started.url, 60):
+        raise _fail(f"Qdrant did not answer at {started.url} within 60 s; see {data_dir / 'qdrant-server'}.")
+    with _facade() as cli:
+        copied = cli.rebuild_index()
+    typer.echo(
+        f"Qdrant runs at {started.url}; {copied} vectors copied from SQLite. memory_system uses it now."
+    )
+
+
+@qdrant_app.command("stop")
+def qdrant_stop() -> None:
+    """Stop the Qdrant server `qdrant start` started for this data directory (nothing else)."""
+    from memory_system import qdrant_server
+
+    data_dir = _settings().storage.data_dir.expanduser()
+    try:
+        typer.echo(qdrant_server.stop(data_dir))
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise _fail(f"Could not stop Qdrant: {exc}") from exc
+
+
+@qdrant_app.command("status")
+def qdrant_status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Embedded or server mode, reachability, version, collections and counts."""
+    from memory_system import qdrant_server
+
+    settings = _settings()
+    report = qdrant_server.describe(settings)
+    typer.echo(json.dumps(report, indent=2) if as_json else qdrant_server.format_report(report))
+    if report["mode"] == "server" and not report["reachable"]:
+        raise typer.Exit(code=1)
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ _SCHEMA = {
     "keyword": qe.PayloadSchemaType.Keyword,
     "float": qe.PayloadSchemaType.Float,
 }
+_ID_PAGE = 1000  # point ids per scroll page
 
 
 class EdgeVectorStore:
@@ -75,6 +76,17 @@ class EdgeVectorStore:
 
     def count(self) -> int:
         return int(self._call(self._shard.count, qe.CountRequest(exact=True)))
+
+    def ids(self) -> list[str]:
+        """Every point id, scrolled a page at a time."""
+        found: list[str] = []
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(offset=offset, limit=_ID_PAGE, with_payload=False, with_vector=False)
+            records, offset = self._call(self._shard.scroll, request)
+            found.extend(str(record.id) for record in records)
+            if offset is None:
+                return found
 
     def info(self) -> VectorStoreInfo:
         shard = self._call(self._shard.info)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 from qdrant_client import QdrantClient, models
@@ -29,6 +30,7 @@ _SCHEMA = {
     "float": models.PayloadSchemaType.FLOAT,
 }
 _CLIENT_ERRORS = (UnexpectedResponse, ResponseHandlingException, OSError, ValueError)
+_ID_PAGE = 1000  # point ids per scroll page
 
 
 class QdrantServerVectorStore:
@@ -50,7 +52,9 @@ class QdrantServerVectorStore:
         cls, url: str, api_key: str | None, collection: str, dimension: int = 384
     ) -> QdrantServerVectorStore:
         """Connect to the server at ``url`` (with an optional API key)."""
-        client = QdrantClient(url=url, api_key=api_key, timeout=10)
+        # The client's own version check warns from a background thread when the server is down;
+        # `memory_system qdrant status` and doctor report the server's version instead.
+        client = QdrantClient(url=url, api_key=api_key, timeout=10, check_compatibility=False)
         return cls(client, collection, url, dimension)
 
     def _ensure_collection(self) -> None:
@@ -99,6 +103,23 @@ class QdrantServerVectorStore:
 
     def count(self) -> int:
         return self._guard(lambda: self._client.count(self._collection, exact=True).count)
+
+    def ids(self) -> list[str]:
+        """Every point id, scrolled a page at a time."""
+        found: list[str] = []
+        offset: models.ExtendedPointId | None = None
+        while True:
+            records, offset = self._guard(partial(self._scroll_page, offset))
+            found.extend(str(record.id) for record in records)
+            if offset is None:
+                return found
+
+    def _scroll_page(
+        self, offset: models.ExtendedPointId | None
+    ) -> tuple[list[models.Record], models.ExtendedPointId | None]:
+        return self._client.scroll(
+            self._collection, limit=_ID_PAGE, offset=offset, with_payload=False, with_vectors=False
+        )
 
     def info(self) -> VectorStoreInfo:
         collection = self._guard(lambda: self._client.get_collection(self._collection))

@@ -134,6 +134,19 @@ class SQLiteMemoryStore:
         by_id = {row[0]: _from_row(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def iter_memories(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
+        """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""
+        last_rowid = 0
+        while True:
+            rows = self._query(
+                f"SELECT {_COLUMNS}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last_rowid, batch_size),
+            )
+            if not rows:
+                return
+            yield [_from_row(row) for row in rows]
+            last_rowid = rows[-1][-1]
+
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         """The stored vectors of these ids."""
         if not ids:

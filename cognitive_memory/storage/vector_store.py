@@ -98,6 +98,10 @@ class VectorStore(Protocol):
 
     def count(self) -> int: ...
 
+    def ids(self) -> list[str]:
+        """Every point id in the index (for rebuilding it from SQLite)."""
+        ...
+
     def info(self) -> VectorStoreInfo: ...
 
     def close(self) -> None: ...
@@ -148,6 +152,10 @@ class ArrayVectorStore:
 
     def count(self) -> int:
         return len(self._points)
+
+    def ids(self) -> list[str]:
+        with self._lock:
+            return list(self._points)
 
     def info(self) -> VectorStoreInfo:
         return VectorStoreInfo("array", "in-memory", "memory", "ok", self.count(), 0)

@@ -271,13 +271,27 @@ def test_a_failed_index_write_is_queued_and_replayed_on_the_next_start(
 
 
 def test_a_store_built_by_another_encoder_is_refused(build: Build) -> None:
-    build(HashEncoder(384)).close()
+    first = build(HashEncoder(384))
+    first.store("Vectors of this encoder now live in the store")
+    first.close()
 
     with pytest.raises(IndexMismatchError) as caught:
         build(RenamedHashEncoder(384))
 
     assert caught.value.code == "index_mismatch"
     assert "hash-384:384" in caught.value.message
+    assert "another-model:384" in caught.value.message
+    build(HashEncoder(384))  # the refused build released the stores
+
+
+def test_an_encoder_that_never_stored_anything_does_not_claim_the_store(build: Build) -> None:
+    build(RenamedHashEncoder(384)).close()  # e.g. a misconfigured model: nothing was stored
+
+    system = build(HashEncoder(384))
+    system.store("The configured encoder stores the first memory")
+    system.close()
+    with pytest.raises(IndexMismatchError) as caught:
+        build(RenamedHashEncoder(384))
     assert "another-model:384" in caught.value.message
     build(HashEncoder(384))  # the refused build released the stores
 

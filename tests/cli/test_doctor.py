@@ -1,0 +1,227 @@
+"""memory_system doctor through typer's runner, and the index rebuild behind ``--repair``."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+from typer.testing import CliRunner
+
+from cognitive_memory.encoding import HashEncoder, SentenceBertEncoder
+from cognitive_memory.main import build_system
+from cognitive_memory.retrieval import RetrievalConfig, Retriever
+from cognitive_memory.settings import Settings
+from cognitive_memory.storage import (
+    ArrayVectorStore,
+    EdgeVectorStore,
+    SQLiteMemoryStore,
+    VectorFilter,
+    VectorPoint,
+    VectorStore,
+)
+from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+from cognitive_memory.system import CognitiveSystem
+from memory_system.cli import app
+from memory_system.doctor import run_checks
+from memory_system.doctor_checks import check_config, check_sqlite, mask_secret
+
+runner = CliRunner()
+
+ALL_CHECKS = ["config", "data_dir", "sqlite", "qdrant", "model", "counts", "round_trip"]
+
+
+def _lines(output: str) -> dict[str, str]:
+    """Check name -> status word, from the text report."""
+    rows = [line.split(maxsplit=2) for line in output.splitlines() if line[:4] in ("OK  ", "WARN", "FAIL")]
+    return {row[1]: row[0] for row in rows}
+
+
+def test_doctor_passes_on_a_fresh_data_directory_and_leaves_nothing_behind(data_dir: Path) -> None:
+    result = runner.invoke(app, ["doctor", "--json"])
+
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["ok"] is True
+    assert [(c["name"], c["status"]) for c in report["checks"]] == [(name, "ok") for name in ALL_CHECKS]
+    memories = SQLiteMemoryStore(data_dir / "cognitive_memory.db")
+    vectors = EdgeVectorStore(data_dir / "vectors")
+    try:
+        assert (memories.counts().total, vectors.count(), memories.pending_vector_writes()) == (0, 0, [])
+    finally:
+        vectors.close()
+        memories.close()
+
+
+def test_doctor_fails_clearly_when_the_data_directory_is_a_file(data_dir: Path) -> None:
+    data_dir.write_text("not a directory")
+
+    result = runner.invoke(app, ["doctor"])
+
+    assert result.exit_code == 1
+    assert f"FAIL  data_dir    {data_dir} is a file, not a directory" in result.output
+    assert "COGNITIVE_MEMORY_DATA_DIR" in result.output
+    assert _lines(result.output)["round_trip"] == "WARN"
+    assert "skipped: needs data_dir" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_counts_that_disagree_fail_until_repair_rebuilds_the_index(
+    data_dir: Path, real_encoder: SentenceBertEncoder
+) -> None:
+    system = build_system(Settings(env_file=None), encoder=real_encoder)
+    kept = system.store("Release builds are signed on the air-gapped laptop.").memory.id
+    lost = system.store("The staging database is refreshed from production every Sunday.").memory.id
+    system.vectors.delete([lost])
+    system.close()
+
+    broken = runner.invoke(app, ["doctor"])
+    repaired = runner.invoke(app, ["doctor", "--repair"])
+    healthy = runner.invoke(app, ["doctor"])
+
+    assert broken.exit_code == 1
+    assert "FAIL  counts      2 memories in SQLite, 1 vector in the index, 0 writes queued" in broken.output
+    assert "memory_system doctor --repair" in broken.output
+    assert repaired.exit_code == 0, repaired.output
+    assert "OK    repair      rebuilt the index from SQLite" in repaired.output
+    assert "2 vectors written (1 -> 2)" in repaired.output
+    assert healthy.exit_code == 0, healthy.output
+    assert _lines(healthy.output) == dict.fromkeys(ALL_CHECKS, "OK")
+    assert healthy.output.rstrip().endswith("7 checks: 0 failed, 0 warnings")
+    reopened = build_system(Settings(env_file=None), encoder=real_encoder)
+    try:
+        query = reopened.encoder.encode(["when is staging refreshed?"])[0]
+        assert reopened.vectors.search(query, 1)[0].id == lost
+        assert {hit.id for hit in reopened.vectors.search(query, 5)} == {kept, lost}
+    finally:
+        reopened.close()
+
+
+def test_a_store_held_by_another_process_fails_the_qdrant_check(data_dir: Path) -> None:
+    holder = EdgeVectorStore(data_dir / "vectors")
+    try:
+        result = runner.invoke(app, ["doctor"])
+    finally:
+        holder.close()
+
+    assert result.exit_code == 1
+    assert "FAIL  qdrant      The vector store in" in result.output
+    assert "open in another memory_system process" in result.output
+    assert {_lines(result.output)[name] for name in ("model", "counts", "round_trip")} == {"WARN"}
+    assert "Traceback" not in result.output
+
+
+def test_secrets_never_appear_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDRANT_API_KEY", "supersecretvalue")
+
+    text = runner.invoke(app, ["doctor"])
+    as_json = runner.invoke(app, ["doctor", "--json"])
+
+    for result in (text, as_json):
+        assert result.exit_code == 0, result.output
+        assert "supersecretvalue" not in result.output
+        assert "QDRANT_API_KEY=****ue" in result.output
+    assert _lines(text.output)["config"] == "WARN"
+    assert "QDRANT_API_KEY is unused without QDRANT_URL" in text.output
+
+
+def test_a_password_in_the_server_url_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QDRANT_URL", "https://admin:hunter2-long-password@qdrant.example:6333")
+
+    settings, result = check_config()
+
+    assert settings is not None and result.status == "ok"
+    assert "hunter2" not in result.detail
+    assert "QDRANT_URL=https://admin:****@qdrant.example:6333" in result.detail
+
+
+def test_an_invalid_setting_fails_the_config_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_MAX_MEMORIES_PER_QUERY", "lots")
+
+    result = runner.invoke(app, ["doctor"])
+
+    assert result.exit_code == 1
+    assert "FAIL  config      invalid setting: MCP_MAX_MEMORIES_PER_QUERY" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_doctor_checks_the_settings_its_caller_resolves(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "resolved-elsewhere"
+    elsewhere.write_text("a file, so the run stops before the model loads")
+
+    def resolve() -> Settings:
+        settings = Settings(env_file=None)
+        settings.storage.data_dir = elsewhere
+        return settings
+
+    results = run_checks(resolve_settings=resolve)
+
+    assert results[0].detail.startswith(f"data_dir={elsewhere},")
+    assert (results[1].name, results[1].status) == ("data_dir", "fail")
+
+
+@pytest.mark.parametrize(("secret", "shown"), [("supersecretvalue", "****ue"), ("short", "(set)")])
+def test_secrets_are_masked_to_at_most_their_last_two_characters(secret: str, shown: str) -> None:
+    assert mask_secret(secret) == shown
+
+
+def test_a_file_that_is_not_a_database_fails_the_sqlite_check(data_dir: Path) -> None:
+    data_dir.mkdir()
+    (data_dir / "cognitive_memory.db").write_bytes(b"this is not a SQLite file" * 100)
+
+    result = check_sqlite(data_dir / "cognitive_memory.db")
+
+    assert result.status == "fail"
+    assert "is damaged (file is not a database)" in result.detail
+    assert ".recover" in result.detail
+
+
+def test_the_sqlite_check_reads_integrity_wal_and_migrations(hash_system: CognitiveSystem) -> None:
+    result = check_sqlite(hash_system.memories.path)
+
+    assert (result.status, result.detail) == ("ok", "integrity ok, WAL, 2 migrations")
+
+
+def _vector_store(kind: str, tmp_path: Path) -> VectorStore:
+    if kind == "edge":
+        return EdgeVectorStore(tmp_path / "edge")
+    if kind == "qdrant-client":
+        return QdrantServerVectorStore(QdrantClient(path=str(tmp_path / "qc")), "memories", "local")
+    return ArrayVectorStore()
+
+
+@pytest.fixture(params=["edge", "qdrant-client", "array"])
+def any_system(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CognitiveSystem]:
+    """A system with the hash encoder over each of the three vector stores."""
+    memories = SQLiteMemoryStore(tmp_path / "memories.db")
+    vectors = _vector_store(request.param, tmp_path)
+    system = CognitiveSystem(
+        memories, vectors, HashEncoder(), Retriever(memories, vectors, RetrievalConfig())
+    )
+    yield system
+    system.close()
+
+
+def test_rebuild_index_restores_missing_vectors_and_drops_unknown_points(any_system: CognitiveSystem) -> None:
+    system = any_system
+    stored = [system.store(f"note {i} about the build", tags=[f"t{i}"]).memory for i in range(3)]
+    system.vectors.delete([stored[0].id])
+    unindexed = replace(stored[1], id=str(uuid.uuid4()), session_id=None)
+    system.memories.add([unindexed])  # in SQLite with a queued outbox row, not in the index
+    stored.append(unindexed)
+    stray = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    system.vectors.upsert([VectorPoint(str(uuid.uuid4()), stray, {})])
+
+    written = system.rebuild_index()
+
+    assert written == 4
+    assert sorted(system.vectors.ids()) == sorted(m.id for m in stored)
+    assert system.memories.pending_vector_writes() == []
+    vector = stored[0].cognitive_embedding
+    assert vector is not None
+    assert [hit.id for hit in system.vectors.search(vector, 3, VectorFilter(tags=("t0",)))] == [stored[0].id]

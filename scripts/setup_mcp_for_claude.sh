@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Register Cognitive Memory with Claude Desktop (and print the line for Claude Code).
 # Safe to run again: it backs the config up, merges one "cognitive-memory" entry and keeps every
-# other key and server. Never prompts. Usage: scripts/setup_mcp_for_claude.sh [--config PATH]
+# other key and server, then runs `memory_system doctor`. Never prompts.
+# Usage: scripts/setup_mcp_for_claude.sh [--config PATH]
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -62,4 +63,7 @@ echo
 echo "Claude Code: claude mcp add cognitive-memory -- \"$bin\" serve mcp"
 echo "Restart Claude Desktop to load the server."
 echo
-"$bin" status || true
+echo "Checking the installation (memory_system doctor):"
+if ! "$bin" doctor; then
+  echo "doctor reported a problem (above); the configuration was still written." >&2
+fi

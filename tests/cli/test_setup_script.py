@@ -43,6 +43,7 @@ def test_setup_merges_one_entry_keeps_the_rest_and_is_idempotent(tmp_path: Path,
     assert len(backups) == 2
     assert any(json.loads(backup.read_text()) == original for backup in backups)
     assert "claude mcp add cognitive-memory" in first.stdout
+    assert "OK    round_trip" in first.stdout  # the script ends with a passing doctor run
 
 
 def test_setup_refuses_a_config_that_is_not_json_and_leaves_it_alone(tmp_path: Path, data_dir: Path) -> None:

@@ -9,6 +9,7 @@ from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
+from cognitive_memory.storage.shared_store import SharedVectorStore
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config"]
@@ -93,4 +94,5 @@ def _vector_store(settings: Settings) -> VectorStore:
         return QdrantServerVectorStore.connect(
             storage.qdrant_url, key, storage.qdrant_collection, EMBEDDING_DIMENSION
         )
-    return EdgeVectorStore(storage.vector_path, EMBEDDING_DIMENSION)
+    path = storage.vector_path
+    return SharedVectorStore(lambda: EdgeVectorStore(path, EMBEDDING_DIMENSION), storage.socket_path)

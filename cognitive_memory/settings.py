@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +62,18 @@ class StorageSettings(BaseSettings):
     @property
     def vector_path(self) -> Path:
         return self.data_dir.expanduser() / "vectors"
+
+    @property
+    def socket_path(self) -> Path:
+        """Where the process owning the embedded store serves the others: in the data directory
+        when the path fits a Unix socket name, else in the user's runtime directory."""
+        beside = self.data_dir.expanduser().resolve() / "vectors.sock"
+        if len(str(beside)) < 100:
+            return beside
+        digest = hashlib.sha256(str(beside).encode()).hexdigest()[:16]
+        runtime = os.environ.get("XDG_RUNTIME_DIR") or str(Path(tempfile.gettempdir()) / f"cm-{os.getuid()}")
+        Path(runtime).mkdir(mode=0o700, parents=True, exist_ok=True)
+        return Path(runtime) / f"cognitive-memory-{digest}.sock"
 
 
 class EncoderSettings(BaseSettings):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
@@ -249,6 +250,7 @@ def _status_out(status: SystemStatus, detailed: bool, session_id: str) -> Status
     if detailed:
         configuration |= status.configuration
         configuration["session_id"] = session_id
+        configuration["process_id"] = os.getpid()
         if info is not None:
             configuration["vector_store_details"] = dict(info.details)
     return StatusResult(

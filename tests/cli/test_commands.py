@@ -66,14 +66,14 @@ def test_store_of_blank_text_fails_with_one_line_and_stores_nothing() -> None:
     assert json.loads(status.output)["memory_counts"]["total_memories"] == 0
 
 
-def test_a_store_held_by_another_process_is_refused_clearly(data_dir: Path) -> None:
+def test_a_store_held_by_a_process_that_does_not_serve_it_is_refused_clearly(data_dir: Path) -> None:
     holder = EdgeVectorStore(data_dir / "vectors")
     try:
         result = runner.invoke(app, ["status"])
     finally:
         holder.close()
     assert result.exit_code == 1
-    assert "open in another memory_system process" in result.output
+    assert "held by another process that does not answer" in result.output
     assert "Traceback" not in result.output
 
 

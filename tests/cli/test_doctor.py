@@ -110,8 +110,8 @@ def test_a_store_held_by_another_process_fails_the_qdrant_check(data_dir: Path) 
         holder.close()
 
     assert result.exit_code == 1
-    assert "FAIL  qdrant      The vector store in" in result.output
-    assert "open in another memory_system process" in result.output
+    assert "FAIL  qdrant      The vector store is held by another process" in result.output
+    assert "held by another process that does not answer" in result.output
     assert {_lines(result.output)[name] for name in ("model", "counts", "round_trip")} == {"WARN"}
     assert "Traceback" not in result.output
 

@@ -1,0 +1,283 @@
+"""One embedded vector store, any number of processes.
+
+The embedded Qdrant Edge shard admits one opener (its WAL lock). The process that holds it, the
+owner, also serves the other processes of the same data directory over a Unix socket; they use
+this class as clients. When the owner goes away (it exits, or is killed), the next call of a
+client opens the shard itself and becomes the owner: the call is retried once, nothing is lost
+(SQLite keeps every memory, and the outbox replays vector writes an owner never confirmed).
+
+    process A (owner) ── EdgeVectorStore ── socket server ──┐
+    process B (client) ── SharedVectorStore ── socket ──────┘
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+import os
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cognitive_memory.core.memory import Vector
+from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.storage.vector_store import (
+    VectorFilter,
+    VectorHit,
+    VectorPoint,
+    VectorStore,
+    VectorStoreInfo,
+)
+
+__all__ = ["SharedVectorStore"]
+
+logger = logging.getLogger(__name__)
+
+_HEADER = struct.Struct(">I")
+_MAX_MESSAGE = 256 * 1024 * 1024
+
+
+def _send(sock: socket.socket, message: dict[str, Any]) -> None:
+    data = json.dumps(message).encode()
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = sock.recv(size - len(chunks))
+        if not chunk:
+            raise ConnectionError("the other side closed the connection")
+        chunks.extend(chunk)
+    return bytes(chunks)
+
+
+def _receive(sock: socket.socket) -> dict[str, Any]:
+    (size,) = _HEADER.unpack(_receive_exactly(sock, _HEADER.size))
+    if size > _MAX_MESSAGE:
+        raise ConnectionError(f"message of {size} bytes refused")
+    message: dict[str, Any] = json.loads(_receive_exactly(sock, size))
+    return message
+
+
+def _pack_vector(vector: Vector) -> str:
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+
+
+def _unpack_vector(text: str) -> Vector:
+    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
+
+
+def _filter_from(data: dict[str, list[Any]] | None) -> VectorFilter | None:
+    return None if data is None else VectorFilter(**{key: tuple(values) for key, values in data.items()})
+
+
+def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
+    """Run one request against the owner's store; the answer is plain JSON."""
+    op = request["op"]
+    if op == "upsert":
+        points = [VectorPoint(p["id"], _unpack_vector(p["vector"]), p["payload"]) for p in request["points"]]
+        store.upsert(points)
+        return None
+    if op == "delete":
+        store.delete(request["ids"])
+        return None
+    if op == "search":
+        hits = store.search(
+            _unpack_vector(request["vector"]), request["limit"], _filter_from(request["where"])
+        )
+        return [[hit.id, hit.score] for hit in hits]
+    if op == "count":
+        return store.count()
+    if op == "ids":
+        return store.ids()
+    if op == "info":
+        info = asdict(store.info())
+        info["details"] = {**info["details"], "served_by_pid": os.getpid()}
+        return info
+    raise StorageError(f"unknown vector store operation {op!r}")
+
+
+class _OwnerServer:
+    """Serves the owner's store to other processes on a Unix socket (threads, one per client)."""
+
+    def __init__(self, store: VectorStore, path: Path) -> None:
+        self._store = store
+        self._path = path
+        path.unlink(missing_ok=True)  # a socket left by a dead owner; the WAL lock proves it is gone
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(path))
+        os.chmod(path, 0o600)
+        self._listener.listen(16)
+        self._closed = threading.Event()
+        self._connections: set[socket.socket] = set()
+        self._guard = threading.Lock()
+        threading.Thread(target=self._accept, name="vector-store-owner", daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._guard:
+                self._connections.add(connection)
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            self._answer(connection)
+        with self._guard:
+            self._connections.discard(connection)
+
+    def _answer(self, connection: socket.socket) -> None:
+        while not self._closed.is_set():
+            try:
+                request = _receive(connection)
+            except (ConnectionError, OSError, ValueError):
+                return
+            try:
+                answer: dict[str, Any] = {"ok": True, "result": _dispatch(self._store, request)}
+            except StorageError as exc:
+                answer = {"ok": False, "code": exc.code, "message": exc.message}
+            try:
+                _send(connection, answer)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        """Stop serving; connected clients see the connection end and take the store over."""
+        self._closed.set()
+        self._listener.close()
+        self._path.unlink(missing_ok=True)
+        with self._guard:
+            for connection in self._connections:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+            self._connections.clear()
+
+
+class SharedVectorStore:
+    """A VectorStore that owns the embedded shard or reaches its owner, whichever is possible."""
+
+    def __init__(
+        self, open_local: Callable[[], VectorStore], socket_path: Path, *, wait: float = 5.0
+    ) -> None:
+        self._open_local = open_local
+        self._socket_path = socket_path
+        self._wait = wait
+        self._lock = threading.RLock()
+        self._local: VectorStore | None = None
+        self._server: _OwnerServer | None = None
+        self._connection: socket.socket | None = None
+        self._attach()
+
+    @property
+    def is_owner(self) -> bool:
+        return self._local is not None
+
+    def _attach(self) -> None:
+        """Open the shard (and serve it), or connect to the process that has it."""
+        deadline = time.monotonic() + self._wait
+        while True:
+            try:
+                local = self._open_local()
+            except StoreLockedError:
+                try:
+                    self._connection = self._connect()
+                    return
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise StoreLockedError(
+                            "The vector store is held by another process that does not answer on "
+                            f"{self._socket_path}; stop stray memory_system processes and try again."
+                        ) from None
+                    time.sleep(0.05)
+                    continue
+            self._local = local
+            self._server = _OwnerServer(local, self._socket_path)
+            logger.info("This process owns the vector store and serves it on %s", self._socket_path)
+            return
+
+    def _connect(self) -> socket.socket:
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(str(self._socket_path))
+        except OSError:
+            connection.close()
+            raise
+        return connection
+
+    def _call(self, op: str, **arguments: Any) -> Any:
+        with self._lock:
+            for attempt in (1, 2):
+                if self._local is not None:
+                    return _dispatch(self._local, {"op": op, **arguments})
+                try:
+                    connection = self._connection
+                    if connection is None:
+                        raise ConnectionError("not connected")
+                    _send(connection, {"op": op, **arguments})
+                    answer = _receive(connection)
+                except (ConnectionError, OSError, ValueError):
+                    if attempt == 2:
+                        raise StorageError(
+                            "The process serving the vector store went away twice in a row."
+                        ) from None
+                    logger.info("The vector store's owner went away; taking over")
+                    self._drop_connection()
+                    self._attach()
+                    continue
+                if not answer["ok"]:
+                    raise StorageError(answer["message"], code=answer["code"])
+                return answer["result"]
+        raise StorageError("unreachable")  # pragma: no cover - the loop always returns or raises
+
+    def _drop_connection(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        if points:
+            packed = [
+                {"id": p.id, "vector": _pack_vector(p.vector), "payload": dict(p.payload)} for p in points
+            ]
+            self._call("upsert", points=packed)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            self._call("delete", ids=list(ids))
+
+    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+        conditions = {key: list(values) for key, values in asdict(where).items()} if where else None
+        hits = self._call("search", vector=_pack_vector(vector), limit=limit, where=conditions)
+        return [VectorHit(str(hit_id), float(score)) for hit_id, score in hits]
+
+    def count(self) -> int:
+        return int(self._call("count"))
+
+    def ids(self) -> list[str]:
+        return [str(point_id) for point_id in self._call("ids")]
+
+    def info(self) -> VectorStoreInfo:
+        return VectorStoreInfo(**self._call("info"))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._server is not None:
+                self._server.close()
+                self._server = None
+            if self._local is not None:
+                self._local.close()
+                self._local = None
+            self._drop_connection()

@@ -80,6 +80,7 @@ class CognitiveSystem:
         *,
         configuration: Mapping[str, Any] | None = None,
         clock: Clock = lambda: datetime.now(UTC),
+        retry_seconds: float = 30.0,
     ) -> None:
         self.memories = memories
         self.vectors = vectors
@@ -88,6 +89,10 @@ class CognitiveSystem:
         self.configuration = dict(configuration or {})
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
+        self.retry_seconds = retry_seconds
+        self._drain_lock = threading.Lock()
+        self._drain_timer: threading.Timer | None = None
+        self._closed = False
         self._check_encoder_matches_index()
         self.replay_outbox()
 
@@ -167,6 +172,7 @@ class CognitiveSystem:
             self.vectors.upsert(points)
         except StorageError as exc:
             logger.warning("Vector index write queued for replay: %s", exc)
+            self._schedule_drain()
             return False
         # Clearing the outbox is bookkeeping: a row left behind by a crash is replayed harmlessly.
         self._bookkeeping.submit(self.memories.clear_outbox, [m.id for m in memories])
@@ -181,21 +187,42 @@ class CognitiveSystem:
                 self.vectors.delete(existing)
             except StorageError as exc:
                 logger.warning("Vector index deletion queued for replay: %s", exc)
+                self._schedule_drain()
                 return existing
             self._bookkeeping.submit(self.memories.clear_outbox, existing)
         return existing
 
     def replay_outbox(self) -> int:
-        """Apply vector writes that SQLite committed but the index never confirmed."""
+        """Apply vector writes that SQLite committed but the index never confirmed; returns how
+        many were pending. While the index fails, a retry is scheduled every ``retry_seconds``."""
         pending = self.memories.pending_vector_writes()
         deletions = [memory_id for memory_id, op in pending if op == "delete"]
         if deletions:
-            self.vectors.delete(deletions)
+            try:
+                self.vectors.delete(deletions)
+            except StorageError as exc:
+                logger.warning("Queued vector deletions wait for the index: %s", exc)
+                self._schedule_drain()
+                return len(pending)
             self.memories.clear_outbox(deletions)
         upserts = self.memories.get([memory_id for memory_id, op in pending if op == "upsert"])
         if upserts and self._index(upserts):
             logger.info("Replayed %d queued vector writes", len(upserts))
         return len(pending)
+
+    def _schedule_drain(self) -> None:
+        """Retry the outbox later, once at a time, until the index takes it."""
+        with self._drain_lock:
+            if self._drain_timer is not None or self._closed:
+                return
+            self._drain_timer = threading.Timer(self.retry_seconds, self._drain)
+            self._drain_timer.daemon = True
+            self._drain_timer.start()
+
+    def _drain(self) -> None:
+        with self._drain_lock:
+            self._drain_timer = None
+        self.replay_outbox()
 
     def rebuild_index(self) -> int:
         """Rewrite the vector index from the vectors SQLite keeps (nothing is re-embedded).
@@ -287,6 +314,10 @@ class CognitiveSystem:
         )
 
     def close(self) -> None:
+        with self._drain_lock:
+            self._closed = True
+            if self._drain_timer is not None:
+                self._drain_timer.cancel()
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.memories.close()

@@ -88,6 +88,7 @@ class CognitiveCLI:
             tags=list(memory.tags),
             stored_at=memory.timestamp.isoformat(),
             queued=outcome.queued,
+            retry_in_seconds=self.system.retry_seconds if outcome.queued else None,
             message="Experience stored successfully",
         )
 
@@ -114,7 +115,7 @@ class CognitiveCLI:
             bridge=[_bridge_out(b) for b in result.bridges],
         )
         total = len(lists.core) + len(lists.peripheral) + len(lists.bridge)
-        return RecallResult(query=result.query, total_results=total, memories=lists)
+        return RecallResult(query=result.query, total_results=total, memories=lists, degraded=result.degraded)
 
     def store_session_lesson(
         self,

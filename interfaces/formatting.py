@@ -49,7 +49,8 @@ def format_store(result: StoreResult) -> str:
         lines.append(f"Tags: {', '.join(result.tags)}")
     if result.queued:
         lines.append(
-            "Note: the vector index is unavailable; this memory is saved and will be indexed on retry."
+            "Note: the vector index is unavailable; this memory is saved and will be indexed "
+            f"automatically (next try in {result.retry_in_seconds or 0:.0f} s)."
         )
     return "\n".join(lines)
 
@@ -75,9 +76,14 @@ def _memory_lines(number: int, memory: MemoryOut) -> list[str]:
 
 def format_recall(result: RecallResult) -> str:
     lists = result.memories
+    note = (
+        ["⚠️ The vector index is unavailable: these were found by their words only."]
+        if result.degraded
+        else []
+    )
     if result.total_results == 0:
-        return f"📋 No memories found for: '{result.query}'"
-    lines = [f"📋 Retrieved {result.total_results} memories for: '{result.query}'"]
+        return "\n".join([f"📋 No memories found for: '{result.query}'", *note])
+    lines = [f"📋 Retrieved {result.total_results} memories for: '{result.query}'", *note]
     number = 0
     for title, memories in (("CORE", lists.core), ("PERIPHERAL", lists.peripheral)):
         if memories:

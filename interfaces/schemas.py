@@ -38,6 +38,9 @@ class StoreResult(BaseModel):
     tags: list[str]
     stored_at: str
     queued: bool = Field(description="True when the vector waits in the outbox for the index.")
+    retry_in_seconds: float | None = Field(
+        default=None, description="When queued: seconds until the index is retried (it drains by itself)."
+    )
     message: str
 
 
@@ -99,6 +102,9 @@ class RecallResult(BaseModel):
     query: str
     total_results: int
     memories: RecallLists
+    degraded: bool = Field(
+        default=False, description="True when the vector index was unavailable and recall used words only."
+    )
 
 
 class LessonResult(BaseModel):

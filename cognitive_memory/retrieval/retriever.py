@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
+from cognitive_memory.errors import StorageError
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.fusion import fuse
@@ -15,6 +17,8 @@ from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorFilter, VectorStore, payload_for
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,7 @@ class RetrievalResult:
     core: list[RankedMemory]
     peripheral: list[RankedMemory]
     bridges: list[BridgeMemory]
+    degraded: bool = False
 
     @property
     def total(self) -> int:
@@ -76,6 +81,7 @@ class _Signals:
     similarity: dict[str, float]
     fused: dict[str, tuple[float, float, float]]
     activation: dict[str, float]
+    degraded: bool
 
 
 class Retriever:
@@ -103,16 +109,20 @@ class Retriever:
         cut = split_core(ranked, self.config.core_ratio)
         core, peripheral = ranked[:cut], ranked[cut:]
         taken = {r.memory.id for r in ranked}
-        bridges = self._bridges(query_vector, core, taken, where) if include_bridges else []
-        return RetrievalResult(query, core, peripheral, bridges)
+        wanted = include_bridges and not signals.degraded
+        bridges = self._bridges(query_vector, core, taken, where) if wanted else []
+        return RetrievalResult(query, core, peripheral, bridges, signals.degraded)
 
     def _signals(self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None) -> _Signals:
         cfg = self.config
-        similarity = {
-            hit.id: hit.score
-            for hit in self._vectors.search(query_vector, pool, where)
-            if hit.score >= cfg.min_similarity
-        }
+        try:
+            hits = self._vectors.search(query_vector, pool, where)
+            degraded = False
+        except StorageError as exc:
+            # The index is down: recall goes on with words alone (cosine still comes from SQLite).
+            logger.warning("Vector search failed, recalling by words only: %s", exc)
+            hits, degraded = [], True
+        similarity = {hit.id: hit.score for hit in hits if hit.score >= cfg.min_similarity}
         lexical = dict(self._memories.lexical_search(query, pool))
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
@@ -130,7 +140,7 @@ class Retriever:
             max_depth=cfg.activation_depth,
             fan_out=cfg.activation_fan_out,
         )
-        return _Signals(similarity, fused, activation)
+        return _Signals(similarity, fused, activation, degraded)
 
     def _rank(
         self, memories: Sequence[CognitiveMemory], signals: _Signals, query_vector: Vector, now: datetime

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,13 +38,35 @@ class EdgeVectorStore:
     def __init__(self, path: Path, dimension: int = 384) -> None:
         self.path = path
         self._dimension = dimension
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # The owner holds this lock from before opening the shard until after it is flushed and
+        # closed: the shard's own WAL lock is released while close() still writes, and a process
+        # loading it in that moment saw points vanish. The OS drops the lock if the owner dies.
+        self._guard = (path.parent / f".{path.name}.lock").open("a")
         try:
-            if (path / "edge_config.json").exists():
-                self._shard = qe.EdgeShard.load(str(path))
-            else:
-                self._shard = self._create()
+            fcntl.flock(self._guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._guard.close()
+            raise _locked(path) from None
+        try:
+            self._shard = self._open()
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        fcntl.flock(self._guard, fcntl.LOCK_UN)
+        self._guard.close()
+
+    def _open(self) -> qe.EdgeShard:
+        try:
+            # Any content means a shard lives here: load it (its config file may be rewritten at the
+            # moment another process closes it; a create here would start an empty shard over it).
+            if self.path.is_dir() and any(self.path.iterdir()):
+                return qe.EdgeShard.load(str(self.path))
+            return self._create()
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
-            raise _classify(exc, path) from exc
+            raise _classify(exc, self.path) from exc
 
     def _create(self) -> qe.EdgeShard:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -103,7 +126,11 @@ class EdgeVectorStore:
         )
 
     def close(self) -> None:
-        self._shard.close()
+        try:
+            self._call(self._shard.flush)
+            self._shard.close()
+        finally:
+            self._release()
 
     def _call(self, method: Any, *args: Any) -> Any:
         try:
@@ -122,11 +149,15 @@ def _edge_filter(where: VectorFilter | None) -> qe.Filter | None:
     return qe.Filter(must=must)
 
 
+def _locked(path: Path) -> StoreLockedError:
+    return StoreLockedError(
+        f"The vector store in {path} is open in another memory_system process. Stop that "
+        "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",
+    )
+
+
 def _classify(exc: Exception, path: Path) -> StorageError:
     text = str(exc)
     if "WouldBlock" in text:  # the WAL lock another process holds
-        return StoreLockedError(
-            f"The vector store in {path} is open in another memory_system process. Stop that "
-            "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",
-        )
+        return _locked(path)
     return StorageError(f"The embedded vector store in {path} failed: {text}")

@@ -67,19 +67,31 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 
 
 def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded, each in its own transaction; return their names."""
+    """Apply every migration not yet recorded, each in its own IMMEDIATE transaction.
+
+    The check happens inside the transaction, so processes starting together on a new database
+    apply each migration exactly once (the others wait on the write lock, then see it recorded).
+    """
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
-    done = {row[0] for row in conn.execute("SELECT name FROM schema_migrations")}
     applied = []
     for name, sql in MIGRATIONS:
-        if name in done:
-            continue
-        stamp = datetime.now(UTC).isoformat()
-        conn.executescript(
-            f"BEGIN IMMEDIATE;\n{sql}\n"
-            f"INSERT INTO schema_migrations (name, applied_at) VALUES ('{name}', '{stamp}');\nCOMMIT;"
-        )
-        applied.append(name)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone() is None:
+                for statement in _statements(sql):
+                    conn.execute(statement)
+                stamp = datetime.now(UTC).isoformat()
+                conn.execute("INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)", (name, stamp))
+                applied.append(name)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
     return applied
+
+
+def _statements(sql: str) -> list[str]:
+    """Split a migration into statements (migrations hold no triggers, so ';' ends a statement)."""
+    return [part.strip() for part in sql.split(";") if part.strip()]

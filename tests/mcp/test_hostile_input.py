@@ -111,10 +111,15 @@ def test_any_arguments_get_an_answer_or_a_known_error_and_nothing_half_written(
 
 
 @pytest.mark.anyio
-async def test_injection_strings_are_data_in_tags_and_queries(
-    hostile_server: tuple[MemoryServer, CognitiveSystem],
-) -> None:
-    server, system = hostile_server
+async def test_injection_strings_are_data_in_tags_and_queries(data_dir: Path) -> None:
+    system = build_system(Settings(env_file=None), "test", encoder=HashEncoder())
+    try:
+        await _store_and_recall_injections(create_server(system), system)
+    finally:
+        system.close()
+
+
+async def _store_and_recall_injections(server: MemoryServer, system: CognitiveSystem) -> None:
     async with Client(server) as client:
         stored = await client.call_tool(
             "store_memory",
@@ -133,7 +138,7 @@ async def test_injection_strings_are_data_in_tags_and_queries(
     first = found.structured_content["memories"]["core"][0]
     assert first["id"] == stored.structured_content["memory_id"]
     assert first["tags"] == INJECTIONS[:5]
-    assert system.memories.counts().total >= 1
+    assert system.memories.counts().total == 1
 
 
 def test_raw_stdio_garbage_is_survived_and_the_next_request_answered(data_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -197,3 +198,35 @@ def test_sigterm_stops_the_http_server_cleanly(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0
     assert b"Traceback" not in stderr
+
+
+def test_the_token_never_reaches_logs_or_status(tmp_path: Path) -> None:
+    port = free_port()
+    secret = "tok-" + "9f3c" * 8
+    process = subprocess.Popen(
+        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
+        env=server_env(tmp_path, MCP_AUTH_TOKEN=secret, COGNITIVE_MEMORY_LOG_LEVEL="DEBUG"),
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, process)
+        refused = httpx2.post(
+            f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers={"Authorization": "Bearer x"}
+        )
+        assert refused.status_code == 401 and secret not in refused.text
+
+        async def status() -> str:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"}, timeout=60) as http,
+                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+            ):
+                result = await client.call_tool("memory_status", {"detailed": True})
+                return json.dumps(result.model_dump(mode="json"))
+
+        assert secret not in anyio.run(status)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert secret.encode() not in stderr
+    assert b"DEBUG" in stderr  # the log was as verbose as it gets

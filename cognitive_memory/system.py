@@ -183,28 +183,27 @@ class CognitiveSystem:
         in SQLite first, so a failure of the index is replayed like any other vector write."""
         existing = self.memories.delete(list(dict.fromkeys(ids)))
         if existing:
-            try:
-                self.vectors.delete(existing)
-            except StorageError as exc:
-                logger.warning("Vector index deletion queued for replay: %s", exc)
-                self._schedule_drain()
-                return existing
-            self._bookkeeping.submit(self.memories.clear_outbox, existing)
+            self._unindex(existing)
         return existing
+
+    def _unindex(self, ids: list[str]) -> bool:
+        """Delete vectors whose deletion SQLite has queued; False (retry scheduled) if the index fails."""
+        try:
+            self.vectors.delete(ids)
+        except StorageError as exc:
+            logger.warning("Vector index deletion queued for replay: %s", exc)
+            self._schedule_drain()
+            return False
+        self._bookkeeping.submit(self.memories.clear_outbox, ids)
+        return True
 
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed; returns how
         many were pending. While the index fails, a retry is scheduled every ``retry_seconds``."""
         pending = self.memories.pending_vector_writes()
         deletions = [memory_id for memory_id, op in pending if op == "delete"]
-        if deletions:
-            try:
-                self.vectors.delete(deletions)
-            except StorageError as exc:
-                logger.warning("Queued vector deletions wait for the index: %s", exc)
-                self._schedule_drain()
-                return len(pending)
-            self.memories.clear_outbox(deletions)
+        if deletions and not self._unindex(deletions):
+            return len(pending)
         upserts = self.memories.get([memory_id for memory_id, op in pending if op == "upsert"])
         if upserts and self._index(upserts):
             logger.info("Replayed %d queued vector writes", len(upserts))

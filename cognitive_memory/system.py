@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.levels import classify
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
     check_importance,
@@ -140,27 +140,40 @@ class CognitiveSystem:
         """
         content = check_text(text)
         level, kind = classify(content, _level(hierarchy_level), _kind(memory_type))
-        now = self._clock()
-        vector = self.encoder.encode([content])[0]
-        memory = CognitiveMemory(
-            id=str(uuid.uuid4()),
-            content=content,
-            hierarchy_level=level,
-            memory_type=kind,
-            created_date=now,
-            timestamp=now,
-            source_date=source_date,
-            importance_score=check_importance(importance_score),
-            tags=check_tags(tags),
-            metadata=check_metadata(metadata),
-            cognitive_embedding=vector,
-            session_id=session_id,
+        importance, labels, extra = (
+            check_importance(importance_score),
+            check_tags(tags),
+            check_metadata(metadata),
         )
-        self.memories.add([memory])
+        vector = self.encoder.encode([content])[0]
+        now = self._clock()
+        memory = _memory(
+            content, vector, level, kind, now, importance, labels, extra, source_date, session_id
+        )
+        return self._commit([memory])[0]
+
+    def store_many(self, texts: Sequence[str], *, session_id: str | None = None) -> list[StoreOutcome]:
+        """Store texts in order with one batched embedding and one SQLite transaction (the bulk
+        path of loaders and benchmarks). Placement follows the rule; any invalid text refuses all."""
+        contents = [check_text(text) for text in texts]
+        if not contents:
+            return []
+        vectors = self.encoder.encode(contents)
+        now = self._clock()
+        batch = [
+            _memory(content, vector, *classify(content), now, 0.5, (), {}, None, session_id)
+            for content, vector in zip(contents, vectors, strict=True)
+        ]
+        return self._commit(batch)
+
+    def _commit(self, batch: list[CognitiveMemory]) -> list[StoreOutcome]:
+        """Commit to SQLite (the acknowledgement), then index the vectors (queued if that fails)."""
+        self.memories.add(batch)
         if not self._encoder_recorded:
             self.memories.set_meta("encoder", f"{self.encoder.name}:{self.encoder.dimension}")
             self._encoder_recorded = True
-        return StoreOutcome(memory, queued=not self._index([memory]))
+        queued = not self._index(batch)
+        return [StoreOutcome(memory, queued) for memory in batch]
 
     def _index(self, memories: Sequence[CognitiveMemory]) -> bool:
         points = [
@@ -320,6 +333,34 @@ class CognitiveSystem:
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.memories.close()
+
+
+def _memory(
+    content: str,
+    vector: Vector,
+    level: HierarchyLevel,
+    kind: MemoryType,
+    now: datetime,
+    importance: float,
+    tags: tuple[str, ...],
+    metadata: dict[str, Any],
+    source_date: datetime | None,
+    session_id: str | None,
+) -> CognitiveMemory:
+    return CognitiveMemory(
+        id=str(uuid.uuid4()),
+        content=content,
+        hierarchy_level=level,
+        memory_type=kind,
+        created_date=now,
+        timestamp=now,
+        source_date=source_date,
+        importance_score=importance,
+        tags=tags,
+        metadata=metadata,
+        cognitive_embedding=vector,
+        session_id=session_id,
+    )
 
 
 def _level(value: int | None) -> HierarchyLevel | None:

@@ -119,3 +119,27 @@ def test_deleting_a_memory_removes_it_everywhere_and_reindexes_its_neighbours(
     assert hash_system.vectors.count() == 1
     assert hash_system.memories.pending_vector_writes() == []
     assert [r.memory.id for r in hash_system.retrieve("ceramics Tuesday pottery").core] == [first.id]
+
+
+def test_store_many_stores_in_order_links_in_time_and_refuses_all_on_a_bad_text(
+    hash_system: CognitiveSystem,
+) -> None:
+    from cognitive_memory.errors import InvalidInputError
+
+    outcomes = hash_system.store_many(
+        ["Yesterday I fixed the login bug", "Always pin the base image", "The API runs on port 8080"],
+        session_id="bulk",
+    )
+    memories = [outcome.memory for outcome in outcomes]
+    assert [(int(m.hierarchy_level), m.memory_type.value) for m in memories] == [
+        (2, "episodic"),
+        (0, "semantic"),
+        (1, "semantic"),
+    ]
+    assert not any(outcome.queued for outcome in outcomes)
+    graph = hash_system.memories.neighbours([memories[2].id])
+    assert sorted(graph[memories[2].id]) == sorted([(memories[1].id, 1.0), (memories[0].id, 0.5)])
+    with pytest.raises(InvalidInputError):
+        hash_system.store_many(["a fine text", "   "])
+    assert hash_system.memories.counts().total == 3
+    assert hash_system.vectors.count() == 3

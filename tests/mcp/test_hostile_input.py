@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import select
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import MemoryServer, create_server
-from tests.mcp.test_stdio import server_parameters
+from tests.mcp.test_stdio import spawn_raw_server
 
 KNOWN_CODES = {
     "missing_field",
@@ -142,15 +141,7 @@ async def _store_and_recall_injections(server: MemoryServer, system: CognitiveSy
 
 
 def test_raw_stdio_garbage_is_survived_and_the_next_request_answered(data_dir: Path) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    parameters = server_parameters(data_dir)
-    process = subprocess.Popen(
-        [parameters.command, *parameters.args],
-        env=parameters.env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None
 
     def send(raw: bytes) -> None:

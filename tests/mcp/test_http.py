@@ -21,18 +21,10 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.mcp.test_stdio import INITIALIZE
+
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
 TOKEN = "correct-horse-battery-staple"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
 
 
 def free_port() -> int:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -13,6 +17,31 @@ from mcp import Client, StdioServerParameters
 pytestmark = pytest.mark.anyio
 
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    },
+}
+
+
+def spawn_raw_server(data_dir: Path, stderr: int = subprocess.PIPE) -> subprocess.Popen[bytes]:
+    """`serve mcp` on pipes, for tests that write raw bytes to it."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    parameters = server_parameters(data_dir)
+    return subprocess.Popen(
+        [parameters.command, *parameters.args],
+        env=parameters.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+    )
 
 
 def server_parameters(data_dir: Path) -> StdioServerParameters:
@@ -51,24 +80,9 @@ async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(dat
 
 
 def test_sigterm_ends_a_stdio_server_cleanly(data_dir: Path) -> None:
-    import signal
-    import subprocess
-    import time
-
-    data_dir.mkdir(parents=True, exist_ok=True)
-    parameters = server_parameters(data_dir)
-    process = subprocess.Popen(
-        [parameters.command, *parameters.args],
-        env=parameters.env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(
-        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
-        b'"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}\n'
-    )
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     process.stdin.flush()
     assert b'"serverInfo"' in process.stdout.readline()
     started = time.monotonic()

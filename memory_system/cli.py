@@ -64,6 +64,13 @@ def _settings() -> Settings:
         managed = qdrant_server.load_state(settings.storage.data_dir.expanduser())
         if managed is not None and qdrant_server.probe(managed.url) is not None:
             settings.storage.qdrant_url = managed.url
+        elif managed is not None:
+            logging.getLogger(__name__).warning(
+                "The Qdrant server started for this data directory (%s) does not answer; using the "
+                "embedded store, whose index may miss what was stored meanwhile: run "
+                "`memory_system qdrant start` again, or `memory_system doctor --repair`.",
+                managed.url,
+            )
     return settings
 
 
@@ -259,10 +266,16 @@ def qdrant_stop() -> None:
     from memory_system import qdrant_server
 
     data_dir = _settings().storage.data_dir.expanduser()
+    was_managed = qdrant_server.load_state(data_dir) is not None
     try:
         typer.echo(qdrant_server.stop(data_dir))
     except (OSError, subprocess.SubprocessError) as exc:
         raise _fail(f"Could not stop Qdrant: {exc}") from exc
+    if not was_managed:
+        return
+    with _facade() as cli:  # back on the embedded store: bring its index up to date from SQLite
+        copied = cli.rebuild_index()
+    typer.echo(f"The embedded store is in use again; {copied} vectors copied from SQLite.")
 
 
 @qdrant_app.command("status")

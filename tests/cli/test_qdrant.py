@@ -118,6 +118,7 @@ def test_a_started_binary_is_found_by_status_and_stopped_by_stop(
         assert report["managed"]["pid"] == started.pid
         stopped = runner.invoke(app, ["qdrant", "stop"])
         assert f"Stopped the qdrant process {started.pid}" in stopped.output
+        assert "The embedded store is in use again; 0 vectors copied from SQLite." in stopped.output
         assert started.pid is not None
         os.waitpid(started.pid, 0)
         assert qdrant_server.load_state(data_dir) is None

@@ -21,6 +21,7 @@ from memory_system import doctor
 
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings
+    from cognitive_memory.system import CognitiveSystem
     from interfaces.cli import CognitiveCLI
 
 __all__ = ["app", "main"]
@@ -75,22 +76,30 @@ def _settings() -> Settings:
 
 
 @contextmanager
-def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
-    """A CognitiveCLI over a freshly built system; core errors become one line and exit 1."""
+def _system(settings: Settings | None = None) -> Iterator[CognitiveSystem]:
+    """A freshly built system, closed afterwards; core errors become one line and exit 1."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system
-    from interfaces.cli import CognitiveCLI
 
     try:
         system = build_system(settings or _settings())
     except CognitiveMemoryError as exc:
         raise _fail(exc.message) from exc
     try:
-        yield CognitiveCLI(system)
+        yield system
     except CognitiveMemoryError as exc:
         raise _fail(exc.message) from exc
     finally:
         system.close()
+
+
+@contextmanager
+def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
+    """A CognitiveCLI over a freshly built system (see ``_system``)."""
+    from interfaces.cli import CognitiveCLI
+
+    with _system(settings) as system:
+        yield CognitiveCLI(system)
 
 
 def _emit(result: Any, text: str, as_json: bool) -> None:
@@ -106,8 +115,6 @@ def serve_mcp(
 ) -> None:
     """Serve the MCP tools over stdio, or over HTTP with --port (or MCP_SERVER_MODE=http)."""
     _configure_logging()
-    from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.main import build_system
     from interfaces.http_app import InsecureBindError, check_bind
     from interfaces.mcp_server import create_server
 
@@ -121,18 +128,12 @@ def serve_mcp(
             check_bind(bind_host, token)
         except InsecureBindError as exc:
             raise _fail(str(exc)) from exc
-    try:
-        system = build_system(settings)
-    except CognitiveMemoryError as exc:
-        raise _fail(exc.message) from exc
-    server = create_server(system, max_results=settings.recall.max_memories_per_query)
-    try:
+    with _system(settings) as system:
+        server = create_server(system, max_results=settings.recall.max_memories_per_query)
         if http:
             _serve_http(server, bind_host, bind_port, token, listen.extra_hosts)
         else:
             _serve_stdio(server)
-    finally:
-        system.close()
 
 
 def _interrupt(signum: int, frame: Any) -> None:

@@ -54,6 +54,29 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], seconds: float = 
     raise AssertionError(f"server did not listen on {port} within {seconds} s")
 
 
+def spawn_http_server(
+    data_dir: Path, port: int, *, by_option: bool = True, stderr: int = subprocess.DEVNULL, **env: str
+) -> subprocess.Popen[bytes]:
+    """`serve mcp` over HTTP on ``port`` (by --port, or by the environment), once it listens."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    options = ["--port", str(port)] if by_option else []
+    process = subprocess.Popen(
+        [str(MEMORY_SYSTEM), "serve", "mcp", *options],
+        env=server_env(data_dir, **env),
+        cwd=data_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
+    try:
+        wait_for_port(port, process)
+    except AssertionError:
+        process.kill()
+        process.communicate()
+        raise
+    return process
+
+
 @dataclass
 class RunningServer:
     url: str
@@ -64,16 +87,8 @@ class RunningServer:
 def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     data_dir = tmp_path_factory.mktemp("http-data")
     port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
-        env=server_env(data_dir, MCP_AUTH_TOKEN=TOKEN),
-        cwd=data_dir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = spawn_http_server(data_dir, port, MCP_AUTH_TOKEN=TOKEN)
     try:
-        wait_for_port(port, process)
         yield RunningServer(f"http://127.0.0.1:{port}", process)
     finally:
         process.terminate()
@@ -164,12 +179,10 @@ def test_listening_beyond_loopback_without_a_token_is_refused(tmp_path: Path) ->
 
 def test_the_environment_selects_http_mode(tmp_path: Path) -> None:
     port = free_port()
-    env = server_env(tmp_path, MCP_SERVER_MODE="http", MCP_SERVER_PORT=str(port))
-    process = subprocess.Popen(
-        [str(MEMORY_SYSTEM), "serve", "mcp"], env=env, stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    process = spawn_http_server(
+        tmp_path, port, by_option=False, MCP_SERVER_MODE="http", MCP_SERVER_PORT=str(port)
     )
     try:
-        wait_for_port(port, process)
         response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, timeout=10)
         assert response.status_code != 401  # no token configured: loopback is open
     finally:
@@ -179,13 +192,7 @@ def test_the_environment_selects_http_mode(tmp_path: Path) -> None:
 
 def test_sigterm_stops_the_http_server_cleanly(tmp_path: Path) -> None:
     port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
-        env=server_env(tmp_path),
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    wait_for_port(port, process)
+    process = spawn_http_server(tmp_path, port, stderr=subprocess.PIPE)
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0
@@ -195,14 +202,10 @@ def test_sigterm_stops_the_http_server_cleanly(tmp_path: Path) -> None:
 def test_the_token_never_reaches_logs_or_status(tmp_path: Path) -> None:
     port = free_port()
     secret = "tok-" + "9f3c" * 8
-    process = subprocess.Popen(
-        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
-        env=server_env(tmp_path, MCP_AUTH_TOKEN=secret, COGNITIVE_MEMORY_LOG_LEVEL="DEBUG"),
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+    process = spawn_http_server(
+        tmp_path, port, stderr=subprocess.PIPE, MCP_AUTH_TOKEN=secret, COGNITIVE_MEMORY_LOG_LEVEL="DEBUG"
     )
     try:
-        wait_for_port(port, process)
         refused = httpx2.post(
             f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers={"Authorization": "Bearer x"}
         )

@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.test_http import MEMORY_SYSTEM, free_port, server_env, wait_for_port
-from tests.mcp.test_stdio import server_parameters
+from tests.mcp.test_http import free_port, spawn_http_server
+from tests.mcp.test_stdio import INITIALIZE, server_parameters, spawn_raw_server
 
 pytestmark = pytest.mark.anyio
 
@@ -36,18 +36,11 @@ async def final_status(data_dir: Path) -> dict[str, Any]:
 
 
 async def test_eight_http_clients_times_a_hundred_mixed_calls(data_dir: Path) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    process = subprocess.Popen(
-        [str(MEMORY_SYSTEM), "serve", "mcp", "--port", str(port)],
-        env=server_env(data_dir),
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = spawn_http_server(data_dir, port)
     acknowledged: list[str] = []
     failures: list[str] = []
     try:
-        wait_for_port(port, process)
 
         async def worker(number: int) -> None:
             rng = random.Random(number)
@@ -119,25 +112,12 @@ async def test_three_stdio_servers_storing_at_once_lose_nothing(data_dir: Path) 
 
 
 def test_kill_9_at_random_moments_loses_no_acknowledged_memory(data_dir: Path) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    parameters = server_parameters(data_dir)
     rng = random.Random(9)
     acknowledged: set[str] = set()
     for round_number in range(3):
-        process = subprocess.Popen(
-            [parameters.command, *parameters.args],
-            env=parameters.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        process = spawn_raw_server(data_dir, stderr=subprocess.DEVNULL)
         assert process.stdin is not None and process.stdout is not None
-        init = {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        }
-        requests = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}]
+        requests: list[dict[str, Any]] = [INITIALIZE]
         for index in range(1, 40):
             text = f"round {round_number} memory {index} about the flaky integration suite"
             params = {"name": "store_memory", "arguments": {"text": text}}

@@ -54,10 +54,6 @@ class RetrievalResult:
     bridges: list[BridgeMemory]
     degraded: bool = False
 
-    @property
-    def total(self) -> int:
-        return len(self.core) + len(self.peripheral) + len(self.bridges)
-
     def memory_ids(self) -> list[str]:
         ranked = [r.memory.id for r in (*self.core, *self.peripheral)]
         return ranked + [b.memory.id for b in self.bridges]

@@ -14,6 +14,7 @@ from typing import Any
 
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
     check_importance,
@@ -32,6 +33,7 @@ from cognitive_memory.storage.vector_store import (
     VectorStoreInfo,
     payload_for,
 )
+from cognitive_memory.sync import build_write, plan_sync
 
 __all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus"]
 
@@ -169,11 +171,47 @@ class CognitiveSystem:
     def _commit(self, batch: list[CognitiveMemory]) -> list[StoreOutcome]:
         """Commit to SQLite (the acknowledgement), then index the vectors (queued if that fails)."""
         self.memories.add(batch)
+        self._record_encoder()
+        queued = not self._index(batch)
+        return [StoreOutcome(memory, queued) for memory in batch]
+
+    def _record_encoder(self) -> None:
         if not self._encoder_recorded:
             self.memories.set_meta("encoder", f"{self.encoder.name}:{self.encoder.dimension}")
             self._encoder_recorded = True
-        queued = not self._index(batch)
-        return [StoreOutcome(memory, queued) for memory in batch]
+
+    def sync_sources(self, updates: Sequence[SourceUpdate]) -> list[SyncCounts]:
+        """Make the store hold exactly the given chunks of each source (see ``cognitive_memory.sync``).
+
+        Only new and changed texts are embedded, in one batch; all sources are written in one
+        SQLite transaction, so no reader ever sees a source half-replaced.
+        """
+        plans = []
+        for update in updates:
+            rows = self.memories.source_chunks(update.key)
+            stored = {m.id: m for m in self.memories.get([row.memory_id for row in rows])}
+            plans.append(plan_sync(update, rows, stored))
+        texts = [text for plan in plans for text in plan.texts]
+        vectors = iter(self.encoder.encode(texts)) if texts else iter(())
+        now = self._clock()
+        built = [build_write(plan, vectors, now) for plan in plans]
+        writes = [write for write, _ in built]
+        self.memories.write_sources(writes)
+        self._record_encoder()
+        upserts = [m for write in writes for m in (*write.added, *write.rewritten)]
+        if upserts:
+            self._index(upserts)
+        removed = [memory_id for write in writes for memory_id in write.removed]
+        if removed:
+            self._unindex(removed)
+        return [counts for _, counts in built]
+
+    def forget_sources(self, keys: Sequence[str]) -> int:
+        """Remove loaded sources and their memories; returns how many memories went."""
+        removed = self.memories.forget_sources(keys)
+        if removed:
+            self._unindex(removed)
+        return len(removed)
 
     def _index(self, memories: Sequence[CognitiveMemory]) -> bool:
         points = [

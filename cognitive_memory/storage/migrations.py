@@ -63,6 +63,46 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX memories_session ON memories (session_id, timestamp);
         """,
     ),
+    (
+        "0003_sources_and_structure",
+        """
+        CREATE TABLE sources (
+            key TEXT PRIMARY KEY,
+            loader_type TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT '{}',
+            loaded_at REAL NOT NULL
+        );
+        CREATE TABLE source_chunks (
+            memory_id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+            source_key TEXT NOT NULL,
+            chunk_key TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            UNIQUE (source_key, chunk_key)
+        );
+        CREATE TABLE source_links (
+            memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            target_key TEXT NOT NULL,
+            PRIMARY KEY (memory_id, target_key)
+        );
+        CREATE INDEX source_links_target ON source_links (target_key);
+        CREATE TABLE connections_0003 (
+            source_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            target_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN (
+                'temporal', 'semantic', 'co_recall', 'source', 'parent', 'child', 'sibling', 'link'
+            )),
+            weight REAL NOT NULL CHECK (weight > 0),
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (source_id, target_id, kind)
+        );
+        INSERT INTO connections_0003 SELECT source_id, target_id, kind, weight, updated_at FROM connections;
+        DROP TABLE connections;
+        ALTER TABLE connections_0003 RENAME TO connections;
+        CREATE INDEX connections_target ON connections (target_id);
+        """,
+    ),
 )
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
+from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage.migrations import apply_migrations
 
 __all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "SQLiteMemoryStore"]
@@ -85,45 +86,52 @@ class SQLiteMemoryStore:
     def add(self, memories: Sequence[CognitiveMemory]) -> None:
         """Insert memories in one transaction: rows, lexical index, links in time, vector outbox."""
         now = datetime.now(UTC).timestamp()
-        rows = [_to_row(memory) for memory in memories]
         with self._transaction() as conn:
-            conn.executemany(
-                f"INSERT INTO memories ({_COLUMNS}, loader_type) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            for memory in memories:
-                stamp = memory.timestamp.timestamp()
-                linked = associations.link_in_time(conn, memory.id, memory.session_id, stamp)
-                for memory_id in (memory.id, *linked):
-                    associations.index_memory(conn, memory_id)
-            _queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
+            _insert(conn, memories, now)
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete memories with their links and lexical entries, queue their vector deletions,
         and re-index their neighbours in time. Returns the ids that existed."""
+        with self._transaction() as conn:
+            return _delete(conn, ids, datetime.now(UTC).timestamp())
+
+    def write_sources(self, writes: Sequence[source_sql.SourceWrite]) -> None:
+        """Apply loader syncs in one transaction: a reader sees each source before or after, never
+        half-replaced. Vector writes (new and rewritten upserts, deletions) go to the outbox."""
         now = datetime.now(UTC).timestamp()
         with self._transaction() as conn:
-            marks = ",".join("?" * len(ids))
-            found = conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall()
-            existing = [memory_id for memory_id, _ in found]
-            if not existing:
-                return []
-            marks = ",".join("?" * len(existing))
-            touched = {
-                row[0]
-                for row in conn.execute(
-                    f"SELECT target_id FROM connections WHERE source_id IN ({marks}) AND kind = 'temporal'",
-                    existing,
-                )
-            } - set(existing)
-            conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
-            conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
-            _queue_vector_writes(conn, existing, "delete", now)
-            for memory_id in sorted(touched):
-                associations.index_memory(conn, memory_id)
-        return existing
+            for write in writes:
+                _delete(conn, write.removed, now)
+                _insert(conn, write.added, now)
+                rewritten = source_sql.write_source(conn, write, now)
+                for memory_id in rewritten:
+                    associations.index_memory(conn, memory_id)
+                _queue_vector_writes(conn, rewritten, "upsert", now)
+            source_sql.resolve_links(conn, now)
+            if any(write.added or write.rewritten for write in writes):
+                conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+
+    def forget_sources(self, keys: Sequence[str]) -> list[str]:
+        """Delete loaded sources and all their memories; returns the memory ids removed."""
+        now = datetime.now(UTC).timestamp()
+        removed: list[str] = []
+        with self._transaction() as conn:
+            for key in keys:
+                ids = [chunk.memory_id for chunk in source_sql.chunks_of(conn, key)]
+                removed += _delete(conn, ids, now)
+                source_sql.forget_source(conn, key)
+        return removed
+
+    def source_chunks(self, key: str) -> list[source_sql.ChunkRow]:
+        """The chunks a source holds, in order."""
+        with self._lock:
+            return source_sql.chunks_of(self._conn, key)
+
+    def sources(self, loader_type: str, prefix: str = "") -> list[source_sql.SourceRecord]:
+        """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""
+        with self._lock:
+            return source_sql.sources_under(self._conn, loader_type, prefix)
 
     def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
         """The memories with these ids, in the order given (unknown ids are skipped)."""
@@ -242,6 +250,46 @@ class SQLiteMemoryStore:
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
+
+
+def _insert(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
+    """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
+    conn.executemany(
+        f"INSERT INTO memories ({_COLUMNS}, loader_type) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [_to_row(memory) for memory in memories],
+    )
+    for memory in memories:
+        stamp = memory.timestamp.timestamp()
+        linked = associations.link_in_time(conn, memory.id, memory.session_id, stamp)
+        for memory_id in (memory.id, *linked):
+            associations.index_memory(conn, memory_id)
+    _queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
+
+
+def _delete(conn: sqlite3.Connection, ids: Sequence[str], now: float) -> list[str]:
+    """Delete rows, lexical entries and links, queue vector deletions, re-index neighbours in time."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    found = conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall()
+    existing = [memory_id for memory_id, _ in found]
+    if not existing:
+        return []
+    marks = ",".join("?" * len(existing))
+    touched = {
+        row[0]
+        for row in conn.execute(
+            f"SELECT target_id FROM connections WHERE source_id IN ({marks}) AND kind = 'temporal'",
+            existing,
+        )
+    } - set(existing)
+    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
+    conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
+    _queue_vector_writes(conn, existing, "delete", now)
+    for memory_id in sorted(touched):
+        associations.index_memory(conn, memory_id)
+    return existing
 
 
 def _queue_vector_writes(conn: sqlite3.Connection, ids: Sequence[str], operation: str, at: float) -> None:

@@ -1,0 +1,128 @@
+"""Loading markdown files and trees into the store, incrementally.
+
+A file whose bytes are unchanged since its last load is not even parsed. A changed file is cut
+into chunks and synced: unchanged chunks keep their memories, changed ones are updated in place,
+and new and vanished ones are added and removed, in one transaction per batch of files. A file
+gone from a re-loaded directory loses its memories; a file that still exists but cannot be read
+keeps them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cognitive_memory.core.sources import SourceUpdate, SyncCounts
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.loaders.files import Skipped, TextFile, read_text, walk_markdown
+from cognitive_memory.loaders.markdown import chunk_markdown
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["BATCH_CHUNKS", "LOADER_TYPE", "LoadReport", "load_markdown", "remove_markdown"]
+
+LOADER_TYPE = "markdown"
+# Files are synced in batches of about this many chunks: one embedding call, one transaction.
+BATCH_CHUNKS = 256
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """What a load did: files by outcome, chunks by outcome, what was skipped, and how fast."""
+
+    root: str
+    files: int = 0
+    files_loaded: int = 0
+    files_unchanged: int = 0
+    files_removed: int = 0
+    chunks: SyncCounts = field(default_factory=SyncCounts)
+    skipped: tuple[Skipped, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def memories_per_second(self) -> float:
+        written = self.chunks.added + self.chunks.updated
+        return written / self.seconds if self.seconds > 0 else 0.0
+
+
+def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress | None = None) -> LoadReport:
+    """Load a markdown file or every markdown file under a directory (see the module docstring)."""
+    started = time.perf_counter()
+    root = _existing(path)
+    if root.is_dir():
+        files, skipped = walk_markdown(root)
+        prefix = str(root) + os.sep
+    else:
+        files, skipped, prefix = [root], [], None
+    known = {source.key: source for source in system.memories.sources(LOADER_TYPE, prefix or str(root))}
+    batch: list[SourceUpdate] = []
+    counts, loaded, unchanged = SyncCounts(), 0, 0
+    for done, file in enumerate(files, start=1):
+        read = read_text(file)
+        if isinstance(read, Skipped):
+            skipped.append(read)
+        elif (source := known.get(str(file))) is not None and source.fingerprint == read.fingerprint:
+            unchanged += 1
+            counts += SyncCounts(unchanged=int(source.state.get("chunks", 0)))
+        else:
+            batch.append(_update(read))
+            loaded += 1
+        if sum(len(update.chunks) for update in batch) >= BATCH_CHUNKS or done == len(files):
+            counts += _sync(system, batch)
+            batch = []
+        if on_progress is not None:
+            on_progress(done, len(files))
+    removed = _vanished(known, files) if prefix is not None else []
+    if removed:
+        counts += SyncCounts(removed=system.forget_sources(removed))
+    return LoadReport(
+        str(root),
+        len(files),
+        loaded,
+        unchanged,
+        len(removed),
+        counts,
+        tuple(skipped),
+        time.perf_counter() - started,
+    )
+
+
+def remove_markdown(system: CognitiveSystem, path: Path) -> tuple[int, int]:
+    """Forget a loaded file, or every loaded file under a directory (the path need not exist).
+    Returns (files, memories) removed."""
+    target = str(path.expanduser().resolve())
+    keys = [
+        source.key
+        for source in system.memories.sources(LOADER_TYPE, target)
+        if source.key == target or source.key.startswith(target + os.sep)
+    ]
+    return len(keys), system.forget_sources(keys) if keys else 0
+
+
+def _existing(path: Path) -> Path:
+    resolved = path.expanduser().resolve()
+    if not resolved.exists():
+        raise InvalidInputError(f"{path} does not exist.", code="not_found")
+    return resolved
+
+
+def _update(file: TextFile) -> SourceUpdate:
+    chunks = tuple(chunk_markdown(file.text, file.path))
+    return SourceUpdate(str(file.path), LOADER_TYPE, file.fingerprint, chunks, {"chunks": len(chunks)})
+
+
+def _sync(system: CognitiveSystem, batch: Sequence[SourceUpdate]) -> SyncCounts:
+    total = SyncCounts()
+    for counts in system.sync_sources(batch) if batch else ():
+        total += counts
+    return total
+
+
+def _vanished(known: Collection[str], files: Sequence[Path]) -> list[str]:
+    """Stored sources under the root that were not found and no longer exist as files."""
+    present = {str(file) for file in files}
+    return [key for key in known if key not in present and not Path(key).is_file()]

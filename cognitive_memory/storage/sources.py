@@ -1,0 +1,169 @@
+"""SQL for loaded sources (files, repositories) and their chunks, run inside SQLiteMemoryStore's
+transactions. A source's memories are replaced in one transaction, so no reader ever sees a file
+with some of its sections missing."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.errors import StorageError
+
+__all__ = [
+    "STRUCTURE_KINDS",
+    "ChunkRow",
+    "SourceRecord",
+    "SourceWrite",
+    "chunks_of",
+    "forget_source",
+    "resolve_links",
+    "sources_under",
+    "write_source",
+]
+
+# Edges between the chunks of one source; rewritten whenever the source is synced.
+STRUCTURE_KINDS = ("parent", "child", "sibling")
+LINK_WEIGHT = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """Which memory holds which chunk of a source, with the hash of its text and its place."""
+
+    memory_id: str
+    chunk_key: str
+    content_hash: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    key: str
+    loader_type: str
+    fingerprint: str
+    state: dict[str, Any]
+    loaded_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SourceWrite:
+    """Everything one sync writes for a source: new memories, rewritten ones (same id, kept access
+    history), removed ids, the full chunk table, structure edges (directed) and outgoing links."""
+
+    key: str
+    loader_type: str
+    fingerprint: str
+    state: Mapping[str, Any]
+    added: Sequence[CognitiveMemory] = ()
+    rewritten: Sequence[CognitiveMemory] = ()
+    removed: Sequence[str] = ()
+    chunks: Sequence[ChunkRow] = ()
+    edges: Sequence[tuple[str, str, str, float]] = ()
+    links: Sequence[tuple[str, str]] = ()
+
+
+def chunks_of(conn: sqlite3.Connection, source_key: str) -> list[ChunkRow]:
+    rows = conn.execute(
+        "SELECT memory_id, chunk_key, content_hash, position FROM source_chunks WHERE source_key = ? "
+        "ORDER BY position",
+        (source_key,),
+    ).fetchall()
+    return [ChunkRow(*row) for row in rows]
+
+
+def sources_under(conn: sqlite3.Connection, loader_type: str, prefix: str) -> list[SourceRecord]:
+    """Sources of ``loader_type`` whose key is ``prefix`` or starts with it ('' for all)."""
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = conn.execute(
+        "SELECT key, loader_type, fingerprint, state, loaded_at FROM sources "
+        "WHERE loader_type = ? AND key LIKE ? ESCAPE '\\' ORDER BY key",
+        (loader_type, pattern),
+    ).fetchall()
+    return [
+        SourceRecord(key, kind, fingerprint, json.loads(state), datetime.fromtimestamp(at, UTC))
+        for key, kind, fingerprint, state, at in rows
+    ]
+
+
+def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> list[str]:
+    """Apply a ``SourceWrite`` (the caller has inserted ``added`` and deleted ``removed``): rewrite
+    changed rows, the chunk table, structure edges and links. Returns the ids whose lexical entry
+    must be rewritten."""
+    conn.executemany(
+        "UPDATE memories SET content = ?, hierarchy_level = ?, memory_type = ?, modified_date = ?, "
+        "source_date = ?, importance_score = ?, metadata = ?, tags = ?, embedding = ?, loader_type = ? "
+        "WHERE id = ?",
+        [_rewrite_row(memory) for memory in write.rewritten],
+    )
+    conn.execute("DELETE FROM source_chunks WHERE source_key = ?", (write.key,))
+    conn.executemany(
+        "INSERT INTO source_chunks (memory_id, source_key, chunk_key, content_hash, position) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(c.memory_id, write.key, c.chunk_key, c.content_hash, c.position) for c in write.chunks],
+    )
+    ids = [c.memory_id for c in write.chunks]
+    _replace_structure(conn, ids, write.edges, at)
+    conn.executemany("DELETE FROM source_links WHERE memory_id = ?", [(i,) for i in ids])
+    conn.executemany("INSERT OR IGNORE INTO source_links (memory_id, target_key) VALUES (?, ?)", write.links)
+    conn.execute(
+        "INSERT OR REPLACE INTO sources (key, loader_type, fingerprint, state, loaded_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (write.key, write.loader_type, write.fingerprint, json.dumps(dict(write.state)), at),
+    )
+    return [memory.id for memory in write.rewritten]
+
+
+def forget_source(conn: sqlite3.Connection, key: str) -> None:
+    conn.execute("DELETE FROM sources WHERE key = ?", (key,))
+
+
+def resolve_links(conn: sqlite3.Connection, at: float) -> None:
+    """Connect every linking chunk to the first chunk of the source it links to, both ways."""
+    pairs = conn.execute(
+        "SELECT l.memory_id, c.memory_id FROM source_links l JOIN source_chunks c "
+        "ON c.source_key = l.target_key AND c.position = 0 WHERE l.memory_id != c.memory_id"
+    ).fetchall()
+    conn.executemany(
+        "INSERT OR IGNORE INTO connections (source_id, target_id, kind, weight, updated_at) "
+        "VALUES (?, ?, 'link', ?, ?)",
+        [(a, b, LINK_WEIGHT, at) for x, y in pairs for a, b in ((x, y), (y, x))],
+    )
+
+
+def _replace_structure(
+    conn: sqlite3.Connection, ids: Sequence[str], edges: Sequence[tuple[str, str, str, float]], at: float
+) -> None:
+    marks = ",".join("?" * len(STRUCTURE_KINDS))
+    conn.executemany(
+        f"DELETE FROM connections WHERE source_id = ? AND kind IN ({marks})",
+        [(memory_id, *STRUCTURE_KINDS) for memory_id in ids],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO connections (source_id, target_id, kind, weight, updated_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [(a, b, kind, weight, at) for a, b, kind, weight in edges],
+    )
+
+
+def _rewrite_row(memory: CognitiveMemory) -> tuple[Any, ...]:
+    vector = memory.cognitive_embedding
+    if vector is None:
+        raise StorageError(f"Memory {memory.id} has no embedding; it cannot be stored.")
+    return (
+        memory.content,
+        int(memory.hierarchy_level),
+        memory.memory_type.value,
+        memory.modified_date.isoformat() if memory.modified_date else None,
+        memory.source_date.isoformat() if memory.source_date else None,
+        memory.importance_score,
+        json.dumps(dict(memory.metadata), ensure_ascii=False),
+        json.dumps(list(memory.tags), ensure_ascii=False),
+        vector.astype("<f4").tobytes(),
+        memory.loader_type,
+        memory.id,
+    )

@@ -1,0 +1,156 @@
+"""Planning a source sync: which chunks keep their memory, which change, which come and go.
+
+Matching runs in two passes. A chunk whose key is already stored keeps that memory (its id,
+access count and strength): unchanged when the text hash is equal, updated (embedded again) when
+not. A chunk with a new key whose text equals a stored chunk that lost its key (a section that
+moved or was renamed without a change of text) takes over that memory without re-embedding.
+What is left is added or removed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
+from cognitive_memory.core.validation import check_text
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.storage.sources import ChunkRow, SourceWrite
+
+__all__ = ["SyncPlan", "build_write", "plan_sync"]
+
+PARENT_WEIGHT = 0.8
+SIBLING_WEIGHT = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    chunk: SourceChunk
+    digest: str
+    stored: CognitiveMemory | None
+    needs_vector: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SyncPlan:
+    """A source's chunks matched against what the store holds; ``texts`` need embedding."""
+
+    update: SourceUpdate
+    matches: tuple[_Match, ...]
+    removed: tuple[str, ...]
+
+    @property
+    def texts(self) -> list[str]:
+        return [match.chunk.content for match in self.matches if match.needs_vector]
+
+
+def plan_sync(
+    update: SourceUpdate, stored_chunks: Sequence[ChunkRow], stored: Mapping[str, CognitiveMemory]
+) -> SyncPlan:
+    """Match ``update``'s chunks against the source's stored chunks (see the module docstring)."""
+    by_key = {row.chunk_key: row for row in stored_chunks}
+    new_keys = {chunk.key for chunk in update.chunks}
+    if len(new_keys) != len(update.chunks):
+        raise InvalidInputError(
+            f"Source {update.key} has two chunks with the same key.", code="invalid_value"
+        )
+    orphans: dict[str, list[ChunkRow]] = {}
+    for stored_row in stored_chunks:
+        if stored_row.chunk_key not in new_keys:
+            orphans.setdefault(stored_row.content_hash, []).append(stored_row)
+    matches = []
+    for chunk in update.chunks:
+        digest = content_hash(check_text(chunk.content))
+        row = by_key.get(chunk.key)
+        if row is None and orphans.get(digest):
+            row = orphans[digest].pop(0)
+        memory = stored.get(row.memory_id) if row is not None else None
+        changed = row is None or row.content_hash != digest or memory is None
+        matches.append(_Match(chunk, digest, memory, needs_vector=changed))
+    kept = {match.stored.id for match in matches if match.stored is not None}
+    removed = tuple(r.memory_id for r in stored_chunks if r.memory_id not in kept)
+    return SyncPlan(update, tuple(matches), removed)
+
+
+def build_write(plan: SyncPlan, vectors: Iterator[Vector], now: datetime) -> tuple[SourceWrite, SyncCounts]:
+    """The SourceWrite for a plan, taking the new vectors (in ``plan.texts`` order) from ``vectors``."""
+    added: list[CognitiveMemory] = []
+    rewritten: list[CognitiveMemory] = []
+    chunks: list[ChunkRow] = []
+    unchanged = 0
+    for position, match in enumerate(plan.matches):
+        vector = next(vectors) if match.needs_vector else None
+        memory = _memory_for(match, vector, now)
+        if match.stored is None:
+            added.append(memory)
+        elif memory != match.stored or vector is not None:
+            rewritten.append(memory)
+        else:
+            unchanged += 1
+        chunks.append(ChunkRow(memory.id, match.chunk.key, match.digest, position))
+    ids = {match.chunk.key: row.memory_id for match, row in zip(plan.matches, chunks, strict=True)}
+    update = plan.update
+    write = SourceWrite(
+        key=update.key,
+        loader_type=update.loader_type,
+        fingerprint=update.fingerprint,
+        state=update.state,
+        added=added,
+        rewritten=rewritten,
+        removed=plan.removed,
+        chunks=chunks,
+        edges=_structure(update.chunks, ids),
+        links=[(ids[c.key], target) for c in update.chunks for target in c.links if target != update.key],
+    )
+    return write, SyncCounts(len(added), len(rewritten), len(plan.removed), unchanged)
+
+
+def _memory_for(match: _Match, vector: Vector | None, now: datetime) -> CognitiveMemory:
+    chunk, stored = match.chunk, match.stored
+    if stored is None:
+        stored = CognitiveMemory(
+            id=str(uuid.uuid4()),
+            content=chunk.content,
+            hierarchy_level=chunk.hierarchy_level,
+            memory_type=chunk.memory_type,
+            created_date=now,
+            timestamp=now,
+        )
+    fresh = dataclasses.replace(
+        stored,
+        content=chunk.content,
+        hierarchy_level=chunk.hierarchy_level,
+        memory_type=chunk.memory_type,
+        importance_score=chunk.importance_score,
+        metadata=dict(chunk.metadata),
+        tags=chunk.tags,
+        source_date=chunk.source_date,
+    )
+    if match.stored is None:
+        return dataclasses.replace(fresh, cognitive_embedding=vector)
+    if vector is not None:
+        return dataclasses.replace(fresh, modified_date=now, cognitive_embedding=vector)
+    return stored if fresh == stored else dataclasses.replace(fresh, modified_date=now)
+
+
+def _structure(chunks: Sequence[SourceChunk], ids: Mapping[str, str]) -> list[tuple[str, str, str, float]]:
+    """Directed parent/child edges, and sibling edges between consecutive children of one parent."""
+    edges: list[tuple[str, str, str, float]] = []
+    last_child: dict[str, str] = {}
+    for chunk in chunks:
+        if chunk.parent is None or chunk.parent not in ids:
+            continue
+        child, parent = ids[chunk.key], ids[chunk.parent]
+        edges += [(child, parent, "parent", PARENT_WEIGHT), (parent, child, "child", PARENT_WEIGHT)]
+        previous = last_child.get(parent)
+        if previous is not None:
+            edges += [
+                (previous, child, "sibling", SIBLING_WEIGHT),
+                (child, previous, "sibling", SIBLING_WEIGHT),
+            ]
+        last_child[parent] = child
+    return edges

@@ -3,28 +3,38 @@
 from __future__ import annotations
 
 import os
+import threading
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
+from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.loaders import LoadReport, load_markdown, remove_markdown
+from cognitive_memory.loaders.watch import watch_markdown
 from cognitive_memory.retrieval import RankedMemory
 from cognitive_memory.system import CognitiveSystem, SystemStatus
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
     BridgeOut,
+    ChunkCountsOut,
     DeleteResult,
     LessonResult,
+    LoadResult,
     MemoryCountsOut,
     MemoryOut,
     RecallLists,
     RecallResult,
+    RemoveResult,
     ScoreOut,
+    SkippedOut,
     StatusResult,
     StorageStatsOut,
     StoreResult,
+    WatchResult,
 )
 
 __all__ = ["IMPORTANCE_SCORES", "LESSON_PLACEMENT", "RECALL_TYPES", "CognitiveCLI"]
@@ -176,9 +186,61 @@ class CognitiveCLI:
         """Rewrite the vector index from the vectors in SQLite; returns the number written."""
         return self.system.rebuild_index()
 
+    def load_markdown(self, path: str, on_progress: Callable[[int, int], None] | None = None) -> LoadResult:
+        """Load a markdown file or tree incrementally; ``on_progress(done, total)`` counts files."""
+        return _load_out(load_markdown(self.system, Path(path), on_progress=on_progress))
+
+    def watch_markdown(
+        self,
+        path: str,
+        on_load: Callable[[LoadResult], None],
+        on_batch: Callable[[WatchResult], None],
+        stop: threading.Event | None = None,
+    ) -> None:
+        """Load ``path``, then follow its changes until ``stop`` is set or the process is interrupted."""
+        watch_markdown(
+            self.system,
+            Path(path),
+            on_load=lambda report: on_load(_load_out(report)),
+            on_batch=lambda batch: on_batch(
+                WatchResult(
+                    changed=list(batch.changed),
+                    removed=list(batch.removed),
+                    chunks=_chunks_out(batch.chunks),
+                    skipped=[SkippedOut(path=item.path, reason=item.reason) for item in batch.skipped],
+                )
+            ),
+            stop=stop,
+        )
+
+    def remove_file(self, path: str) -> RemoveResult:
+        """Forget the memories of a loaded markdown file (or of every loaded file under a directory)."""
+        files, memories = remove_markdown(self.system, Path(path))
+        return RemoveResult(path=path, files_removed=files, memories_removed=memories)
+
     def show_status(self, detailed: bool = False) -> StatusResult:
         """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
         return _status_out(self.system.status(), detailed, self.session_id)
+
+
+def _chunks_out(counts: SyncCounts) -> ChunkCountsOut:
+    return ChunkCountsOut(
+        added=counts.added, updated=counts.updated, removed=counts.removed, unchanged=counts.unchanged
+    )
+
+
+def _load_out(report: LoadReport) -> LoadResult:
+    return LoadResult(
+        root=report.root,
+        files=report.files,
+        files_loaded=report.files_loaded,
+        files_unchanged=report.files_unchanged,
+        files_removed=report.files_removed,
+        chunks=_chunks_out(report.chunks),
+        skipped=[SkippedOut(path=item.path, reason=item.reason) for item in report.skipped],
+        seconds=round(report.seconds, 3),
+        memories_per_second=round(report.memories_per_second, 1),
+    )
 
 
 def _memory_fields(memory: CognitiveMemory) -> dict[str, Any]:

@@ -19,7 +19,7 @@ def format_source_info(metadata: Mapping[str, Any]) -> str:
     loader = metadata.get("loader_type")
     if loader == "markdown":
         name = PurePath(str(metadata.get("source_path", "document"))).name
-        return f"📄 {name} → {metadata.get('title', 'document')}"
+        return f"📄 {name} → {metadata.get('section') or metadata.get('title', 'document')}"
     if loader == "git":
         repo = metadata.get("repository", "repository")
         pattern = metadata.get("pattern_type")

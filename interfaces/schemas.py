@@ -158,6 +158,49 @@ class DeleteResult(BaseModel):
     missing: list[str]
 
 
+class SkippedOut(BaseModel):
+    path: str
+    reason: str
+
+
+class ChunkCountsOut(BaseModel):
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+
+
+class LoadResult(BaseModel):
+    """What a markdown load did. ``files_loaded`` were new or changed; ``skipped`` could not be read."""
+
+    success: bool = True
+    root: str
+    files: int
+    files_loaded: int
+    files_unchanged: int
+    files_removed: int
+    chunks: ChunkCountsOut
+    skipped: list[SkippedOut]
+    seconds: float
+    memories_per_second: float
+
+
+class WatchResult(BaseModel):
+    """One debounced batch of changes that ``watch`` applied."""
+
+    changed: list[str]
+    removed: list[str]
+    chunks: ChunkCountsOut
+    skipped: list[SkippedOut]
+
+
+class RemoveResult(BaseModel):
+    success: bool = True
+    path: str
+    files_removed: int
+    memories_removed: int
+
+
 class ErrorResult(BaseModel):
     success: bool = False
     error: str

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_system import doctor
+from memory_system import doctor, load_commands
 
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings
@@ -100,6 +100,9 @@ def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
 
     with _system(settings) as system:
         yield CognitiveCLI(system)
+
+
+load_commands.register(app, _facade)
 
 
 def _emit(result: Any, text: str, as_json: bool) -> None:

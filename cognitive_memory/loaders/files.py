@@ -13,11 +13,20 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MARKDOWN_SUFFIXES", "MAX_FILE_BYTES", "Skipped", "TextFile", "read_text", "walk_markdown"]
+__all__ = [
+    "MARKDOWN_SUFFIXES",
+    "MAX_FILE_BYTES",
+    "PRUNED_DIRECTORIES",
+    "Skipped",
+    "TextFile",
+    "is_markdown",
+    "read_text",
+    "walk_markdown",
+]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 10 * 1024 * 1024
-_PRUNED = frozenset({"node_modules", "__pycache__"})
+PRUNED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +61,7 @@ def walk_markdown(root: Path) -> tuple[list[Path], list[Skipped]]:
     for directory, subdirectories, names in os.walk(root, onerror=unreadable):
         here = Path(directory)
         for name in list(subdirectories):
-            if name.startswith(".") or name in _PRUNED:
+            if name.startswith(".") or name in PRUNED_DIRECTORIES:
                 subdirectories.remove(name)
             elif (here / name).is_symlink():
                 subdirectories.remove(name)

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.loaders.files import Skipped, TextFile, read_text, walk_markdown
 from cognitive_memory.loaders.markdown import chunk_markdown
+from cognitive_memory.storage.sources import SourceRecord
 from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["BATCH_CHUNKS", "LOADER_TYPE", "LoadReport", "load_markdown", "remove_markdown"]
+__all__ = ["BATCH_CHUNKS", "LOADER_TYPE", "LoadReport", "load_markdown", "remove_markdown", "sync_files"]
 
 LOADER_TYPE = "markdown"
 # Files are synced in batches of about this many chunks: one embedding call, one transaction.
@@ -59,7 +60,40 @@ def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress 
     else:
         files, skipped, prefix = [root], [], None
     known = {source.key: source for source in system.memories.sources(LOADER_TYPE, prefix or str(root))}
+    report = sync_files(system, files, known, on_progress=on_progress)
+    removed = _vanished(known, files) if prefix is not None else []
+    counts = report.chunks
+    if removed:
+        counts += SyncCounts(removed=system.forget_sources(removed))
+    return replace(
+        report,
+        root=str(root),
+        files_removed=len(removed),
+        chunks=counts,
+        skipped=(*skipped, *report.skipped),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def sync_files(
+    system: CognitiveSystem,
+    files: Sequence[Path],
+    known: Mapping[str, SourceRecord] | None = None,
+    *,
+    on_progress: Progress | None = None,
+) -> LoadReport:
+    """Sync these markdown files (real paths): unchanged bytes are skipped, the rest is parsed and
+    synced in batches. ``known`` holds the stored sources (looked up when not given)."""
+    started = time.perf_counter()
+    if known is None:
+        known = {
+            source.key: source
+            for file in files
+            for source in system.memories.sources(LOADER_TYPE, str(file))
+            if source.key == str(file)
+        }
     batch: list[SourceUpdate] = []
+    skipped: list[Skipped] = []
     counts, loaded, unchanged = SyncCounts(), 0, 0
     for done, file in enumerate(files, start=1):
         read = read_text(file)
@@ -76,19 +110,8 @@ def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress 
             batch = []
         if on_progress is not None:
             on_progress(done, len(files))
-    removed = _vanished(known, files) if prefix is not None else []
-    if removed:
-        counts += SyncCounts(removed=system.forget_sources(removed))
-    return LoadReport(
-        str(root),
-        len(files),
-        loaded,
-        unchanged,
-        len(removed),
-        counts,
-        tuple(skipped),
-        time.perf_counter() - started,
-    )
+    seconds = time.perf_counter() - started
+    return LoadReport("", len(files), loaded, unchanged, 0, counts, tuple(skipped), seconds)
 
 
 def remove_markdown(system: CognitiveSystem, path: Path) -> tuple[int, int]:

@@ -1,0 +1,99 @@
+"""Following a markdown tree as it changes: one process, one loaded model, the incremental path.
+
+Changes are gathered by ``watchfiles`` (native file notifications) and debounced, so an editor's
+burst of writes becomes one sync. A created or modified file is synced like a load; a deleted
+file or directory loses its memories; a rename is a deletion plus a creation.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from cognitive_memory.core.sources import SyncCounts
+from cognitive_memory.loaders.files import PRUNED_DIRECTORIES, Skipped, is_markdown
+from cognitive_memory.loaders.notes import LoadReport, load_markdown, remove_markdown, sync_files
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["DEBOUNCE_MS", "WatchBatch", "apply_changes", "watch_markdown"]
+
+DEBOUNCE_MS = 500
+
+
+@dataclass(frozen=True, slots=True)
+class WatchBatch:
+    """What one debounced batch of file changes did."""
+
+    changed: tuple[str, ...]
+    removed: tuple[str, ...]
+    chunks: SyncCounts
+    skipped: tuple[Skipped, ...]
+
+
+def watch_markdown(
+    system: CognitiveSystem,
+    path: Path,
+    *,
+    on_load: Callable[[LoadReport], None] | None = None,
+    on_batch: Callable[[WatchBatch], None] | None = None,
+    stop: threading.Event | None = None,
+    debounce_ms: int = DEBOUNCE_MS,
+) -> None:
+    """Load ``path`` once, then follow its changes until ``stop`` is set (or the process is
+    interrupted). ``on_load`` receives the first load's report, ``on_batch`` each later batch."""
+    import watchfiles
+
+    report = load_markdown(system, path)
+    root = Path(report.root)
+    if on_load is not None:
+        on_load(report)
+    watched = root if root.is_dir() else root.parent
+    for changes in watchfiles.watch(
+        watched,
+        watch_filter=lambda _change, name: _relevant(root, Path(name)),
+        debounce=debounce_ms,
+        stop_event=stop,
+        raise_interrupt=False,
+    ):
+        batch = apply_changes(system, root, (Path(name) for _, name in changes))
+        if on_batch is not None and (batch.chunks.changed or batch.skipped):
+            on_batch(batch)
+
+
+def _relevant(root: Path, path: Path) -> bool:
+    """Whether a change can matter: the watched file itself, or a path in the tree that a walk
+    would enter (a directory's deletion counts, since its files go with it)."""
+    if not root.is_dir():
+        return path == root
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    return not any(part.startswith(".") or part in PRUNED_DIRECTORIES for part in parts[:-1])
+
+
+def apply_changes(system: CognitiveSystem, root: Path, paths: Iterable[Path]) -> WatchBatch:
+    """Sync changed markdown files under ``root`` and forget those (or directories) that are gone."""
+    changed: dict[Path, None] = {}
+    removed: list[str] = []
+    skipped: list[Skipped] = []
+    counts = SyncCounts()
+    for path in sorted(set(paths)):
+        if path.is_file() and is_markdown(path):
+            resolved = path.resolve()
+            if resolved.is_relative_to(root) or resolved == root:
+                changed[resolved] = None
+            else:
+                skipped.append(Skipped(str(path), f"symlink to {resolved}, outside the watched tree"))
+        elif not path.exists():
+            files, memories = remove_markdown(system, path)
+            if files:
+                removed.append(str(path))
+                counts += SyncCounts(removed=memories)
+    if changed:
+        report = sync_files(system, list(changed))
+        counts += report.chunks
+        skipped += report.skipped
+    return WatchBatch(tuple(map(str, changed)), tuple(removed), counts, tuple(skipped))

@@ -1,0 +1,123 @@
+"""`load`, `remove-file` and `watch`: markdown notes into memories, from a shell.
+
+Progress bars and messages go to stderr, so ``--json`` output on stdout stays machine-readable.
+Exit codes: 0 everything loaded, 1 nothing could be done (one line says why), 3 loaded, but some
+files were skipped (each is listed with its reason).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from interfaces.cli import CognitiveCLI
+    from interfaces.schemas import LoadResult, WatchResult
+
+__all__ = ["EXIT_SKIPPED", "format_load", "register"]
+
+EXIT_SKIPPED = 3
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+
+
+def format_load(result: LoadResult) -> str:
+    """The summary printed after a load."""
+    chunks = result.chunks
+    lines = [
+        f"Loaded {result.root}: {result.files} files ({result.files_loaded} new or changed, "
+        f"{result.files_unchanged} unchanged, {result.files_removed} removed, {len(result.skipped)} skipped)",
+        f"Chunks: {chunks.added} added, {chunks.updated} updated, {chunks.removed} removed, "
+        f"{chunks.unchanged} unchanged",
+        f"Took {result.seconds:.2f} s ({result.memories_per_second:.1f} memories/s)",
+    ]
+    if result.skipped:
+        lines.append("Skipped:")
+        lines += [f"  {item.path}: {item.reason}" for item in result.skipped]
+    return "\n".join(lines)
+
+
+def _format_batch(batch: WatchResult) -> str:
+    chunks = batch.chunks
+    lines = [
+        f"{len(batch.changed)} changed, {len(batch.removed)} removed: {chunks.added} chunks added, "
+        f"{chunks.updated} updated, {chunks.removed} removed"
+    ]
+    lines += [f"  skipped {item.path}: {item.reason}" for item in batch.skipped]
+    return "\n".join(lines)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr, fed with (files done, files total)."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("Loading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("files", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield advance
+
+
+def _emit(result: Any, text: str, as_json: bool) -> None:
+    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
+
+
+def register(app: typer.Typer, facade: FacadeSource) -> None:
+    """Add ``load``, ``remove-file`` and ``watch`` to ``app``; ``facade`` opens a CognitiveCLI."""
+
+    @app.command(name="load")
+    def load_command(
+        path: Annotated[str, typer.Argument(help="A markdown file, or a directory to load recursively.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+        quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    ) -> None:
+        """Load markdown notes: one memory per section; a re-load only touches what changed."""
+        with facade() as cli, _progress(not quiet and not as_json) as advance:
+            result = cli.load_markdown(path, on_progress=advance)
+        _emit(result, format_load(result), as_json)
+        if result.skipped:
+            raise typer.Exit(code=EXIT_SKIPPED)
+
+    @app.command(name="remove-file")
+    def remove_file_command(
+        path: Annotated[str, typer.Argument(help="A loaded file, or a directory of loaded files.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """Forget the memories loaded from a file (or from every file under a directory)."""
+        with facade() as cli:
+            result = cli.remove_file(path)
+        text = f"Removed {result.memories_removed} memories of {result.files_removed} files under {path}"
+        _emit(result, text, as_json)
+
+    @app.command(name="watch")
+    def watch_command(
+        path: Annotated[str, typer.Argument(help="A markdown file or directory to follow.")],
+    ) -> None:
+        """Load markdown, then follow its changes (create, modify, delete, rename) until Ctrl-C."""
+        import signal
+        import threading
+
+        def loaded(result: LoadResult) -> None:
+            typer.echo(format_load(result) + "\nWatching for changes...", err=True)
+
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+        with facade() as cli:
+            cli.watch_markdown(
+                path,
+                on_load=loaded,
+                on_batch=lambda batch: typer.echo(_format_batch(batch), err=True),
+                stop=stop,
+            )
+        typer.echo("Stopped watching.", err=True)

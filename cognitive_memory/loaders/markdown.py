@@ -45,7 +45,10 @@ BREADCRUMB_SEPARATOR = " › "
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(={3,}|-{3,})[ \t]*$")
-_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)|^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
+_LINK = re.compile(
+    r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)|^[ \t]*\[[^\]]+\]:[ \t]*<?(\S+?)>?(?:\s|$)",
+    re.MULTILINE,
+)
 _OVERVIEW = re.compile(r"^(overview|introduction|intro|summary|about|abstract|tl;?dr)\b", re.IGNORECASE)
 
 

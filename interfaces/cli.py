@@ -239,6 +239,7 @@ def _load_out(report: LoadReport) -> LoadResult:
         chunks=_chunks_out(report.chunks),
         skipped=[SkippedOut(path=item.path, reason=item.reason) for item in report.skipped],
         seconds=round(report.seconds, 3),
+        model_load_seconds=round(report.model_seconds, 3),
         memories_per_second=round(report.memories_per_second, 1),
     )
 

@@ -182,6 +182,7 @@ class LoadResult(BaseModel):
     chunks: ChunkCountsOut
     skipped: list[SkippedOut]
     seconds: float
+    model_load_seconds: float
     memories_per_second: float
 
 

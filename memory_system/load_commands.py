@@ -27,12 +27,13 @@ FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 def format_load(result: LoadResult) -> str:
     """The summary printed after a load."""
     chunks = result.chunks
+    model = f" (loading the model: {result.model_load_seconds:.2f} s)" if result.model_load_seconds else ""
     lines = [
         f"Loaded {result.root}: {result.files} files ({result.files_loaded} new or changed, "
         f"{result.files_unchanged} unchanged, {result.files_removed} removed, {len(result.skipped)} skipped)",
         f"Chunks: {chunks.added} added, {chunks.updated} updated, {chunks.removed} removed, "
         f"{chunks.unchanged} unchanged",
-        f"Took {result.seconds:.2f} s ({result.memories_per_second:.1f} memories/s)",
+        f"Took {result.seconds:.2f} s{model}, {result.memories_per_second:.1f} memories/s",
     ]
     if result.skipped:
         lines.append("Skipped:")

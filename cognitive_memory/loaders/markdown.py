@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 MAX_CHUNK_CHARS = 1500
-MIN_CHUNK_CHARS = 120
+MIN_CHUNK_CHARS = 60
 BREADCRUMB_SEPARATOR = " › "
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")

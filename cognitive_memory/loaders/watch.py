@@ -14,12 +14,20 @@ from pathlib import Path
 
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.loaders.files import PRUNED_DIRECTORIES, Skipped, is_markdown
-from cognitive_memory.loaders.notes import LoadReport, load_markdown, remove_markdown, sync_files
+from cognitive_memory.loaders.notes import (
+    LoadReport,
+    existing_path,
+    load_markdown,
+    remove_markdown,
+    sync_files,
+)
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["DEBOUNCE_MS", "WatchBatch", "apply_changes", "watch_markdown"]
 
 DEBOUNCE_MS = 500
+# How long the watcher waits for a change before yielding an empty batch.
+RUST_TIMEOUT_MS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,18 +53,25 @@ def watch_markdown(
     interrupted). ``on_load`` receives the first load's report, ``on_batch`` each later batch."""
     import watchfiles
 
-    report = load_markdown(system, path)
-    root = Path(report.root)
-    if on_load is not None:
-        on_load(report)
-    watched = root if root.is_dir() else root.parent
+    root = existing_path(path)
+    loaded = False
+    # The first load runs once the watcher is running (its first, possibly empty, batch), so a
+    # change made while the tree loads is not missed: it arrives in a later batch.
     for changes in watchfiles.watch(
-        watched,
+        root if root.is_dir() else root.parent,
         watch_filter=lambda _change, name: _relevant(root, Path(name)),
         debounce=debounce_ms,
         stop_event=stop,
         raise_interrupt=False,
+        yield_on_timeout=True,
+        rust_timeout=RUST_TIMEOUT_MS,
     ):
+        if not loaded:
+            report = load_markdown(system, root)
+            loaded = True
+            if on_load is not None:
+                on_load(report)
+            continue
         batch = apply_changes(system, root, (Path(name) for _, name in changes))
         if on_batch is not None and (batch.chunks.changed or batch.skipped):
             on_batch(batch)

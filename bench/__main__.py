@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from bench import latency, locomo
+from bench import latency, load, locomo
 
-BENCHMARKS = {"latency": latency.main, "locomo": locomo.main}
+BENCHMARKS = {"latency": latency.main, "load": load.main, "locomo": locomo.main}
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ Matching runs in two passes. A chunk whose key is already stored keeps that memo
 access count and strength): unchanged when the text hash is equal, updated (embedded again) when
 not. A chunk with a new key whose text equals a stored chunk that lost its key (a section that
 moved or was renamed without a change of text) takes over that memory without re-embedding.
-What is left is added or removed.
+A chunk still unmatched takes the unmatched stored chunk at the same position (a renamed header:
+updated in place). What is left is added or removed.
 """
 
 from __future__ import annotations
@@ -62,12 +63,19 @@ def plan_sync(
     for stored_row in stored_chunks:
         if stored_row.chunk_key not in new_keys:
             orphans.setdefault(stored_row.content_hash, []).append(stored_row)
-    matches = []
-    for chunk in update.chunks:
-        digest = content_hash(check_text(chunk.content))
+    rows: list[ChunkRow | None] = []
+    digests = [content_hash(check_text(chunk.content)) for chunk in update.chunks]
+    for chunk, digest in zip(update.chunks, digests, strict=True):
         row = by_key.get(chunk.key)
         if row is None and orphans.get(digest):
             row = orphans[digest].pop(0)
+        rows.append(row)
+    # Last, a chunk still unmatched takes the unmatched stored chunk at its position (a renamed
+    # header): it is updated in place rather than replaced.
+    left = {r.position: r for group in orphans.values() for r in group}
+    rows = [row or left.get(position) for position, row in enumerate(rows)]
+    matches = []
+    for chunk, digest, row in zip(update.chunks, digests, rows, strict=True):
         memory = stored.get(row.memory_id) if row is not None else None
         changed = row is None or row.content_hash != digest or memory is None
         matches.append(_Match(chunk, digest, memory, needs_vector=changed))

@@ -81,9 +81,19 @@ def test_a_moved_chunk_with_the_same_text_keeps_its_memory_without_embedding() -
 
 
 def test_vanished_chunks_are_removed_and_new_ones_added() -> None:
-    _, write, counts = _plan([_chunk("b", "beta")], {"a": ("m1", "alpha")})
-    assert (counts.added, counts.removed) == (1, 1)
-    assert write.removed == ("m1",)
+    _, write, counts = _plan([_chunk("a", "alpha")], {"a": ("m1", "alpha"), "b": ("m2", "beta")})
+    assert (counts.added, counts.removed, write.removed) == (0, 1, ("m2",))
+    _, write, counts = _plan([_chunk("a", "alpha"), _chunk("c", "gamma")], {"a": ("m1", "alpha")})
+    assert (counts.added, counts.removed, [m.content for m in write.added]) == (1, 0, ["gamma"])
+
+
+def test_a_renamed_header_updates_the_memory_at_its_position() -> None:
+    _, write, counts = _plan(
+        [_chunk("a", "alpha"), _chunk("b2", "## B renamed\nbody")],
+        {"a": ("m1", "alpha"), "b": ("m2", "## B\nbody")},
+    )
+    assert (counts.updated, counts.added, counts.removed) == (1, 0, 0)
+    assert [(m.id, m.access_count) for m in write.rewritten] == [("m2", 3)]
 
 
 def test_siblings_are_consecutive_children_of_one_parent() -> None:

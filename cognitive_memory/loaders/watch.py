@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cognitive_memory.core.sources import SyncCounts
-from cognitive_memory.loaders.files import PRUNED_DIRECTORIES, Skipped, is_markdown
+from cognitive_memory.loaders.files import PRUNED_DIRECTORIES, Skipped, is_markdown, walk_markdown
 from cognitive_memory.loaders.notes import (
     LoadReport,
     existing_path,
@@ -102,9 +102,13 @@ def apply_changes(system: CognitiveSystem, root: Path, paths: Iterable[Path]) ->
                 changed[resolved] = None
             else:
                 skipped.append(Skipped(str(path), f"symlink to {resolved}, outside the watched tree"))
+        elif path.is_dir() and not path.is_symlink():
+            # A directory moved into the tree is reported alone, without its files.
+            found, _ = walk_markdown(path)
+            changed.update((file, None) for file in found if file.is_relative_to(root))
         elif not path.exists():
-            files, memories = remove_markdown(system, path)
-            if files:
+            gone, memories = remove_markdown(system, path)
+            if gone:
                 removed.append(str(path))
                 counts += SyncCounts(removed=memories)
     if changed:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.loaders import load_markdown, remove_markdown
+from cognitive_memory.loaders.watch import apply_changes
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.system import CognitiveSystem
 
@@ -189,3 +191,18 @@ def test_unreadable_files_are_skipped_with_a_reason_and_the_rest_loads(
 def test_a_path_that_does_not_exist_is_an_error(hash_system: CognitiveSystem, tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="does not exist"):
         load_markdown(hash_system, tmp_path / "nowhere")
+
+
+def test_watch_batches_follow_moved_in_and_deleted_directories(
+    hash_system: CognitiveSystem, tree: Path, tmp_path: Path
+) -> None:
+    root = tree.resolve()
+    load_markdown(hash_system, root)
+    incoming = _write(tmp_path / "elsewhere" / "new" / "deep" / "n.md", f"# New\n\n{FILLER}").parents[1]
+    incoming.rename(root / "new")
+    batch = apply_changes(hash_system, root, [root / "new"])
+    assert (batch.chunks.added, batch.changed) == (1, (str(root / "new" / "deep" / "n.md"),))
+    shutil.rmtree(root / "faq")
+    batch = apply_changes(hash_system, root, [root / "faq"])
+    assert (batch.removed, batch.chunks.removed) == ((str(root / "faq"),), 2)
+    assert "faq.md:FAQ" not in _by_section(hash_system) and "n.md:New" in _by_section(hash_system)

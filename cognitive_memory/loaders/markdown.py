@@ -231,8 +231,9 @@ def chunk_markdown(text: str, document: Path) -> list[SourceChunk]:
     tags = tuple(dict.fromkeys(str(tag) for tag in fields.get("tags", ()) if str(tag).strip()))
     chunks: list[SourceChunk] = []
     keys: dict[tuple[str, ...], str] = {}
+    taken: set[str] = set()
     for n, section in enumerate(sections):
-        key = _unique_key("/".join(section.path) or "(preamble)", {c.key for c in chunks})
+        key = _unique_key("/".join(section.path) or "(preamble)", taken)
         ancestors = (section.path[:i] for i in range(len(section.path) - 1, -1, -1))
         parent = next((keys[path] for path in ancestors if path in keys), None)
         # A chunk also stands for enclosing sections merged into it (a title with no text of its own).
@@ -261,10 +262,12 @@ def _first_title(sections: list[Section]) -> str | None:
 
 
 def _unique_key(key: str, taken: set[str]) -> str:
+    """``key``, or ``key#2``, ``key#3``... when a heading repeats; the result is added to ``taken``."""
     candidate, n = key, 1
     while candidate in taken:
         n += 1
         candidate = f"{key}#{n}"
+    taken.add(candidate)
     return candidate
 
 

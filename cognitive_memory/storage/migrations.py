@@ -103,6 +103,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX connections_target ON connections (target_id);
         """,
     ),
+    (
+        "0004_source_digests",
+        """
+        CREATE TABLE source_digests (
+            source_key TEXT NOT NULL,
+            item_key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (source_key, item_key)
+        );
+        CREATE INDEX source_digests_order ON source_digests (source_key, seq);
+        """,
+    ),
 )
 
 

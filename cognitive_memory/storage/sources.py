@@ -20,8 +20,10 @@ __all__ = [
     "SourceRecord",
     "SourceWrite",
     "chunks_of",
+    "digests_of",
     "forget_source",
     "resolve_links",
+    "save_digests",
     "sources_under",
     "write_source",
 ]
@@ -120,6 +122,27 @@ def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> lis
 
 def forget_source(conn: sqlite3.Connection, key: str) -> None:
     conn.execute("DELETE FROM sources WHERE key = ?", (key,))
+    conn.execute("DELETE FROM source_digests WHERE source_key = ?", (key,))
+
+
+def digests_of(conn: sqlite3.Connection, key: str) -> list[str]:
+    rows = conn.execute("SELECT data FROM source_digests WHERE source_key = ? ORDER BY seq", (key,))
+    return [data for (data,) in rows.fetchall()]
+
+
+def save_digests(conn: sqlite3.Connection, key: str, items: Sequence[tuple[str, str]], replace: bool) -> None:
+    """Append ``(item_key, data)`` digests after the source's stored ones (an item already stored is
+    rewritten in place), or replace them all."""
+    if replace:
+        conn.execute("DELETE FROM source_digests WHERE source_key = ?", (key,))
+    (last,) = conn.execute(
+        "SELECT COALESCE(MAX(seq), -1) FROM source_digests WHERE source_key = ?", (key,)
+    ).fetchone()
+    conn.executemany(
+        "INSERT INTO source_digests (source_key, item_key, seq, data) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (source_key, item_key) DO UPDATE SET data = excluded.data",
+        [(key, item, last + 1 + n, data) for n, (item, data) in enumerate(items)],
+    )
 
 
 def resolve_links(conn: sqlite3.Connection, at: float) -> None:

@@ -133,6 +133,18 @@ class SQLiteMemoryStore:
         with self._lock:
             return source_sql.sources_under(self._conn, loader_type, prefix)
 
+    def source_digests(self, key: str) -> list[str]:
+        """The per-item digests a loader keeps for a source (one per commit, say), oldest first."""
+        with self._lock:
+            return source_sql.digests_of(self._conn, key)
+
+    def save_source_digests(
+        self, key: str, items: Sequence[tuple[str, str]], *, replace: bool = False
+    ) -> None:
+        """Append ``(item_key, data)`` digests to a source's, or replace them all, in one transaction."""
+        with self._transaction() as conn:
+            source_sql.save_digests(conn, key, items, replace)
+
     def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
         """The memories with these ids, in the order given (unknown ids are skipped)."""
         if not ids:

@@ -1,0 +1,150 @@
+"""Loading a repository's history patterns into the store, incrementally.
+
+A repository is one source, keyed ``git:<real path of its working tree>``; its fingerprint is the
+commit HEAD pointed at when it was last loaded. Each commit read is kept as a digest (migration
+``0004_source_digests``), so a later load reads only the commits added since and recomputes the
+patterns from all digests:
+
+- HEAD unchanged: nothing is read or written (two quick ``git rev-parse`` calls).
+- HEAD moved forward (the last loaded commit is an ancestor of HEAD, ``git merge-base
+  --is-ancestor``): only ``last..HEAD`` is read, merged branches included.
+- History rewritten (amend, rebase, reset to another line) or the digests incomplete: the whole
+  history is read again and the digests replaced.
+
+The patterns are synced with ``CognitiveSystem.sync_sources``: patterns whose text is unchanged
+keep their memory and are not embedded again; vanished patterns are removed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cognitive_memory.core.sources import SourceUpdate, SyncCounts
+from cognitive_memory.loaders.git_history import (
+    Commit,
+    commit_from_digest,
+    commit_to_digest,
+    count_commits,
+    files_at,
+    head_commit,
+    is_ancestor,
+    read_commits,
+    repository_root,
+)
+from cognitive_memory.loaders.git_memories import pattern_chunks
+from cognitive_memory.loaders.git_patterns import Patterns, find_patterns
+from cognitive_memory.storage.sources import SourceRecord
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["GIT_LOADER_TYPE", "PATTERN_VERSION", "GitLoadReport", "load_git"]
+
+GIT_LOADER_TYPE = "git"
+# Bumped when the pattern rules change: the next load recomputes patterns from the stored digests.
+PATTERN_VERSION = 1
+_PROGRESS_EVERY = 100
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class GitLoadReport:
+    """What a git load did: commits read now and known in total, patterns found, memories synced."""
+
+    repository: str
+    name: str
+    head: str | None = None
+    commits_read: int = 0
+    commits_total: int = 0
+    full_walk: bool = False
+    cochanges: int = 0
+    hotspots: int = 0
+    solutions: int = 0
+    memories: SyncCounts = field(default_factory=SyncCounts)
+    seconds: float = 0.0
+
+    @property
+    def memories_per_second(self) -> float:
+        written = self.memories.added + self.memories.updated
+        return written / self.seconds if self.seconds > 0 else 0.0
+
+
+def load_git(system: CognitiveSystem, repo: Path, *, on_progress: Progress | None = None) -> GitLoadReport:
+    """Load (or bring up to date) the history patterns of the repository containing ``repo``.
+    Raises InvalidInputError when it is not a git repository or git is missing."""
+    started = time.perf_counter()
+    root = repository_root(repo)
+    key = f"git:{root}"
+    head = head_commit(root)
+    stored = next((s for s in system.memories.sources(GIT_LOADER_TYPE, key) if s.key == key), None)
+    if head is None or _current(stored, head):
+        kept = int(stored.state.get("memories", 0)) if stored is not None else 0
+        total = int(stored.state.get("commits", 0)) if stored is not None else 0
+        return GitLoadReport(
+            str(root),
+            root.name,
+            head,
+            commits_total=total,
+            memories=SyncCounts(unchanged=kept),
+            seconds=time.perf_counter() - started,
+        )
+    known = [commit_from_digest(d) for d in system.memories.source_digests(key)] if stored else []
+    since = _resume_point(root, stored, known, head)
+    new = _read(root, head, since, on_progress)
+    digests = [(commit.sha, commit_to_digest(commit)) for commit in new]
+    system.memories.save_source_digests(key, digests, replace=since is None)
+    commits = [*known, *new] if since is not None else new
+    patterns = find_patterns(commits, files_at(root, head))
+    counts = _sync(system, key, root, head, patterns, len(commits))
+    return GitLoadReport(
+        str(root),
+        root.name,
+        head,
+        commits_read=len(new),
+        commits_total=len(commits),
+        full_walk=since is None,
+        cochanges=len(patterns.cochanges),
+        hotspots=len(patterns.hotspots),
+        solutions=len(patterns.solutions),
+        memories=counts,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _current(stored: SourceRecord | None, head: str) -> bool:
+    if stored is None:
+        return False
+    return stored.fingerprint == head and stored.state.get("version") == PATTERN_VERSION
+
+
+def _resume_point(root: Path, stored: SourceRecord | None, known: list[Commit], head: str) -> str | None:
+    """The last loaded commit when reading can resume from it, else None (read everything)."""
+    if stored is None or not known or stored.state.get("commits") != len(known):
+        return None
+    last = str(stored.state.get("head", ""))
+    return last if last and is_ancestor(root, last, head) else None
+
+
+def _read(root: Path, head: str, since: str | None, on_progress: Progress | None) -> list[Commit]:
+    """The commits of ``since..head`` (everything when ``since`` is None), oldest first."""
+    total = count_commits(root, head, since) if on_progress is not None else 0
+    commits: list[Commit] = []
+    for commit in read_commits(root, head, since):
+        commits.append(commit)
+        if on_progress is not None and len(commits) % _PROGRESS_EVERY == 0:
+            on_progress(len(commits), max(total, len(commits)))
+    if on_progress is not None:
+        on_progress(len(commits), max(total, len(commits)))
+    commits.reverse()
+    return commits
+
+
+def _sync(
+    system: CognitiveSystem, key: str, root: Path, head: str, patterns: Patterns, commits: int
+) -> SyncCounts:
+    chunks = tuple(pattern_chunks(patterns, root.name, str(root)))
+    state = {"version": PATTERN_VERSION, "head": head, "commits": commits, "memories": len(chunks)}
+    (counts,) = system.sync_sources([SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, state)])
+    return counts

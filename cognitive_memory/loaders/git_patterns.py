@@ -22,7 +22,8 @@ Rules:
   ``recency`` is the mean weight of its commits; pairs are ranked by support x recency x
   confidence, and the best ``MAX_COCHANGES`` are kept.
 - **Hotspot**: a file with at least ``MIN_HOTSPOT_FIXES`` fix commits that are at least
-  ``MIN_HOTSPOT_RATIO`` of its changes; ranked by fixes x recency of those fixes, capped.
+  ``MIN_HOTSPOT_RATIO`` of its changes; ranked by fixes x recency of those fixes, capped. Test
+  files are not hotspots: a fix touches them to prove itself, not because the bug was there.
 - **Solution**: every counted fix commit, the newest ``MAX_SOLUTIONS`` kept, with the shape of
   the change (files, lines added and deleted, test files touched).
 """
@@ -188,7 +189,7 @@ def hotspots(history: Sequence[Touch], existing: Iterable[str] | None = None) ->
     fixes: defaultdict[str, list[Commit]] = defaultdict(list)
     for touch in history:
         for path in touch.files:
-            if alive is not None and path not in alive:
+            if (alive is not None and path not in alive) or is_test_path(path):
                 continue
             changes[path] += 1
             if touch.fix:

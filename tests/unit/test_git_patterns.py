@@ -123,10 +123,10 @@ def test_cochange_recency_halves_with_each_half_life_and_ranks_pairs() -> None:
     assert pairs[0].recency > 0.98
 
 
-def test_hotspots_need_two_fixes_that_are_a_fifth_of_the_changes() -> None:
+def test_hotspots_need_two_fixes_that_are_a_fifth_of_the_changes_and_skip_test_files() -> None:
     commits = [
         commit(1, "add parser", "parser.py", "cli.py"),
-        commit(2, "Fix parser crash", "parser.py"),
+        commit(2, "Fix parser crash", "parser.py", "tests/test_parser.py"),
         commit(3, "fix: parser again", "parser.py", "tests/test_parser.py"),
         commit(4, "Fix cli typo", "cli.py"),
         *(commit(n, "grow cli", "cli.py") for n in range(5, 15)),

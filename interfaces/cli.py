@@ -13,7 +13,7 @@ from typing import Any
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.loaders import LoadReport, load_markdown, remove_markdown
+from cognitive_memory.loaders import GitLoadReport, LoadReport, load_git, load_markdown, remove_markdown
 from cognitive_memory.loaders.watch import watch_markdown
 from cognitive_memory.retrieval import RankedMemory
 from cognitive_memory.system import CognitiveSystem, SystemStatus
@@ -22,6 +22,7 @@ from interfaces.schemas import (
     BridgeOut,
     ChunkCountsOut,
     DeleteResult,
+    GitLoadResult,
     LessonResult,
     LoadResult,
     MemoryCountsOut,
@@ -222,6 +223,13 @@ class CognitiveCLI:
         """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
         return _status_out(self.system.status(), detailed, self.session_id)
 
+    def load_git_history(
+        self, repo: str | Path, on_progress: Callable[[int, int], None] | None = None
+    ) -> GitLoadResult:
+        """Load or bring up to date the co-change, hotspot and solution patterns of a repository.
+        ``on_progress(done, total)`` follows the commits read."""
+        return _git_load_out(load_git(self.system, Path(repo), on_progress=on_progress))
+
 
 def _chunks_out(counts: SyncCounts) -> ChunkCountsOut:
     return ChunkCountsOut(
@@ -342,3 +350,22 @@ _BASIC_CONFIGURATION: Sequence[str] = (
     "session_lesson_boost",
     "bridge_discovery_threshold",
 )
+
+
+def _git_load_out(report: GitLoadReport) -> GitLoadResult:
+    counts = report.memories
+    return GitLoadResult(
+        repository=report.repository,
+        name=report.name,
+        head=report.head,
+        commits_read=report.commits_read,
+        commits_total=report.commits_total,
+        full_walk=report.full_walk,
+        patterns={"cochange": report.cochanges, "hotspot": report.hotspots, "solution": report.solutions},
+        added=counts.added,
+        updated=counts.updated,
+        removed=counts.removed,
+        unchanged=counts.unchanged,
+        seconds=round(report.seconds, 3),
+        memories_per_second=round(report.memories_per_second, 1),
+    )

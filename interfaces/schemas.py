@@ -10,6 +10,7 @@ __all__ = [
     "BridgeOut",
     "DeleteResult",
     "ErrorResult",
+    "GitLoadResult",
     "LessonResult",
     "LessonType",
     "ImportanceLevel",
@@ -206,3 +207,22 @@ class ErrorResult(BaseModel):
     success: bool = False
     error: str
     message: str
+
+
+class GitLoadResult(BaseModel):
+    """What `git-load` did to one repository's history patterns."""
+
+    success: bool = True
+    repository: str = Field(description="Real path of the repository's working tree.")
+    name: str
+    head: str | None = Field(description="The commit loaded (None for a repository without commits).")
+    commits_read: int = Field(description="Commits read by this run (0 when HEAD had not moved).")
+    commits_total: int = Field(description="Commits of the history the patterns are drawn from.")
+    full_walk: bool = Field(description="The whole history was read (first load or rewritten history).")
+    patterns: dict[str, int] = Field(description="Patterns found, by type: cochange, hotspot, solution.")
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    seconds: float
+    memories_per_second: float

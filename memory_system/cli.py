@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_system import doctor, load_commands
+from memory_system import doctor, git_commands, load_commands
 
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings
@@ -103,6 +103,7 @@ def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
 
 
 load_commands.register(app, _facade)
+git_commands.register(app, _facade)
 
 
 def _emit(result: Any, text: str, as_json: bool) -> None:

@@ -80,16 +80,7 @@ def load_git(system: CognitiveSystem, repo: Path, *, on_progress: Progress | Non
     head = head_commit(root)
     stored = next((s for s in system.memories.sources(GIT_LOADER_TYPE, key) if s.key == key), None)
     if head is None or _current(stored, head):
-        kept = int(stored.state.get("memories", 0)) if stored is not None else 0
-        total = int(stored.state.get("commits", 0)) if stored is not None else 0
-        return GitLoadReport(
-            str(root),
-            root.name,
-            head,
-            commits_total=total,
-            memories=SyncCounts(unchanged=kept),
-            seconds=time.perf_counter() - started,
-        )
+        return _unchanged(root, head, stored, time.perf_counter() - started)
     known = [commit_from_digest(d) for d in system.memories.source_digests(key)] if stored else []
     since = _resume_point(root, stored, known, head)
     new = _read(root, head, since, on_progress)
@@ -110,6 +101,22 @@ def load_git(system: CognitiveSystem, repo: Path, *, on_progress: Progress | Non
         solutions=len(patterns.solutions),
         memories=counts,
         seconds=time.perf_counter() - started,
+    )
+
+
+def _unchanged(root: Path, head: str | None, stored: SourceRecord | None, seconds: float) -> GitLoadReport:
+    """The report of a load that found nothing new: what the stored source holds."""
+    state = stored.state if stored is not None else {}
+    return GitLoadReport(
+        str(root),
+        root.name,
+        head,
+        commits_total=int(state.get("commits", 0)),
+        cochanges=int(state.get("cochanges", 0)),
+        hotspots=int(state.get("hotspots", 0)),
+        solutions=int(state.get("solutions", 0)),
+        memories=SyncCounts(unchanged=int(state.get("memories", 0))),
+        seconds=seconds,
     )
 
 
@@ -145,6 +152,14 @@ def _sync(
     system: CognitiveSystem, key: str, root: Path, head: str, patterns: Patterns, commits: int
 ) -> SyncCounts:
     chunks = tuple(pattern_chunks(patterns, root.name, str(root)))
-    state = {"version": PATTERN_VERSION, "head": head, "commits": commits, "memories": len(chunks)}
+    state = {
+        "version": PATTERN_VERSION,
+        "head": head,
+        "commits": commits,
+        "memories": len(chunks),
+        "cochanges": len(patterns.cochanges),
+        "hotspots": len(patterns.hotspots),
+        "solutions": len(patterns.solutions),
+    }
     (counts,) = system.sync_sources([SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, state)])
     return counts

@@ -104,6 +104,7 @@ def test_a_rerun_without_new_commits_changes_nothing(hash_system: CognitiveSyste
     before = git_memories(hash_system, repo.path)
     again = load_git(hash_system, repo.path)
     assert (again.commits_read, again.commits_total, again.full_walk) == (0, 11, False)
+    assert (again.cochanges, again.hotspots, again.solutions) == (2, 1, 2)
     assert again.memories == SyncCounts(unchanged=5)
     assert git_memories(hash_system, repo.path) == before
 

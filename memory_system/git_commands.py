@@ -1,0 +1,96 @@
+"""`memory_system git-load REPO`: a repository's history patterns as memories, with a progress bar.
+
+Registered on the main app by ``register``; heavy imports happen inside the command body.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from interfaces.cli import CognitiveCLI
+    from interfaces.schemas import GitLoadResult
+
+__all__ = ["format_git_load", "register"]
+
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+
+
+def register(app: typer.Typer, facade: FacadeSource) -> None:
+    """Add ``git-load`` to ``app``; ``facade`` opens the CognitiveCLI the other commands use (it
+    turns core errors into one line on stderr and exit code 1)."""
+
+    @app.command(name="git-load")
+    def git_load(
+        repo: Annotated[Path, typer.Argument(help="A git repository (or any directory inside one).")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """Turn a repository's history into memories: files that change together, files that keep
+        needing fixes, and how problems were fixed. Re-runs read only new commits."""
+        from cognitive_memory.errors import CognitiveMemoryError
+        from cognitive_memory.loaders.git_history import repository_root
+
+        try:
+            repository_root(repo)  # fail fast, before the memory system is opened
+        except CognitiveMemoryError as exc:
+            typer.echo(f"Error: {exc.message}", err=True)
+            raise typer.Exit(code=1) from exc
+        with facade() as cli, _progress_bar(f"Reading {repo}") as on_progress:
+            result = cli.load_git_history(repo, on_progress)
+        typer.echo(json.dumps(result.model_dump(), indent=2) if as_json else format_git_load(result))
+
+
+@contextmanager
+def _progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (stdout keeps only the summary), advanced by (done, total)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("commits"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    ) as progress:
+        task = progress.add_task(description, total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield advance
+
+
+def format_git_load(result: GitLoadResult) -> str:
+    """The summary printed after a git load."""
+    patterns = result.patterns
+    found = (
+        f"{patterns['cochange']} co-change, {patterns['hotspot']} hotspot, {patterns['solution']} solution"
+    )
+    head = (result.head or "")[:10]
+    if result.head is None:
+        return f"{result.name} ({result.repository}) has no commits yet: nothing to load."
+    if result.commits_read == 0 and not (result.added or result.updated or result.removed):
+        return (
+            f"{result.name} is up to date at {head} ({result.commits_total} commits): {found} patterns, "
+            f"{result.unchanged} memories unchanged ({result.seconds:.2f} s)."
+        )
+    walk = "the whole history" if result.full_walk else "new commits only"
+    return "\n".join(
+        [
+            f"Loaded {result.name} ({result.repository}) at {head}",
+            f"Commits: {result.commits_read} read ({walk}), {result.commits_total} in the history",
+            f"Patterns: {found}",
+            f"Memories: {result.added} added, {result.updated} updated, {result.removed} removed, "
+            f"{result.unchanged} unchanged",
+            f"Time: {result.seconds:.2f} s ({result.memories_per_second:.1f} memories/s)",
+        ]
+    )

@@ -1,0 +1,38 @@
+"""Recall through MCP finds git patterns by meaning and names them with 🔄 🔥 💡 sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from cognitive_memory.loaders import load_git
+from cognitive_memory.system import CognitiveSystem
+from tests.gitrepo import build_sample_history
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("query", "source"),
+    [
+        ("which files change together with the lexer?", "🔄 toolkit → src/lexer.py ↔ src/parser.py"),
+        ("which file keeps needing bug fixes?", "🔥 toolkit → src/parser.py"),
+        ("how was the unicode handling of the lexer fixed?", "💡 toolkit → fix with tests"),
+    ],
+)
+async def test_recall_finds_git_patterns_with_their_sources(
+    client: Client, real_system: CognitiveSystem, tmp_path: Path, query: str, source: str
+) -> None:
+    report = load_git(real_system, build_sample_history(tmp_path / "toolkit").path)
+    assert report.memories.added == 5
+    result = await client.call_tool("recall_memories", {"query": query, "types": ["core"]})
+    assert not result.is_error, result.content
+    body = result.structured_content
+    assert body is not None
+    first = body["memories"]["core"][0]
+    assert first["source_info"] == source
+    assert first["metadata"]["loader_type"] == "git"
+    text = result.content[0].text  # type: ignore[union-attr]  # first block is TextContent
+    assert f"Source: {source}" in text

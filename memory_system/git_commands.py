@@ -48,25 +48,32 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
 @contextmanager
 def _progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr (stdout keeps only the summary), advanced by (done, total)."""
+    """A rich progress bar on stderr (stdout keeps only the summary), advanced by (done, total).
+    It appears with the first commit read, so a re-run with nothing new prints no bar."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
+    progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("commits"),
         TimeElapsedColumn(),
         console=Console(stderr=True),
-        transient=False,
-    ) as progress:
-        task = progress.add_task(description, total=None)
+    )
+    task = progress.add_task(description, total=None, start=False)
 
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+    def advance(done: int, total: int) -> None:
+        if not progress.live.is_started:
+            progress.start()
+            progress.start_task(task)
+        progress.update(task, completed=done, total=total)
 
+    try:
         yield advance
+    finally:
+        if progress.live.is_started:
+            progress.stop()
 
 
 def format_git_load(result: GitLoadResult) -> str:

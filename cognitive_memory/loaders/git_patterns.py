@@ -22,7 +22,9 @@ Rules:
   ``recency`` is the mean weight of its commits; pairs are ranked by support x recency x
   confidence, and the best ``MAX_COCHANGES`` are kept.
 - **Hotspot**: a file with at least ``MIN_HOTSPOT_FIXES`` fix commits that are at least
-  ``MIN_HOTSPOT_RATIO`` of its changes; ranked by fixes x recency of those fixes, capped. Test
+  ``MIN_HOTSPOT_RATIO`` of its changes, and more than the share of fixes among all counted commits
+  (in a repository where every third commit is a fix, a file fixed every third change is
+  ordinary); ranked by fixes x recency of those fixes, capped. Test
   files are not hotspots: a fix touches them to prove itself, not because the bug was there.
 - **Solution**: every counted fix commit, the newest ``MAX_SOLUTIONS`` kept, with the shape of
   the change (files, lines added and deleted, test files touched).
@@ -194,10 +196,11 @@ def hotspots(history: Sequence[Touch], existing: Iterable[str] | None = None) ->
             changes[path] += 1
             if touch.fix:
                 fixes[path].append(touch.commit)
+    base_rate = sum(touch.fix for touch in history) / len(history) if history else 0.0
     found = []
     for path, fixed in fixes.items():
         ratio = len(fixed) / changes[path]
-        if len(fixed) >= MIN_HOTSPOT_FIXES and ratio >= MIN_HOTSPOT_RATIO:
+        if len(fixed) >= MIN_HOTSPOT_FIXES and ratio >= MIN_HOTSPOT_RATIO and ratio > base_rate:
             recency = sum(_weight(c.time, reference) for c in fixed) / len(fixed)
             latest = max(fixed, key=lambda c: c.time)
             found.append(Hotspot(path, changes[path], len(fixed), ratio, recency, latest))

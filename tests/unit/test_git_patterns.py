@@ -139,6 +139,17 @@ def test_hotspots_need_two_fixes_that_are_a_fifth_of_the_changes_and_skip_test_f
     assert hotspots(touches(commits), existing={"cli.py"}) == []
 
 
+def test_a_file_fixed_no_more_often_than_the_whole_repository_is_no_hotspot() -> None:
+    commits = [
+        commit(n, "Fix a thing" if n % 2 else "Add a thing", "core.py" if n <= 4 else "other.py", f"f{n}.py")
+        for n in range(1, 13)
+    ]
+    # Half of all commits are fixes: core.py (2 fixes of 4 changes) is ordinary, not a hotspot.
+    assert hotspots(touches(commits)) == []
+    calmer = [*commits, *(commit(n, "Add more", f"g{n}.py") for n in range(13, 25))]
+    assert [(h.path, h.fixes) for h in hotspots(touches(calmer))] == [("other.py", 4), ("core.py", 2)]
+
+
 def test_solutions_describe_the_shape_of_each_fix_newest_first() -> None:
     commits = [
         commit(1, "add", "a.py"),
@@ -160,7 +171,8 @@ def test_solutions_describe_the_shape_of_each_fix_newest_first() -> None:
 
 def test_find_patterns_limits_cochanges_and_hotspots_to_files_at_head() -> None:
     commits = [commit(n, "Fix it", "gone.py", "kept.py", "also.py") for n in range(1, 4)]
-    patterns = find_patterns(commits, existing={"kept.py", "also.py"})
+    commits += [commit(n, "Write docs", "docs.md") for n in range(4, 7)]
+    patterns = find_patterns(commits, existing={"kept.py", "also.py", "docs.md"})
     assert [(p.file_a, p.file_b) for p in patterns.cochanges] == [("also.py", "kept.py")]
     assert [h.path for h in patterns.hotspots] == ["also.py", "kept.py"]
     assert len(patterns.solutions) == 3 and "gone.py" in patterns.solutions[0].files

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,12 +85,16 @@ class Commit:
         return len(self.parents) > 1
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+def _executable() -> str:
     executable = shutil.which("git")
     if executable is None:
         raise InvalidInputError("git is not installed (or not on PATH): install git to load history.")
+    return executable
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[bytes]:
     result = subprocess.run(
-        [executable, *_CONFIG, "-C", str(root), *args],
+        [_executable(), *_CONFIG, "-C", str(root), *args],
         capture_output=True,
         env={**os.environ, **_ENVIRONMENT},
         check=False,
@@ -147,21 +152,23 @@ def read_commits(root: Path, head: str, since: str | None = None) -> Iterator[Co
     """The commits reachable from ``head`` (and not from ``since``), newest first, streamed."""
     revision = f"{since}..{head}" if since else head
     command = ["log", "-z", "--numstat", "-M", "--topo-order", "--no-ext-diff", "--no-color", _FORMAT]
-    executable = shutil.which("git")
-    if executable is None:
-        raise InvalidInputError("git is not installed (or not on PATH): install git to load history.")
-    with subprocess.Popen(
-        [executable, *_CONFIG, "-C", str(root), *command, revision, "--"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **_ENVIRONMENT},
-    ) as process:
-        if process.stdout is None or process.stderr is None:
+    # stderr goes to a file: a pipe nobody reads while stdout streams could fill up (git warns per
+    # commit when rename detection gives up) and stall git.
+    with (
+        tempfile.TemporaryFile() as errors,
+        subprocess.Popen(
+            [_executable(), *_CONFIG, "-C", str(root), *command, revision, "--"],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env={**os.environ, **_ENVIRONMENT},
+        ) as process,
+    ):
+        if process.stdout is None:
             raise InvalidInputError("git log could not be started.")
         yield from parse_log(_chunks(process.stdout))
-        error = process.stderr.read()
         if process.wait() != 0:
-            raise InvalidInputError(f"git log failed in {root}: {_first_line(error)}")
+            errors.seek(0)
+            raise InvalidInputError(f"git log failed in {root}: {_first_line(errors.read())}")
 
 
 def _chunks(stream: IO[bytes]) -> Iterator[bytes]:

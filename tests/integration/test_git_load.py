@@ -160,3 +160,11 @@ def test_a_repository_without_commits_loads_nothing(hash_system: CognitiveSystem
     empty = GitRepo(tmp_path / "empty")
     report = load_git(hash_system, empty.path)
     assert report.head is None and report.commits_read == 0 and report.memories == SyncCounts()
+
+
+def test_a_missing_git_is_reported_clearly(
+    hash_system: CognitiveSystem, repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-binaries-here"))
+    with pytest.raises(InvalidInputError, match="git is not installed"):
+        load_git(hash_system, repo.path)

@@ -25,6 +25,7 @@ from cognitive_memory.storage import (
     VectorPoint,
     VectorStore,
 )
+from cognitive_memory.storage.migrations import MIGRATIONS
 from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
@@ -184,7 +185,7 @@ def test_a_file_that_is_not_a_database_fails_the_sqlite_check(data_dir: Path) ->
 def test_the_sqlite_check_reads_integrity_wal_and_migrations(hash_system: CognitiveSystem) -> None:
     result = check_sqlite(hash_system.memories.path)
 
-    assert (result.status, result.detail) == ("ok", "integrity ok, WAL, 2 migrations")
+    assert (result.status, result.detail) == ("ok", f"integrity ok, WAL, {len(MIGRATIONS)} migrations")
 
 
 def _vector_store(kind: str, tmp_path: Path) -> VectorStore:

@@ -1,12 +1,12 @@
-"""python -m bench latency|locomo [...]"""
+"""python -m bench latency|load|git-load|locomo [...]"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import latency, load, locomo
+from bench import git_load, latency, load, locomo
 
-BENCHMARKS = {"latency": latency.main, "load": load.main, "locomo": locomo.main}
+BENCHMARKS = {"git-load": git_load.main, "latency": latency.main, "load": load.main, "locomo": locomo.main}
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""python -m bench.git_load REPO: git-load a repository with the real model into a fresh store.
+"""python -m bench git-load REPO: git-load a repository with the real model into a fresh store.
 
 Prints (as JSON) the first load (commits, patterns by type, memories, seconds, memories/s), a
 re-run with no new commits, the time of reading the history alone, and the encoder's own batch
@@ -9,7 +9,6 @@ before the clock starts; its load time is reported apart.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,7 +62,3 @@ def main(argv: list[str]) -> None:
         "load_vs_encoder": round(first.memories_per_second / encoder_rate, 2) if encoder_rate else None,
     }
     print(json.dumps(result, indent=2))  # noqa: T201 - the benchmark's report goes to stdout
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

@@ -353,7 +353,6 @@ _BASIC_CONFIGURATION: Sequence[str] = (
 
 
 def _git_load_out(report: GitLoadReport) -> GitLoadResult:
-    counts = report.memories
     return GitLoadResult(
         repository=report.repository,
         name=report.name,
@@ -362,10 +361,8 @@ def _git_load_out(report: GitLoadReport) -> GitLoadResult:
         commits_total=report.commits_total,
         full_walk=report.full_walk,
         patterns={"cochange": report.cochanges, "hotspot": report.hotspots, "solution": report.solutions},
-        added=counts.added,
-        updated=counts.updated,
-        removed=counts.removed,
-        unchanged=counts.unchanged,
+        memories=_chunks_out(report.memories),
         seconds=round(report.seconds, 3),
+        model_load_seconds=round(report.model_seconds, 3),
         memories_per_second=round(report.memories_per_second, 1),
     )

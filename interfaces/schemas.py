@@ -220,9 +220,7 @@ class GitLoadResult(BaseModel):
     commits_total: int = Field(description="Commits of the history the patterns are drawn from.")
     full_walk: bool = Field(description="The whole history was read (first load or rewritten history).")
     patterns: dict[str, int] = Field(description="Patterns found, by type: cochange, hotspot, solution.")
-    added: int
-    updated: int
-    removed: int
-    unchanged: int
+    memories: ChunkCountsOut
     seconds: float
+    model_load_seconds: float
     memories_per_second: float

@@ -43,7 +43,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             raise typer.Exit(code=1) from exc
         with facade() as cli, _progress_bar(f"Reading {repo}") as on_progress:
             result = cli.load_git_history(repo, on_progress)
-        typer.echo(json.dumps(result.model_dump(), indent=2) if as_json else format_git_load(result))
+        text = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        typer.echo(text if as_json else format_git_load(result))
 
 
 @contextmanager
@@ -85,19 +86,21 @@ def format_git_load(result: GitLoadResult) -> str:
     head = (result.head or "")[:10]
     if result.head is None:
         return f"{result.name} ({result.repository}) has no commits yet: nothing to load."
-    if result.commits_read == 0 and not (result.added or result.updated or result.removed):
+    memories = result.memories
+    if result.commits_read == 0 and not (memories.added or memories.updated or memories.removed):
         return (
             f"{result.name} is up to date at {head} ({result.commits_total} commits): {found} patterns, "
-            f"{result.unchanged} memories unchanged ({result.seconds:.2f} s)."
+            f"{memories.unchanged} memories unchanged ({result.seconds:.2f} s)."
         )
+    model = f" (loading the model: {result.model_load_seconds:.2f} s)" if result.model_load_seconds else ""
     walk = "the whole history" if result.full_walk else "new commits only"
     return "\n".join(
         [
             f"Loaded {result.name} ({result.repository}) at {head}",
             f"Commits: {result.commits_read} read ({walk}), {result.commits_total} in the history",
             f"Patterns: {found}",
-            f"Memories: {result.added} added, {result.updated} updated, {result.removed} removed, "
-            f"{result.unchanged} unchanged",
-            f"Time: {result.seconds:.2f} s ({result.memories_per_second:.1f} memories/s)",
+            f"Memories: {memories.added} added, {memories.updated} updated, {memories.removed} removed, "
+            f"{memories.unchanged} unchanged",
+            f"Took {result.seconds:.2f} s{model}, {result.memories_per_second:.1f} memories/s",
         ]
     )

@@ -125,6 +125,21 @@ def test_a_new_commit_is_read_alone_and_updates_only_what_it_touches(
     assert after["cochange:README.md|src/cli.py"] == before["cochange:README.md|src/cli.py"]
 
 
+def test_a_branch_merged_after_a_load_is_read_with_its_merge_only(
+    hash_system: CognitiveSystem, repo: GitRepo
+) -> None:
+    repo.git("checkout", "--quiet", "-b", "late")
+    fix = repo.commit("Fix lexer tokens", 12, "src/lexer.py")
+    repo.git("checkout", "--quiet", "main")
+    repo.commit("Polish the README", 13, "README.md")
+    first = load_git(hash_system, repo.path)
+    assert first.commits_total == 12 and f"solution:{fix}" not in git_memories(hash_system, repo.path)
+    repo.git("merge", "--quiet", "--no-ff", "-m", "Merge branch 'late'", "late", day=14)
+    report = load_git(hash_system, repo.path)
+    assert (report.commits_read, report.commits_total, report.full_walk) == (2, 14, False)
+    assert f"solution:{fix}" in git_memories(hash_system, repo.path)
+
+
 def test_a_rewritten_history_is_read_again_in_full(hash_system: CognitiveSystem, repo: GitRepo) -> None:
     dropped = repo.commit("Fix parser error messages", 12, "src/parser.py")
     load_git(hash_system, repo.path)

@@ -1,10 +1,12 @@
 """Reading a repository's history with the ``git`` command line.
 
-Why a ``git`` subprocess rather than a library (GitPython, pygit2, dulwich): it adds no dependency
-(anyone with a repository has git), one ``git log`` call streams the whole history with per-file
-line counts far faster than walking trees from Python, and ``-M`` gives git's own exact rename
-detection, which the libraries either lack or re-implement. The output is read with ``-z`` (paths
-NUL-terminated and never quoted, a rename as two paths), so no file name can be misread.
+Why a ``git`` subprocess rather than a library: it adds no dependency (anyone with a repository
+has git; GitPython would itself run git commands, pygit2 brings libgit2, dulwich diffs in pure
+Python), one ``git log`` call streams the whole history with per-file line counts far faster than
+diffing trees commit by commit from Python, and ``-M`` gives exactly git's own rename detection,
+the one the user sees in ``git log``. The output is read with ``-z`` (paths NUL-terminated and
+never quoted, a rename as two paths, so neither ``old => new`` nor ``dir/{a => b}/f`` needs
+parsing), so no file name can be misread.
 
 Each commit arrives as ``\\x1e sha \\x1f parents \\x1f author-time \\x1f message \\x1f \\0`` followed
 by its numstat entries (``added\\tdeleted\\tpath\\0`` or ``added\\tdeleted\\t\\0old\\0new\\0``; a binary

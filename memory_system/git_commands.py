@@ -6,12 +6,14 @@ Registered on the main app by ``register``; heavy imports happen inside the comm
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -41,40 +43,10 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         except CognitiveMemoryError as exc:
             typer.echo(f"Error: {exc.message}", err=True)
             raise typer.Exit(code=1) from exc
-        with facade() as cli, _progress_bar(f"Reading {repo}") as on_progress:
+        with facade() as cli, progress_bar(f"Reading {repo}", "commits", enabled=not as_json) as on_progress:
             result = cli.load_git_history(repo, on_progress)
         text = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
         typer.echo(text if as_json else format_git_load(result))
-
-
-@contextmanager
-def _progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr (stdout keeps only the summary), advanced by (done, total).
-    It appears with the first commit read, so a re-run with nothing new prints no bar."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("commits"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-    )
-    task = progress.add_task(description, total=None, start=False)
-
-    def advance(done: int, total: int) -> None:
-        if not progress.live.is_started:
-            progress.start()
-            progress.start_task(task)
-        progress.update(task, completed=done, total=total)
-
-    try:
-        yield advance
-    finally:
-        if progress.live.is_started:
-            progress.stop()
 
 
 def format_git_load(result: GitLoadResult) -> str:

@@ -8,11 +8,13 @@ files were skipped (each is listed with its reason).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -51,25 +53,6 @@ def _format_batch(batch: WatchResult) -> str:
     return "\n".join(lines)
 
 
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr, fed with (files done, files total)."""
-    if not enabled:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("Loading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("files", total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield advance
-
-
 def _emit(result: Any, text: str, as_json: bool) -> None:
     typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
 
@@ -84,7 +67,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
         """Load markdown notes: one memory per section; a re-load only touches what changed."""
-        with facade() as cli, _progress(not quiet and not as_json) as advance:
+        enabled = not quiet and not as_json
+        with facade() as cli, progress_bar("Loading", "files", enabled=enabled) as advance:
             result = cli.load_markdown(path, on_progress=advance)
         _emit(result, format_load(result), as_json)
         if result.skipped:

@@ -28,7 +28,7 @@ class RetrievalConfig:
     candidate_pool: int = 50
     semantic_weight: float = 0.5
     min_similarity: float = 0.1
-    activation_decay: float = 0.3
+    activation_decay: float = 0.2
     activation_depth: int = 2
     activation_fan_out: int = 8
     answer_share: float = 0.4

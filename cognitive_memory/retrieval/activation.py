@@ -56,7 +56,7 @@ def pass_to_answers(
 
     ``answers`` maps a memory that asks a question to the memory stored right after it in its
     session. A question that matches the query points at its answer, whose own words often do
-    not (``What inspired the painting?`` is followed by ``I painted it after visiting...``).
+    not (``What inspired the painting?`` is followed by ``A visit to the community center.``).
     An answer keeps the larger of its spread activation and ``share x relevance(question)``.
     """
     passed = dict(activation)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
 from cognitive_memory.errors import StorageError
-from cognitive_memory.retrieval.activation import spread_activation
+from cognitive_memory.retrieval.activation import pass_to_answers, spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
@@ -28,9 +28,10 @@ class RetrievalConfig:
     candidate_pool: int = 50
     semantic_weight: float = 0.5
     min_similarity: float = 0.1
-    activation_decay: float = 0.3
+    activation_decay: float = 0.2
     activation_depth: int = 2
     activation_fan_out: int = 8
+    answer_share: float = 0.4
     core_ratio: float = 0.8
     bridge_threshold: float = 0.5
     bridge_limit: int = 3
@@ -136,6 +137,9 @@ class Retriever:
             max_depth=cfg.activation_depth,
             fan_out=cfg.activation_fan_out,
         )
+        if cfg.answer_share > 0:
+            answers = self._memories.answers(list(seeds))
+            activation = pass_to_answers(activation, seeds, answers, cfg.answer_share)
         return _Signals(similarity, fused, activation, degraded)
 
     def _rank(

@@ -203,6 +203,22 @@ class SQLiteMemoryStore:
             graph.setdefault(source, []).append((target, float(weight)))
         return graph
 
+    def answers(self, ids: Sequence[str]) -> dict[str, str]:
+        """For each of ``ids`` that asks a question (holds a '?'), the memory stored right after it
+        in its session (its neighbour in time with the next rowid)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            "SELECT c.source_id, c.target_id FROM connections c "
+            "JOIN memories q ON q.id = c.source_id JOIN memories a ON a.id = c.target_id "
+            f"WHERE c.source_id IN ({marks}) AND c.kind = 'temporal' AND a.rowid > q.rowid "
+            "AND instr(q.content, '?') > 0 ORDER BY a.rowid DESC",
+            ids,
+        )
+        # Later rows win: the nearest successor (smallest rowid) comes last.
+        return {str(question): str(answer) for question, answer in rows}
+
     def connect(self, edges: Sequence[tuple[str, str, float]], kind: str) -> None:
         """Add undirected edges of ``kind`` (an existing edge keeps the larger weight)."""
         if edges:

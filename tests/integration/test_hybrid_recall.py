@@ -51,6 +51,20 @@ def test_other_sessions_and_old_memories_are_not_linked_in_time(store: SQLiteMem
     assert store.neighbours(["old", "other", "no-session", "new"]) == {}
 
 
+def test_a_question_is_answered_by_the_next_memory_of_its_session(store: SQLiteMemoryStore) -> None:
+    store.add(
+        [
+            memory("ask", "Melanie: what inspired the painting?", at=T0),
+            memory("reply", "Caroline: a visit to the lake.", at=T0 + timedelta(seconds=1)),
+            memory("later", "Melanie: lovely. How was the drive?", at=T0 + timedelta(seconds=2)),
+            memory("elsewhere", "Gina: the store opens tomorrow.", session="other", at=T0),
+        ]
+    )
+    store.add([memory("next", "Caroline: long but fine.", at=T0 + timedelta(seconds=3))])
+    found = store.answers(["ask", "reply", "later", "elsewhere", "next"])
+    assert found == {"ask": "reply", "later": "next"}
+
+
 def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context(
     store: SQLiteMemoryStore,
 ) -> None:
@@ -101,6 +115,27 @@ def test_activation_brings_the_answer_after_the_matching_question(real_system: C
     found = next(r for r in ranked if r.memory.id == answer.id)
     assert found.score.activation > 0
     assert found.rank <= 2
+
+
+def test_the_answer_to_a_matching_question_inherits_part_of_its_relevance(
+    real_system: CognitiveSystem,
+) -> None:
+    from interfaces.cli import CognitiveCLI
+
+    chat = CognitiveCLI(real_system, session_id="chat")
+    chat.store_experience("Melanie: What inspired your painting for the art show?")
+    answer = chat.store_experience("Caroline: A visit to the community center last spring.").memory_id
+    other = CognitiveCLI(real_system, session_id="other")
+    for text in ("Gina: The art show opens on Friday.", "Jon: My painting class starts in June."):
+        other.store_experience(text)
+    recalled = chat.retrieve_memories("What inspired Caroline's painting for the art show?", None, 5, False)
+    ranked = [*recalled.memories.core, *recalled.memories.peripheral]
+    assert "inspired your painting" in ranked[0].content
+    second = ranked[1]
+    assert second.id == answer
+    question_relevance = ranked[0].score.relevance
+    assert second.score.activation == pytest.approx(0.4 * question_relevance)  # answer_share
+    assert second.score.activation > real_system.retriever.config.activation_decay * question_relevance
 
 
 def test_deleting_a_memory_removes_it_everywhere_and_reindexes_its_neighbours(

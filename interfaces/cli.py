@@ -279,6 +279,7 @@ def _ranked_out(ranked: RankedMemory) -> MemoryOut:
         lexical=s.lexical,
         relevance=s.relevance,
         activation=s.activation,
+        speaker=s.speaker,
         importance=s.importance,
         recency=s.recency,
         strength=s.strength,

@@ -46,10 +46,12 @@ class StoreResult(BaseModel):
 
 
 class ScoreOut(BaseModel):
-    """Why a memory ranked where it did: total = (relevance + activation) x lesson_boost + weighted terms.
+    """Why a memory ranked where it did.
 
-    similarity is the cosine to the query; semantic and lexical are the normalised meaning and
-    word (BM25) scores, fused into relevance; activation spread to it from related candidates.
+    total = (relevance + activation + speaker) x lesson_boost + weighted terms. similarity is the
+    cosine to the query; semantic and lexical are the normalised meaning and word (BM25) scores,
+    fused into relevance; activation spread to it from related candidates; speaker is the boost it
+    got because the query names who said it (its leading "Name:" label).
     """
 
     similarity: float
@@ -57,6 +59,7 @@ class ScoreOut(BaseModel):
     lexical: float
     relevance: float
     activation: float
+    speaker: float
     importance: float
     recency: float
     strength: float

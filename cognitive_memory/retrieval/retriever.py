@@ -13,6 +13,7 @@ from cognitive_memory.retrieval.activation import pass_to_answers, spread_activa
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
+from cognitive_memory.retrieval.speakers import query_names, speaker
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorFilter, VectorStore, payload_for
 
@@ -102,7 +103,7 @@ class Retriever:
         signals = self._signals(query, query_vector, max(self.config.candidate_pool, max_results * 3), where)
         reached = list(dict.fromkeys([*signals.fused, *signals.activation]))
         memories = [m for m in self._memories.get(reached) if where is None or where.matches(payload_for(m))]
-        ranked = self._rank(memories, signals, query_vector, now)[:max_results]
+        ranked = self._rank(memories, signals, query_names(query), query_vector, now)[:max_results]
         cut = split_core(ranked, self.config.core_ratio)
         core, peripheral = ranked[:cut], ranked[cut:]
         taken = {r.memory.id for r in ranked}
@@ -143,11 +144,17 @@ class Retriever:
         return _Signals(similarity, fused, activation, degraded)
 
     def _rank(
-        self, memories: Sequence[CognitiveMemory], signals: _Signals, query_vector: Vector, now: datetime
+        self,
+        memories: Sequence[CognitiveMemory],
+        signals: _Signals,
+        names: frozenset[str],
+        query_vector: Vector,
+        now: datetime,
     ) -> list[RankedMemory]:
         weights = self.config.weights
         scored = []
         for memory in memories:
+            said_by = speaker(memory.content)
             semantic, lexical, relevance = signals.fused.get(memory.id, (0.0, 0.0, 0.0))
             similarity = signals.similarity.get(memory.id)
             if similarity is None and memory.cognitive_embedding is not None:
@@ -158,6 +165,7 @@ class Retriever:
                 lexical=lexical,
                 relevance=relevance,
                 activation=signals.activation.get(memory.id, 0.0),
+                speaker_named=said_by is not None and said_by in names,
                 importance=memory.importance_score,
                 age_days=(now - memory.timestamp).total_seconds() / 86_400,
                 strength=memory.strength,

@@ -15,6 +15,7 @@ class RankWeights:
     importance: float = 0.05
     recency: float = 0.03
     strength: float = 0.02
+    speaker: float = 0.1
     recency_half_life_days: float = 30.0
     session_lesson_boost: float = 1.1
 
@@ -25,7 +26,8 @@ class ScoreBreakdown:
 
     ``similarity`` is the cosine to the query; ``semantic`` and ``lexical`` are the candidate's
     normalised meaning and word scores, fused into ``relevance``; ``activation`` is what spread to
-    it from related candidates over the connection graph.
+    it from related candidates over the connection graph; ``speaker`` is the boost it got because
+    the query names who said it.
     """
 
     similarity: float
@@ -33,6 +35,7 @@ class ScoreBreakdown:
     lexical: float
     relevance: float
     activation: float
+    speaker: float
     importance: float
     recency: float
     strength: float
@@ -57,16 +60,20 @@ def score_candidate(
     lexical: float = 0.0,
     relevance: float | None = None,
     activation: float = 0.0,
+    speaker_named: bool = False,
 ) -> ScoreBreakdown:
-    """total = (relevance + activation) x lesson boost + w_i*importance + w_r*recency + w_s*strength.
+    """total = (relevance + activation + speaker) x lesson boost + w_i*importance + w_r*recency
+    + w_s*strength.
 
-    Without a fused ``relevance`` the similarity stands in for it (and for ``semantic``).
+    Without a fused ``relevance`` the similarity stands in for it (and for ``semantic``);
+    ``speaker`` is ``weights.speaker`` when ``speaker_named`` (the query names who said the memory).
     """
     boost = weights.session_lesson_boost if is_session_lesson else 1.0
     fresh = recency(age_days, weights.recency_half_life_days)
     base = similarity if relevance is None else relevance
+    named = weights.speaker if speaker_named else 0.0
     total = (
-        (base + activation) * boost
+        (base + activation + named) * boost
         + weights.importance * importance
         + weights.recency * fresh
         + weights.strength * strength
@@ -77,6 +84,7 @@ def score_candidate(
         lexical=lexical,
         relevance=base,
         activation=activation,
+        speaker=named,
         importance=importance,
         recency=fresh,
         strength=strength,

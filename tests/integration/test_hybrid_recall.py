@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -136,6 +137,29 @@ def test_the_answer_to_a_matching_question_inherits_part_of_its_relevance(
     question_relevance = ranked[0].score.relevance
     assert second.score.activation == pytest.approx(0.4 * question_relevance)  # answer_share
     assert second.score.activation > real_system.retriever.config.activation_decay * question_relevance
+
+
+@pytest.mark.parametrize(("weight", "first"), [(0.1, "Ana"), (0.0, "Ben")])
+def test_a_memory_said_by_the_person_the_query_names_ranks_first(
+    real_system: CognitiveSystem, weight: float, first: str
+) -> None:
+    from interfaces.cli import CognitiveCLI
+
+    config = real_system.retriever.config
+    real_system.retriever.config = replace(config, weights=replace(config.weights, speaker=weight))
+    chat = CognitiveCLI(real_system, session_id="chat")
+    for text in (
+        "Ana: Last summer we walked the coast trail for a week.",
+        "Ben: Ana and I love hiking; I went hiking in the Alps.",
+        "Ben: The weather was great all week.",
+        "Cho: My train was late again.",
+        "Cho: The museum opens at nine.",
+    ):
+        chat.store_experience(text)
+    recalled = chat.retrieve_memories("Where did Ana go hiking?", None, 2, False)
+    ranked = [*recalled.memories.core, *recalled.memories.peripheral]
+    assert ranked[0].content.startswith(f"{first}:")  # without the boost, Ben's words match better
+    assert [m.score.speaker for m in ranked] == ([weight, 0.0] if first == "Ana" else [0.0, weight])
 
 
 def test_deleting_a_memory_removes_it_everywhere_and_reindexes_its_neighbours(

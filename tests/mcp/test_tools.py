@@ -234,6 +234,7 @@ async def test_recall_returns_core_peripheral_and_bridge_lists_with_their_scores
             "lexical",
             "relevance",
             "activation",
+            "speaker",
             "importance",
             "recency",
             "strength",

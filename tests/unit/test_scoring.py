@@ -75,12 +75,23 @@ def test_the_breakdown_keeps_every_component_unboosted() -> None:
     assert score.lesson_boost == 1.1
 
 
+def test_a_named_speaker_adds_its_weight_to_relevance_before_the_lesson_boost() -> None:
+    weights = RankWeights(importance=0.0, recency=0.0, strength=0.0, speaker=0.25, session_lesson_boost=2.0)
+    common = {"importance": 0.5, "age_days": 0.0, "strength": 1.0, "weights": weights, "relevance": 0.5}
+    named = score_candidate(0.4, is_session_lesson=True, speaker_named=True, activation=0.1, **common)
+    assert named.speaker == 0.25
+    assert named.total == pytest.approx((0.5 + 0.1 + 0.25) * 2.0)
+    plain = score_candidate(0.4, is_session_lesson=False, **common)
+    assert plain.speaker == 0.0
+    assert plain.total == pytest.approx(0.5)
+
+
 def _ranked(*totals: float) -> list[RankedMemory]:
     now = datetime(2024, 5, 1, tzinfo=UTC)
     return [
         RankedMemory(
             CognitiveMemory(f"m{rank}", "text", HierarchyLevel.CONTEXT, MemoryType.SEMANTIC, now, now),
-            ScoreBreakdown(total, total, 0.0, total, 0.0, 0.5, 1.0, 1.0, 1.0, total),
+            ScoreBreakdown(total, total, 0.0, total, 0.0, 0.0, 0.5, 1.0, 1.0, 1.0, total),
             rank,
         )
         for rank, total in enumerate(totals, start=1)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_system import doctor
+from memory_system import doctor, encoder_cli
 
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings
@@ -38,6 +38,7 @@ app.add_typer(serve_app, name="serve")
 qdrant_app = typer.Typer(help="Run a Qdrant server for this data directory.", no_args_is_help=True)
 app.add_typer(qdrant_app, name="qdrant")
 doctor.register(app, lambda: _settings())
+encoder_cli.register(app, lambda: _settings())
 
 
 def _configure_logging() -> None:

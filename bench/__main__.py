@@ -1,16 +1,16 @@
-"""python -m bench latency|locomo [...]"""
+"""python -m bench suite|latency|locomo [...] (suite by default)"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import latency, locomo
+from bench import latency, locomo, suite
 
-BENCHMARKS = {"latency": latency.main, "locomo": locomo.main}
+BENCHMARKS = {"suite": suite.main, "latency": latency.main, "locomo": locomo.main}
 
 
 def main() -> None:
-    name, *rest = sys.argv[1:] or ["latency"]
+    name, *rest = sys.argv[1:] or ["suite"]
     if name not in BENCHMARKS:
         sys.exit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
     BENCHMARKS[name](rest)

@@ -18,17 +18,18 @@ import anyio
 from mcp import Client
 
 from bench.corpus import memory_texts, query_texts
-from cognitive_memory.encoding import SentenceBertEncoder
+from cognitive_memory.encoding import Encoder, SentenceBertEncoder
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from interfaces.mcp_server import create_server
 
-__all__ = ["main", "run"]
+__all__ = ["main", "percentiles", "run", "through_mcp", "time_each"]
 
 RESULTS = Path(__file__).parent / "results"
+INGEST_CHUNK = 1000
 
 
-def _percentiles(samples: Sequence[float]) -> dict[str, float]:
+def percentiles(samples: Sequence[float]) -> dict[str, float]:
     ordered = sorted(samples)
     return {
         "p50_ms": round(statistics.median(ordered) * 1000, 2),
@@ -37,7 +38,7 @@ def _percentiles(samples: Sequence[float]) -> dict[str, float]:
     }
 
 
-def _time_each(call: Callable[[str], Any], texts: Sequence[str]) -> list[float]:
+def time_each(call: Callable[[str], Any], texts: Sequence[str]) -> list[float]:
     samples = []
     for text in texts:
         start = time.perf_counter()
@@ -46,9 +47,7 @@ def _time_each(call: Callable[[str], Any], texts: Sequence[str]) -> list[float]:
     return samples
 
 
-async def _through_mcp(
-    encoder: SentenceBertEncoder, memories: int, queries: int, data_dir: Path
-) -> dict[str, Any]:
+async def through_mcp(encoder: Encoder, memories: int, queries: int, data_dir: Path) -> dict[str, Any]:
     settings = Settings(env_file=None)
     settings.storage.data_dir = data_dir
     system = build_system(settings, encoder=encoder)
@@ -56,7 +55,8 @@ async def _through_mcp(
     try:
         preload = texts[:-queries]
         started = time.perf_counter()
-        system.store_many(preload)
+        for offset in range(0, len(preload), INGEST_CHUNK):
+            system.store_many(preload[offset : offset + INGEST_CHUNK])
         ingest_seconds = time.perf_counter() - started
         async with Client(create_server(system)) as client:
             store, recall = [], []
@@ -73,8 +73,8 @@ async def _through_mcp(
         return {
             "memories": system.memories.counts().total,
             "ingest_per_second": round(len(preload) / ingest_seconds, 1),
-            "store": _percentiles(store),
-            "recall": _percentiles(recall),
+            "store": percentiles(store),
+            "recall": percentiles(recall),
         }
     finally:
         system.close()
@@ -85,13 +85,13 @@ def run(memories: int, queries: int) -> dict[str, Any]:
     encoder.warm_up()
     cues = query_texts(queries)
     encoder.encode(cues[:5])
-    encoder_batch1 = _percentiles(_time_each(lambda text: encoder.encode([text]), cues))
+    encoder_batch1 = percentiles(time_each(lambda text: encoder.encode([text]), cues))
     sample = memory_texts(512, seed=3)
     started = time.perf_counter()
     encoder.encode(sample)
     encoder_per_second = len(sample) / (time.perf_counter() - started)
     with tempfile.TemporaryDirectory() as tmp:
-        mcp = anyio.run(_through_mcp, encoder, memories, queries, Path(tmp))
+        mcp = anyio.run(through_mcp, encoder, memories, queries, Path(tmp))
     return {
         "benchmark": "latency",
         "encoder_batch1": encoder_batch1,

@@ -280,6 +280,51 @@ def qdrant_stop() -> None:
     typer.echo(f"The embedded store is in use again; {copied} vectors copied from SQLite.")
 
 
+@qdrant_app.command("migrate")
+def qdrant_migrate(
+    to: Annotated[str, typer.Option("--to", help="The Qdrant server or cluster URL, e.g. http://host:6333.")],
+    api_key: Annotated[str | None, typer.Option("--api-key", help="API key of that server.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Target collection (default: QDRANT_COLLECTION).")
+    ] = None,
+) -> None:
+    """Copy every vector SQLite keeps into a Qdrant server collection (no re-embedding)."""
+    from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.main import EMBEDDING_DIMENSION
+    from cognitive_memory.storage import SQLiteMemoryStore
+    from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+    from memory_system.qdrant_migrate import check_url, migrate
+
+    if (problem := check_url(to)) is not None:
+        raise _fail(problem)
+    storage = _settings().storage
+    if not storage.database_path.is_file():
+        raise _fail(f"No memories to migrate: {storage.database_path} does not exist.")
+    name = collection or storage.qdrant_collection
+    memories = SQLiteMemoryStore(storage.database_path)
+    target: QdrantServerVectorStore | None = None
+    try:
+        target = QdrantServerVectorStore.connect(to, api_key, name, EMBEDDING_DIMENSION)
+        report = migrate(memories, target, lambda done, total: typer.echo(f"copied {done}/{total}", err=True))
+    except CognitiveMemoryError as exc:
+        raise _fail(f"Migration to {to} failed: {exc.message}") from exc
+    finally:
+        memories.close()
+        if target is not None:
+            target.close()
+    if not report.verified:
+        raise _fail(
+            f"{to} collection {name!r} holds {report.target_count} points after copying {report.copied}."
+        )
+    key_hint = " and QDRANT_API_KEY" if api_key else ""
+    typer.echo(
+        f"Copied {report.copied} vectors to {to} collection {name!r} (verified; {report.stale_removed} stale "
+        f"points removed). To use it, set QDRANT_URL={to}{key_hint}"
+        + ("" if name == storage.qdrant_collection else f" and QDRANT_COLLECTION={name}")
+        + " in .env or your MCP client's env block, then restart the server."
+    )
+
+
 @qdrant_app.command("status")
 def qdrant_status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,

@@ -4,7 +4,8 @@ python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 5
 
 1. The encoder alone: torch and ONNX Runtime on the same queries (batch-1 p50/p95), batch
    throughput, and the smallest cosine between their vectors.
-2. For each scale: bulk ingest (``store_many`` in chunks of 1,000), store and recall p50/p95
+2. For each scale: bulk ingest (``store_many`` in chunks of 1,000; every 10th chunk also embedded
+   alone just before, for a paired ingest/encoder ratio), store and recall p50/p95
    through the in-memory MCP client; then a real ``memory_system serve mcp`` subprocess on the same
    data: cold start to ``initialize`` and to the first recall, store/recall over stdio, its RSS.
 3. Ratios against the configured encoder's own numbers from the same run.
@@ -73,6 +74,7 @@ def _scale(
             "ingest_over_encoder_throughput": round(
                 in_memory["ingest_per_second"] / own["batch_per_second"], 2
             ),
+            "ingest_over_encoding_paired": in_memory["ingest_over_encoding_paired"],
         },
     }
 

@@ -67,17 +67,22 @@ class OnnxEncoder:
             self.export()
 
     def export(self) -> Path | None:
-        """Create the export if it is missing (verified against torch) and switch to it. Returns its
-        path, or None when the export was refused or failed (torch keeps serving; logged)."""
-        from cognitive_memory.encoding.onnx_export import export_onnx
+        """Create the export if it is missing or unusable (verified against torch) and switch to it.
+        Returns its path, or None when the export was refused or failed (torch keeps serving)."""
+        from cognitive_memory.encoding import onnx_export
 
         with self._export_lock:
             model_dir = resolve_model_path(self._fallback.model)
             target = export_path(model_dir, self._cache_dir, self.name)
             try:
-                if not target.is_file():
-                    self._fallback.warm_up()
-                    export_onnx(model_dir, target, self._fallback.encode, threads=self._threads)
+                if target.is_file():
+                    try:
+                        self._active = self._checked(OnnxModel(model_dir, target, threads=self._threads))
+                        return target
+                    except EncoderError as exc:
+                        logger.warning("Exporting again: the export at %s is unusable: %s", target, exc)
+                self._fallback.warm_up()
+                onnx_export.export_onnx(model_dir, target, self._fallback.encode, threads=self._threads)
                 self._active = self._checked(OnnxModel(model_dir, target, threads=self._threads))
             except EncoderError as exc:
                 logger.warning("ONNX encoder unavailable, staying on torch: %s", exc)

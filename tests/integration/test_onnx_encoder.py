@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from bench.corpus import memory_texts, query_texts
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder, resolve_model_path
+from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder, onnx_export, resolve_model_path
 from cognitive_memory.encoding.onnx_export import CHECK_TEXTS, MIN_COSINE, export_onnx, min_cosine
 from cognitive_memory.errors import EncoderError
 from cognitive_memory.main import build_system, model_encoder
@@ -115,3 +116,27 @@ def test_encoder_status_reports_a_missing_export(tmp_path: Path, monkeypatch: py
     assert result.exit_code == 0, result.output
     assert "backend: onnx" in result.output
     assert "missing (run `memory_system encoder export`)" in result.output
+
+
+def test_warm_up_replaces_a_corrupt_export(
+    tmp_path: Path,
+    real_encoder: SentenceBertEncoder,
+    onnx_encoder: OnnxEncoder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    exported: list[Path] = []
+
+    def export_by_copying(
+        model_dir: Path, target: Path, reference: Any, *, threads: int | None = None
+    ) -> float:
+        exported.append(target)
+        target.write_bytes(onnx_encoder.export_file().read_bytes())
+        return 1.0
+
+    monkeypatch.setattr(onnx_export, "export_onnx", export_by_copying)
+    encoder = OnnxEncoder(real_encoder, tmp_path / "cache")
+    encoder.export_file().parent.mkdir(parents=True)
+    encoder.export_file().write_bytes(b"truncated")
+    encoder.warm_up()
+    assert exported == [encoder.export_file()]
+    assert encoder.backend == "onnx"

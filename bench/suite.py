@@ -8,7 +8,9 @@ python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 5
    alone just before, for a paired ingest/encoder ratio), store and recall p50/p95
    through the in-memory MCP client; then a real ``memory_system serve mcp`` subprocess on the same
    data: cold start to ``initialize`` and to the first recall, store/recall over stdio, its RSS.
-3. Ratios against the configured encoder's own numbers from the same run.
+3. Ratios against the configured encoder's own numbers from the same run; the ``_paired`` ones
+   embed each text alone right before the call that uses it, so load drift on a shared machine
+   cancels out (trust those first).
 """
 
 from __future__ import annotations
@@ -60,13 +62,17 @@ def _scale(
     count: int, in_memory: dict[str, Any], over_stdio: dict[str, Any], own: dict[str, Any]
 ) -> dict[str, Any]:
     encoder_p50 = own["batch1"]["p50_ms"]
+    paired = in_memory["encoder_batch1_paired"]
     return {
         "memories": in_memory["memories"],
         "requested": count,
         "ingest_per_second": in_memory["ingest_per_second"],
         "in_memory_client": {"store": in_memory["store"], "recall": in_memory["recall"]},
         "stdio": over_stdio,
+        "encoder_batch1_paired": paired,
         "ratios": {
+            "recall_p50_over_encoder_paired": _ratio(in_memory["recall"], paired["recall"]),
+            "store_p50_over_encoder_paired": _ratio(in_memory["store"], paired["store"]),
             "recall_p50_over_encoder": round(in_memory["recall"]["p50_ms"] / encoder_p50, 2),
             "store_p50_over_encoder": round(in_memory["store"]["p50_ms"] / encoder_p50, 2),
             "stdio_recall_p50_over_encoder": round(over_stdio["recall"]["p50_ms"] / encoder_p50, 2),
@@ -77,6 +83,10 @@ def _scale(
             "ingest_over_encoding_paired": in_memory["ingest_over_encoding_paired"],
         },
     }
+
+
+def _ratio(calls: dict[str, float], encodings: dict[str, float]) -> float:
+    return round(calls["p50_ms"] / encodings["p50_ms"], 2)
 
 
 def _progress(message: str) -> None:

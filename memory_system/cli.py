@@ -146,8 +146,11 @@ def _serve_stdio(server: Any) -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _interrupt)
-    with contextlib.suppress(KeyboardInterrupt):
+    # A signal that lands while a task runs reaches us wrapped in the task group's exception group.
+    try:
         server.run()
+    except* KeyboardInterrupt:
+        pass
 
 
 def _serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:

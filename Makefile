@@ -17,6 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH_INDEX) "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/memory_system encoder export || echo "ONNX export failed (see above): torch will serve."
 	touch $@
 
 lint: install

@@ -1,16 +1,22 @@
-"""python -m bench latency|load|git-load|locomo [...]"""
+"""python -m bench suite|latency|load|git-load|locomo [...] (suite by default)"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import git_load, latency, load, locomo
+from bench import git_load, latency, load, locomo, suite
 
-BENCHMARKS = {"git-load": git_load.main, "latency": latency.main, "load": load.main, "locomo": locomo.main}
+BENCHMARKS = {
+    "suite": suite.main,
+    "latency": latency.main,
+    "load": load.main,
+    "git-load": git_load.main,
+    "locomo": locomo.main,
+}
 
 
 def main() -> None:
-    name, *rest = sys.argv[1:] or ["latency"]
+    name, *rest = sys.argv[1:] or ["suite"]
     if name not in BENCHMARKS:
         sys.exit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
     BENCHMARKS[name](rest)

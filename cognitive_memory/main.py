@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cognitive_memory.encoding import Encoder, HashEncoder, SentenceBertEncoder
+from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
@@ -12,7 +12,7 @@ from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMe
 from cognitive_memory.storage.shared_store import SharedVectorStore
 from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config"]
+__all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config", "model_encoder"]
 
 EMBEDDING_DIMENSION = 384
 PROFILES = ("default", "test")
@@ -45,7 +45,7 @@ def build_system(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
         )
     if encoder is None:
-        encoder = HashEncoder(EMBEDDING_DIMENSION) if profile == "test" else _sentence_bert(settings)
+        encoder = HashEncoder(EMBEDDING_DIMENSION) if profile == "test" else model_encoder(settings)
     memories = SQLiteMemoryStore(settings.storage.database_path)
     try:
         vectors = ArrayVectorStore(EMBEDDING_DIMENSION) if profile == "test" else _vector_store(settings)
@@ -78,11 +78,15 @@ def build_system(
         raise
 
 
-def _sentence_bert(settings: Settings) -> SentenceBertEncoder:
+def model_encoder(settings: Settings) -> SentenceBertEncoder | OnnxEncoder:
+    """The configured model on ONNX Runtime (CPU; torch serves until the export exists) or on torch."""
     cfg = settings.encoder
-    return SentenceBertEncoder(
+    torch_encoder = SentenceBertEncoder(
         cfg.model, dimension=EMBEDDING_DIMENSION, device=cfg.device, threads=cfg.threads
     )
+    if cfg.backend == "torch" or cfg.device != "cpu":
+        return torch_encoder
+    return OnnxEncoder(torch_encoder, cfg.cache_dir, threads=cfg.threads)
 
 
 def _vector_store(settings: Settings) -> VectorStore:

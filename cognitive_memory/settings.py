@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "StorageSettings",
+    "default_cache_dir",
     "default_data_dir",
 ]
 
@@ -32,6 +33,17 @@ def default_data_dir() -> Path:
         return Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / APP_DIR_NAME
     xdg = os.environ.get("XDG_DATA_HOME")
     return (Path(xdg) if xdg else Path.home() / ".local" / "share") / APP_DIR_NAME
+
+
+def default_cache_dir() -> Path:
+    """The user's cache directory (derived files only, e.g. the ONNX export of the model)."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / APP_DIR_NAME
+    if sys.platform == "win32":
+        local = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+        return local / APP_DIR_NAME / "cache"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / APP_DIR_NAME
 
 
 def _base_config() -> SettingsConfigDict:
@@ -77,15 +89,24 @@ class StorageSettings(BaseSettings):
 
 
 class EncoderSettings(BaseSettings):
-    """The embedding model: a name of the packaged model or a local directory."""
+    """The embedding model: a name of the packaged model or a local directory, and how it runs."""
 
     model_config = _base_config()
 
     model: str = Field(default="all-MiniLM-L6-v2", validation_alias="SENTENCE_BERT_MODEL")
+    backend: Literal["onnx", "torch"] = Field(default="onnx", validation_alias="COGNITIVE_MEMORY_ENCODER")
+    cache_dir: Path = Field(default_factory=default_cache_dir, validation_alias="COGNITIVE_MEMORY_CACHE_DIR")
     device: str = Field(default="cpu", validation_alias="COGNITIVE_MEMORY_DEVICE")
     threads: int | None = Field(default=None, ge=1, le=64, validation_alias="COGNITIVE_MEMORY_TORCH_THREADS")
 
     _blank = field_validator("threads", mode="before")(_blank_is_none)
+
+    @field_validator("backend", "cache_dir", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return "onnx" if info.field_name == "backend" else default_cache_dir()
+        return value
 
 
 class RecallSettings(BaseSettings):

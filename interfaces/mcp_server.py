@@ -12,12 +12,14 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.system import CognitiveSystem
 from interfaces.cli import CognitiveCLI
 from interfaces.mcp_tools import ServerState, register_tools
+from interfaces.schema_inline import inline_schema
 from interfaces.schemas import ErrorResult
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
@@ -84,7 +86,17 @@ def _describe(tool: str, exc: ToolError) -> tuple[str, str]:
 
 
 class MemoryServer(MCPServer[ServerState]):
-    """MCPServer whose tool failures always carry the structured error body."""
+    """MCPServer whose tool failures always carry the structured error body, and whose output
+    schemas are published inlined (cheaper for clients to validate against; same documents)."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        return [
+            tool.model_copy(update={"output_schema": inline_schema(tool.output_schema)})
+            if tool.output_schema
+            else tool
+            for tool in tools
+        ]
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None

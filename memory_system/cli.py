@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_system import doctor, git_commands, load_commands
+from memory_system import doctor, encoder_cli, git_commands, load_commands
 
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings
@@ -38,6 +38,7 @@ app.add_typer(serve_app, name="serve")
 qdrant_app = typer.Typer(help="Run a Qdrant server for this data directory.", no_args_is_help=True)
 app.add_typer(qdrant_app, name="qdrant")
 doctor.register(app, lambda: _settings())
+encoder_cli.register(app, lambda: _settings())
 
 
 def _configure_logging() -> None:
@@ -149,8 +150,11 @@ def _serve_stdio(server: Any) -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _interrupt)
-    with contextlib.suppress(KeyboardInterrupt):
+    # A signal that lands while a task runs reaches us wrapped in the task group's exception group.
+    try:
         server.run()
+    except* KeyboardInterrupt:
+        pass
 
 
 def _serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
@@ -281,6 +285,51 @@ def qdrant_stop() -> None:
     with _facade() as cli:  # back on the embedded store: bring its index up to date from SQLite
         copied = cli.rebuild_index()
     typer.echo(f"The embedded store is in use again; {copied} vectors copied from SQLite.")
+
+
+@qdrant_app.command("migrate")
+def qdrant_migrate(
+    to: Annotated[str, typer.Option("--to", help="The Qdrant server or cluster URL, e.g. http://host:6333.")],
+    api_key: Annotated[str | None, typer.Option("--api-key", help="API key of that server.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Target collection (default: QDRANT_COLLECTION).")
+    ] = None,
+) -> None:
+    """Copy every vector SQLite keeps into a Qdrant server collection (no re-embedding)."""
+    from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.main import EMBEDDING_DIMENSION
+    from cognitive_memory.storage import SQLiteMemoryStore
+    from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+    from memory_system.qdrant_migrate import check_url, migrate
+
+    if (problem := check_url(to)) is not None:
+        raise _fail(problem)
+    storage = _settings().storage
+    if not storage.database_path.is_file():
+        raise _fail(f"No memories to migrate: {storage.database_path} does not exist.")
+    name = collection or storage.qdrant_collection
+    memories = SQLiteMemoryStore(storage.database_path)
+    target: QdrantServerVectorStore | None = None
+    try:
+        target = QdrantServerVectorStore.connect(to, api_key, name, EMBEDDING_DIMENSION)
+        report = migrate(memories, target, lambda done, total: typer.echo(f"copied {done}/{total}", err=True))
+    except CognitiveMemoryError as exc:
+        raise _fail(f"Migration to {to} failed: {exc.message}") from exc
+    finally:
+        memories.close()
+        if target is not None:
+            target.close()
+    if not report.verified:
+        raise _fail(
+            f"{to} collection {name!r} holds {report.target_count} points after copying {report.copied}."
+        )
+    key_hint = " and QDRANT_API_KEY" if api_key else ""
+    typer.echo(
+        f"Copied {report.copied} vectors to {to} collection {name!r} (verified; {report.stale_removed} stale "
+        f"points removed). To use it, set QDRANT_URL={to}{key_hint}"
+        + ("" if name == storage.qdrant_collection else f" and QDRANT_COLLECTION={name}")
+        + " in .env or your MCP client's env block, then restart the server."
+    )
 
 
 @qdrant_app.command("status")

@@ -102,7 +102,7 @@ def check_config(resolve: SettingsSource | None = None) -> tuple[Settings | None
         f"database={storage.database_path}",
         f"QDRANT_URL={_mask_url(storage.qdrant_url) if storage.qdrant_url else '(unset)'}",
         f"QDRANT_COLLECTION={storage.qdrant_collection}",
-        f"model={encoder.model} ({encoder.device})",
+        f"model={encoder.model} ({encoder.backend}, {encoder.device})",
         f".env={env_file.resolve() if env_file.is_file() else 'none'}",
         *(f"{name}={masked}" for name, masked in _secrets(settings)),
     ]
@@ -274,7 +274,11 @@ def check_model(system: CognitiveSystem) -> CheckResult:
     norm = float(np.linalg.norm(vectors[0]))
     if abs(norm - 1.0) > NORM_TOLERANCE:
         return CheckResult("model", "fail", f"{encoder.name} gave a vector of norm {norm:.4f}, not 1")
-    detail = f"{encoder.name} loaded offline in {seconds:.1f} s, {EMBEDDING_DIMENSION}-d, norm {norm:.4f}"
+    backend = getattr(encoder, "backend", "torch")
+    detail = (
+        f"{encoder.name} ({backend}) loaded offline in {seconds:.1f} s, {EMBEDDING_DIMENSION}-d, "
+        f"norm {norm:.4f}"
+    )
     return CheckResult("model", "ok", detail)
 
 

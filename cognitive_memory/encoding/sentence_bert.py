@@ -60,6 +60,11 @@ class SentenceBertEncoder:
         self._lock = threading.Lock()
 
     @property
+    def model(self) -> str:
+        """The configured model: the packaged model's name or a local directory."""
+        return self._model_name
+
+    @property
     def name(self) -> str:
         return Path(self._model_name).name if self._model_name not in _PACKAGED_NAMES else DEFAULT_MODEL
 

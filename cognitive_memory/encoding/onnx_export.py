@@ -1,0 +1,135 @@
+"""Export a sentence-transformers model's transformer to ONNX, verified against torch.
+
+Needs torch, transformers and onnx (installed with the package); the result is a plain fp32
+ONNX file that ``OnnxModel`` runs without torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cognitive_memory.core.memory import Vector
+from cognitive_memory.encoding.onnx_model import OnnxModel
+from cognitive_memory.errors import EncoderError
+
+__all__ = ["CHECK_TEXTS", "MIN_COSINE", "export_onnx", "min_cosine"]
+
+logger = logging.getLogger(__name__)
+
+MIN_COSINE = 0.999
+OPSET = 17
+_AXES = {0: "batch", 1: "sequence"}
+_NAMES = ("input_ids", "attention_mask", "token_type_ids")
+
+# Short and long, punctuation, code, non-Latin scripts, an empty string and texts past the
+# 256-token truncation, so padding, truncation and pooling are all compared.
+CHECK_TEXTS: tuple[str, ...] = (
+    "The payments service failed after the upgrade to version 42.",
+    "Always check the logs before restarting anything.",
+    "how to debug the login page",
+    "Never deploy on a Friday without a rollback plan. " * 3,
+    "def recall(query: str) -> list[Memory]:  # returns the best matches",
+    "Ünïcödé, emoji 🙂 and 日本語のテキスト mixed with English words.",
+    "",
+    "a",
+    "word " * 300,
+    " ".join(f"token{n} and more context about release {n}" for n in range(120)),
+    "Kafka consumer dropped events when the queue held 900 messages; fixed by batching commits.",
+    "Prefer feature flags when changing the auth middleware.",
+)
+
+
+def min_cosine(left: Vector, right: Vector) -> float:
+    """The smallest row-wise cosine similarity between two stacks of vectors."""
+    left_n = left / np.clip(np.linalg.norm(left, axis=1, keepdims=True), 1e-12, None)
+    right_n = right / np.clip(np.linalg.norm(right, axis=1, keepdims=True), 1e-12, None)
+    return float((left_n * right_n).sum(axis=1).min())
+
+
+def export_onnx(
+    model_dir: Path, target: Path, reference: Callable[[Sequence[str]], Vector], *, threads: int | None = None
+) -> float:
+    """Export the model in ``model_dir`` to ``target`` and return the smallest cosine between its
+    vectors and ``reference``'s on ``CHECK_TEXTS`` (in one batch and one by one). Raises
+    ``EncoderError`` and writes nothing unless that cosine exceeds ``MIN_COSINE``; the file
+    appears atomically, so a concurrent reader never sees half of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=target.parent)
+    os.close(handle)
+    scratch = Path(name)
+    try:
+        _export_graph(model_dir, scratch)
+        cosine = _verify(OnnxModel(model_dir, scratch, threads=threads), reference)
+        scratch.chmod(0o644)
+        os.replace(scratch, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            scratch.unlink()
+    logger.info("Exported %s to ONNX at %s (min cosine against torch %.6f)", model_dir, target, cosine)
+    return cosine
+
+
+def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector]) -> float:
+    texts = list(CHECK_TEXTS)
+    expected = reference(texts)
+    batched = min_cosine(model.encode(texts), expected)
+    single = min_cosine(np.concatenate([model.encode([text]) for text in texts]), expected)
+    cosine = min(batched, single)
+    if not cosine > MIN_COSINE:
+        raise EncoderError(
+            f"The ONNX export disagrees with the torch model (min cosine {cosine:.6f} <= {MIN_COSINE}); "
+            "keeping the torch encoder.",
+        )
+    return cosine
+
+
+def _export_graph(model_dir: Path, target: Path) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError as exc:
+        raise EncoderError(f"Exporting to ONNX needs torch and transformers: {exc}") from exc
+    try:
+        model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+        sample = torch.ones((2, 8), dtype=torch.long)
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # tracer chatter about constant shapes, not errors
+            torch.onnx.export(
+                _last_hidden_state(model),
+                (sample, sample, torch.zeros_like(sample)),
+                str(target),
+                opset_version=OPSET,
+                dynamo=False,
+                input_names=list(_NAMES),
+                output_names=["last_hidden_state"],
+                dynamic_axes=dict.fromkeys((*_NAMES, "last_hidden_state"), _AXES),
+            )
+    except (OSError, ValueError, RuntimeError, ImportError) as exc:
+        raise EncoderError(f"Could not export {model_dir} to ONNX: {exc}") from exc
+
+
+def _last_hidden_state(model: Any) -> Any:
+    """Wrap a transformers model so it returns last_hidden_state alone (torch imported lazily)."""
+    import torch
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    return LastHiddenState(model)

@@ -1,0 +1,106 @@
+"""A sentence-transformers model (BERT + mean pooling + normalisation) run by ONNX Runtime.
+
+The export itself lives in ``onnx_export``; this module only reads files that already exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cognitive_memory.core.memory import Vector
+from cognitive_memory.errors import EncoderError
+
+__all__ = ["EXPORT_FORMAT", "OnnxModel", "export_path", "max_seq_length"]
+
+# Bumped whenever the exported graph changes shape, so old exports are never read.
+EXPORT_FORMAT = "v1"
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+_KEYED_FILES = ("config.json", "tokenizer.json", "sentence_bert_config.json")
+BATCH_SIZE = 64
+
+
+def export_path(model_dir: Path, cache_dir: Path, label: str) -> Path:
+    """Where the export of the weights in ``model_dir`` lives: keyed by a hash of the weights,
+    the tokenizer and the configuration, so changed weights never meet a stale export."""
+    digest = hashlib.sha256(EXPORT_FORMAT.encode())
+    for name in (*_WEIGHT_FILES, *_KEYED_FILES):
+        path = model_dir / name
+        if path.is_file():
+            digest.update(name.encode())
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+    return cache_dir.expanduser() / "onnx" / f"{label}-{digest.hexdigest()[:16]}" / "model.onnx"
+
+
+def max_seq_length(model_dir: Path) -> int:
+    """The truncation length sentence-transformers applies (``sentence_bert_config.json``)."""
+    config = model_dir / "sentence_bert_config.json"
+    try:
+        return int(json.loads(config.read_text())["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EncoderError(f"{config} does not give max_seq_length: {exc}") from exc
+
+
+def _runtime_errors() -> tuple[type[Exception], ...]:
+    """ONNX Runtime's own exception types (they derive from Exception only)."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    names = ("Fail", "InvalidArgument", "NoSuchFile", "InvalidProtobuf", "InvalidGraph", "RuntimeException")
+    return tuple(getattr(state, name) for name in names if hasattr(state, name))
+
+
+class OnnxModel:
+    """Tokenise with ``tokenizers``, run the exported transformer, mean-pool and L2-normalise."""
+
+    def __init__(self, model_dir: Path, onnx_file: Path, *, threads: int | None = None) -> None:
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EncoderError(f"ONNX Runtime is not installed ({exc}): run `make install`.") from exc
+        tokenizer_file = model_dir / "tokenizer.json"
+        if not tokenizer_file.is_file():
+            raise EncoderError(f"{model_dir} has no tokenizer.json; the ONNX encoder needs one.")
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        # tokenizer.json ships with fixed 128-token padding; sentence-transformers pads to the
+        # longest text of the batch and truncates at max_seq_length instead.
+        self._tokenizer.enable_truncation(max_length=max_seq_length(model_dir))
+        pad_id = self._tokenizer.token_to_id("[PAD]") or 0
+        self._tokenizer.enable_padding(pad_id=pad_id, pad_token="[PAD]")
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        errors: tuple[type[Exception], ...] = (OSError, *_runtime_errors())
+        try:
+            self._session: Any = onnxruntime.InferenceSession(
+                str(onnx_file), options, providers=["CPUExecutionProvider"]
+            )
+        except errors as exc:
+            raise EncoderError(f"ONNX Runtime could not load {onnx_file}: {exc}") from exc
+        self._inputs = {item.name for item in self._session.get_inputs()}
+
+    def encode(self, texts: Sequence[str]) -> Vector:
+        """Return normalised float32 vectors, one row per text, in batches of 64."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        parts = [self._encode_batch(texts[i : i + BATCH_SIZE]) for i in range(0, len(texts), BATCH_SIZE)]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def _encode_batch(self, texts: Sequence[str]) -> Vector:
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([item.ids for item in encodings], dtype=np.int64)
+        mask = np.array([item.attention_mask for item in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)

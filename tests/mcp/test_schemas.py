@@ -1,0 +1,24 @@
+"""The published output schemas are inlined, and real answers validate against them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_recall_publishes_an_inlined_schema_its_answers_satisfy(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    schema = tools["recall_memories"].output_schema
+    assert schema is not None
+    assert "$ref" not in json.dumps(schema)
+    assert {"query", "total_results", "memories"} <= set(schema["properties"])
+    await client.call_tool("store_memory", {"text": "The billing database needs a vacuum every week"})
+    # The SDK client validates structured content against the listed schema and raises if it fails.
+    result = await client.call_tool("recall_memories", {"query": "database maintenance"})
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert result.structured_content["memories"]["core"][0]["score"]["total"] > 0

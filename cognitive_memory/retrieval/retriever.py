@@ -14,7 +14,7 @@ from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
 from cognitive_memory.retrieval.speakers import query_names, speaker
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+from cognitive_memory.storage.sqlite_store import RankingRow, SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorFilter, VectorStore, payload_for
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
@@ -102,8 +102,17 @@ class Retriever:
     ) -> RetrievalResult:
         signals = self._signals(query, query_vector, max(self.config.candidate_pool, max_results * 3), where)
         reached = list(dict.fromkeys([*signals.fused, *signals.activation]))
-        memories = [m for m in self._memories.get(reached) if where is None or where.matches(payload_for(m))]
-        ranked = self._rank(memories, signals, query_names(query), query_vector, now)[:max_results]
+        if where is not None:
+            reached = [m.id for m in self._memories.get(reached) if where.matches(payload_for(m))]
+        # Rank on light rows; read whole memories only for what is returned.
+        rows = self._memories.ranking_rows(reached)
+        best = self._rank(rows, signals, query_names(query), query_vector, now)[:max_results]
+        by_id = {m.id: m for m in self._memories.get([row.id for row, _ in best])}
+        ranked = [
+            RankedMemory(by_id[row.id], score, rank)
+            for rank, (row, score) in enumerate(best, start=1)
+            if row.id in by_id
+        ]
         cut = split_core(ranked, self.config.core_ratio)
         core, peripheral = ranked[:cut], ranked[cut:]
         taken = {r.memory.id for r in ranked}
@@ -145,36 +154,37 @@ class Retriever:
 
     def _rank(
         self,
-        memories: Sequence[CognitiveMemory],
+        rows: Sequence[RankingRow],
         signals: _Signals,
         names: frozenset[str],
         query_vector: Vector,
         now: datetime,
-    ) -> list[RankedMemory]:
+    ) -> list[tuple[RankingRow, ScoreBreakdown]]:
         weights = self.config.weights
+        stamp = now.timestamp()
         scored = []
-        for memory in memories:
-            said_by = speaker(memory.content)
-            semantic, lexical, relevance = signals.fused.get(memory.id, (0.0, 0.0, 0.0))
-            similarity = signals.similarity.get(memory.id)
-            if similarity is None and memory.cognitive_embedding is not None:
-                similarity = float(memory.cognitive_embedding @ query_vector)
+        for row in rows:
+            said_by = speaker(row.content)
+            semantic, lexical, relevance = signals.fused.get(row.id, (0.0, 0.0, 0.0))
+            similarity = signals.similarity.get(row.id)
+            if similarity is None:
+                similarity = float(row.embedding @ query_vector)
             score = score_candidate(
-                similarity or 0.0,
+                similarity,
                 semantic=semantic,
                 lexical=lexical,
                 relevance=relevance,
-                activation=signals.activation.get(memory.id, 0.0),
+                activation=signals.activation.get(row.id, 0.0),
                 speaker_named=said_by is not None and said_by in names,
-                importance=memory.importance_score,
-                age_days=(now - memory.timestamp).total_seconds() / 86_400,
-                strength=memory.strength,
-                is_session_lesson=memory.loader_type == "session_lesson",
+                importance=row.importance_score,
+                age_days=(stamp - row.timestamp) / 86_400,
+                strength=row.strength,
+                is_session_lesson=row.loader_type == "session_lesson",
                 weights=weights,
             )
-            scored.append((memory, score))
+            scored.append((row, score))
         scored.sort(key=lambda pair: pair[1].total, reverse=True)
-        return [RankedMemory(memory, score, rank) for rank, (memory, score) in enumerate(scored, start=1)]
+        return scored
 
     def _bridges(
         self, query_vector: Vector, core: Sequence[RankedMemory], taken: set[str], where: VectorFilter | None

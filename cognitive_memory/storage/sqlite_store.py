@@ -20,7 +20,7 @@ from cognitive_memory.storage import associations
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage.migrations import apply_migrations
 
-__all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "SQLiteMemoryStore"]
+__all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "RankingRow", "SQLiteMemoryStore"]
 
 # BM25 weight of a memory's temporal context (its neighbours' words) against its own words.
 CONTEXT_WEIGHT = 0.3
@@ -30,6 +30,19 @@ _COLUMNS = (
     "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding, "
     "session_id"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RankingRow:
+    """What ranking reads of a candidate (``timestamp`` in seconds since the epoch)."""
+
+    id: str
+    content: str
+    importance_score: float
+    strength: float
+    timestamp: float
+    loader_type: str | None
+    embedding: Vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +165,25 @@ class SQLiteMemoryStore:
         marks = ",".join("?" * len(ids))
         rows = self._query(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
         by_id = {row[0]: _from_row(row) for row in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
+        """The few fields ranking needs, for many candidates at once, in the order given (unknown ids
+        are skipped). Cheaper than ``get``: no JSON, no dates to parse."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._query(
+            "SELECT id, content, importance_score, strength, timestamp, loader_type, embedding "
+            f"FROM memories WHERE id IN ({marks})",
+            ids,
+        )
+        by_id = {
+            memory_id: RankingRow(
+                memory_id, content, importance, strength, stamp, loader, np.frombuffer(blob, dtype="<f4")
+            )
+            for memory_id, content, importance, strength, stamp, loader, blob in rows
+        }
         return [by_id[i] for i in ids if i in by_id]
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:

@@ -14,7 +14,18 @@ from interfaces.schema_inline import inline_schema
 from interfaces.schemas import LessonResult, RecallResult, StatusResult, StoreResult
 
 SCORE = dict.fromkeys(
-    ("similarity", "semantic", "lexical", "relevance", "activation", "importance", "recency", "strength"), 0.5
+    (
+        "similarity",
+        "semantic",
+        "lexical",
+        "relevance",
+        "activation",
+        "importance",
+        "recency",
+        "strength",
+        "speaker",
+    ),
+    0.5,
 ) | {"lesson_boost": 1.0, "total": 0.9}
 MEMORY: dict[str, Any] = {
     "id": "m1",

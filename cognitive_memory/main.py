@@ -71,11 +71,14 @@ def build_system(
         "candidate_pool": config.candidate_pool,
     }
     try:
-        return CognitiveSystem(memories, vectors, encoder, retriever, configuration=configuration)
+        system = CognitiveSystem(memories, vectors, encoder, retriever, configuration=configuration)
     except CognitiveMemoryError:
         vectors.close()
         memories.close()
         raise
+    if isinstance(vectors, SharedVectorStore):
+        vectors.when_taking_over(system.replay_outbox)
+    return system
 
 
 def model_encoder(settings: Settings) -> SentenceBertEncoder | OnnxEncoder:

@@ -179,7 +179,14 @@ class SharedVectorStore:
         self._local: VectorStore | None = None
         self._server: _OwnerServer | None = None
         self._connection: socket.socket | None = None
+        self._on_takeover: Callable[[], object] | None = None
+        self._took_over = False
         self._attach()
+
+    def when_taking_over(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` (outside any lock) after this process takes the store over from a
+        dead owner: the owner may have died between a SQLite commit and its index write."""
+        self._on_takeover = callback
 
     @property
     def is_owner(self) -> bool:
@@ -218,29 +225,47 @@ class SharedVectorStore:
         return connection
 
     def _call(self, op: str, **arguments: Any) -> Any:
+        """Run one operation here (owner) or at the owner; if the owner goes away, take over."""
         with self._lock:
-            for attempt in (1, 2):
-                if self._local is not None:
-                    return _dispatch(self._local, {"op": op, **arguments})
-                try:
-                    connection = self._connection
-                    if connection is None:
-                        raise ConnectionError("not connected")
-                    _send(connection, {"op": op, **arguments})
-                    answer = _receive(connection)
-                except (ConnectionError, OSError, ValueError):
-                    if attempt == 2:
-                        raise StorageError(
-                            "The process serving the vector store went away twice in a row."
-                        ) from None
-                    logger.info("The vector store's owner went away; taking over")
-                    self._drop_connection()
-                    self._attach()
-                    continue
-                if not answer["ok"]:
-                    raise StorageError(answer["message"], code=answer["code"])
-                return answer["result"]
-        raise StorageError("unreachable")  # pragma: no cover - the loop always returns or raises
+            result = self._call_locked({"op": op, **arguments})
+            took_over, self._took_over = self._took_over, False
+        if took_over and self._on_takeover is not None:
+            self._on_takeover()
+        return result
+
+    def _call_locked(self, request: dict[str, Any]) -> Any:
+        """A killed owner can still accept a connection for a moment while the kernel tears it
+        down, so the take-over is retried until ``wait`` seconds have passed, not just once."""
+        deadline = time.monotonic() + self._wait
+        retries = 0
+        while True:
+            if self._local is not None:
+                return _dispatch(self._local, request)
+            try:
+                answer = self._ask(request)
+            except (ConnectionError, OSError, ValueError):
+                if time.monotonic() > deadline:
+                    raise StorageError(
+                        f"The process serving the vector store stopped answering for {self._wait:g} s."
+                    ) from None
+                if retries:
+                    time.sleep(0.02)  # a dying owner: let the kernel finish releasing its lock
+                retries += 1
+                logger.info("The vector store's owner went away; taking over")
+                self._drop_connection()
+                self._attach()
+                self._took_over = self._took_over or self._local is not None
+                continue
+            if not answer["ok"]:
+                raise StorageError(answer["message"], code=answer["code"])
+            return answer["result"]
+
+    def _ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        connection = self._connection
+        if connection is None:
+            raise ConnectionError("not connected")
+        _send(connection, request)
+        return _receive(connection)
 
     def _drop_connection(self) -> None:
         if self._connection is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,11 @@ Clock = Callable[[], datetime]
 CO_RECALL_STEP = 0.1
 # Memories read from SQLite and written to the index per batch when the index is rebuilt.
 REBUILD_BATCH = 500
+# Bulk paths build the approximate index once this many vectors, and this share of all vectors,
+# are searched exactly. Building merges into one segment, so its cost grows with the whole store
+# (11 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
+INDEX_MIN_UNINDEXED = 5_000
+INDEX_UNINDEXED_SHARE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,6 +301,7 @@ class CognitiveSystem:
         for start in range(0, len(stale), REBUILD_BATCH):
             self.vectors.delete(stale[start : start + REBUILD_BATCH])
         self.memories.clear_outbox(pending)
+        self.build_index()
         logger.info(
             "Rebuilt the vector index: %d vectors written, %d stale points removed", len(known), len(stale)
         )
@@ -333,6 +340,21 @@ class CognitiveSystem:
             self.memories.strengthen(pairs, CO_RECALL_STEP)
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)
+
+    def build_index(self) -> bool:
+        """After a bulk write: build the vector index if enough vectors lack it (see
+        ``INDEX_MIN_UNINDEXED``); True if it ran. A failure is logged, never raised: the index
+        still answers by exact search."""
+        try:
+            threshold = max(INDEX_MIN_UNINDEXED, int(INDEX_UNINDEXED_SHARE * self.vectors.count()))
+            started = time.perf_counter()
+            built = self.vectors.build_index(threshold)
+        except StorageError as exc:
+            logger.warning("Could not build the vector index (exact search goes on): %s", exc)
+            return False
+        if built:
+            logger.info("Built the vector index in %.1f s", time.perf_counter() - started)
+        return built
 
     def flush(self) -> None:
         """Wait for pending bookkeeping writes (access counts) to land."""

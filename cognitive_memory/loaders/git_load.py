@@ -94,6 +94,7 @@ def load_git(system: CognitiveSystem, repo: Path, *, on_progress: Progress | Non
     chunks = tuple(pattern_chunks(patterns, root.name, str(root)))
     model_seconds = _load_model(system, key, chunks)
     counts = _sync(system, key, head, chunks, patterns, len(commits))
+    system.build_index()
     return GitLoadReport(
         str(root),
         root.name,

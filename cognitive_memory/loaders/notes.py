@@ -76,6 +76,7 @@ def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress 
     counts = report.chunks
     if removed:
         counts += SyncCounts(removed=system.forget_sources(removed))
+    system.build_index()
     return replace(
         report,
         root=str(root),

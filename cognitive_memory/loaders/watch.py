@@ -115,4 +115,5 @@ def apply_changes(system: CognitiveSystem, root: Path, paths: Iterable[Path]) ->
         report = sync_files(system, list(changed))
         counts += report.chunks
         skipped += report.skipped
+        system.build_index()
     return WatchBatch(tuple(map(str, changed)), tuple(removed), counts, tuple(skipped))

@@ -125,6 +125,19 @@ class EdgeVectorStore:
             "qdrant-edge", "embedded", str(self.path), "ok", shard.points_count, size, details
         )
 
+    def build_index(self, min_unindexed: int) -> bool:
+        """Run Edge's optimizers (HNSW for large segments) if enough vectors are unindexed.
+
+        Edge never indexes by itself, and exact search grows with the store (about 7 ms per query
+        at 100k vectors here, 0.3 ms with the index). ``optimize()`` holds the GIL while it runs
+        (11 s for 100k vectors, 4 s for 20k more on top of them), so only bulk paths call this.
+        """
+        shard = self._call(self._shard.info)
+        if shard.points_count - shard.indexed_vectors_count < min_unindexed:
+            return False
+        self._call(self._shard.optimize)
+        return True
+
     def close(self) -> None:
         try:
             self._call(self._shard.flush)

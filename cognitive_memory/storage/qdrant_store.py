@@ -126,6 +126,10 @@ class QdrantServerVectorStore:
         details = {"collection": self._collection, "status": str(collection.status.value)}
         return VectorStoreInfo("qdrant", "server", self._location, "ok", self.count(), 0, details)
 
+    def build_index(self, min_unindexed: int) -> bool:
+        """A Qdrant server's optimizers index in the background by themselves."""
+        return False
+
     def close(self) -> None:
         self._client.close()
 

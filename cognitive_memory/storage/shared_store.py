@@ -100,6 +100,8 @@ def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
         return store.count()
     if op == "ids":
         return store.ids()
+    if op == "build_index":
+        return store.build_index(request["min_unindexed"])
     if op == "info":
         info = asdict(store.info())
         info["details"] = {**info["details"], "served_by_pid": os.getpid()}
@@ -296,6 +298,9 @@ class SharedVectorStore:
 
     def info(self) -> VectorStoreInfo:
         return VectorStoreInfo(**self._call("info"))
+
+    def build_index(self, min_unindexed: int) -> bool:
+        return bool(self._call("build_index", min_unindexed=min_unindexed))
 
     def close(self) -> None:
         with self._lock:

@@ -104,6 +104,11 @@ class VectorStore(Protocol):
 
     def info(self) -> VectorStoreInfo: ...
 
+    def build_index(self, min_unindexed: int) -> bool:
+        """Build the approximate (HNSW) index when at least ``min_unindexed`` vectors are only
+        searched exactly; True if it was built. Blocks while it runs (seconds at 100k vectors)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -159,6 +164,10 @@ class ArrayVectorStore:
 
     def info(self) -> VectorStoreInfo:
         return VectorStoreInfo("array", "in-memory", "memory", "ok", self.count(), 0)
+
+    def build_index(self, min_unindexed: int) -> bool:
+        """Exact search only: there is no index to build."""
+        return False
 
     def close(self) -> None:
         """Nothing to release."""

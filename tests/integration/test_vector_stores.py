@@ -243,3 +243,29 @@ def test_qdrant_collection_of_another_dimension_is_an_index_mismatch(tmp_path: P
 
     assert caught.value.code == "index_mismatch"
     assert "memories" in caught.value.message
+
+
+def test_building_the_index_keeps_every_answer(store: VectorStore) -> None:
+    points = _points(300)
+    store.upsert(points)
+    query = points[17].vector
+    before = [hit.id for hit in store.search(query, 5)]
+    assert not store.build_index(1_000)  # too few unindexed vectors: nothing to do
+    store.build_index(1)
+    assert [hit.id for hit in store.search(query, 5)][0] == points[17].id == before[0]
+    assert store.count() == 300
+
+
+def test_edge_builds_an_hnsw_index_when_enough_vectors_are_unindexed(tmp_path: Path) -> None:
+    edge = EdgeVectorStore(tmp_path / "edge", 384)
+    try:
+        raw = np.random.default_rng(3).normal(size=(8_000, 384)).astype(np.float32)
+        raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+        edge.upsert([VectorPoint(str(uuid.uuid4()), row, {}) for row in raw])
+        assert edge.info().details["indexed_vectors"] == 0
+        assert not edge.build_index(10_000)
+        assert edge.build_index(5_000)
+        assert edge.info().details["indexed_vectors"] == 8_000
+        assert not edge.build_index(5_000)  # nothing left to index
+    finally:
+        edge.close()

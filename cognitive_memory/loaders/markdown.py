@@ -35,6 +35,7 @@ __all__ = [
     "chunk_markdown",
     "front_matter",
     "link_targets",
+    "plain_title",
     "split_sections",
 ]
 
@@ -45,6 +46,9 @@ BREADCRUMB_SEPARATOR = " › "
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(={3,}|-{3,})[ \t]*$")
+_BADGE = re.compile(r"\[!\[[^\]]*\]\([^)]*\)\]\([^)]*\)|!\[[^\]]*\]\([^)]*\)")
+_INLINE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _LINK = re.compile(
     r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)]*)?\)|^[ \t]*\[[^\]]+\]:[ \t]*<?(\S+?)>?(?:\s|$)",
     re.MULTILINE,
@@ -85,7 +89,7 @@ def _headers(lines: list[str]) -> dict[int, tuple[int, str, int]]:
             continue
         atx = _ATX.match(line)
         if atx:
-            found[i] = (len(atx.group(1)), (atx.group(2) or "").strip(), 1)
+            found[i] = (len(atx.group(1)), plain_title(atx.group(2) or ""), 1)
             continue
         setext = _SETEXT.match(line)
         previous = lines[i - 1] if i > 0 else ""
@@ -97,8 +101,15 @@ def _headers(lines: list[str]) -> dict[int, tuple[int, str, int]]:
             and not previous.startswith(("    ", "\t"))
             and (i < 2 or not lines[i - 2].strip())
         ):
-            found[i - 1] = (1 if setext.group(1)[0] == "=" else 2, previous.strip(), 2)
+            found[i - 1] = (1 if setext.group(1)[0] == "=" else 2, plain_title(previous), 2)
     return found
+
+
+def plain_title(header: str) -> str:
+    """A header as a title: badges, images and HTML tags dropped, links reduced to their text
+    (``# cssesc [![Build](b.svg)](ci)`` is titled ``cssesc``). The chunk keeps the raw line."""
+    plain = _INLINE_LINK.sub(r"\1", _TAG.sub("", _BADGE.sub("", header)))
+    return " ".join(plain.split()) or header.strip()
 
 
 def split_sections(text: str) -> list[Section]:

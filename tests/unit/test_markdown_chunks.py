@@ -10,6 +10,7 @@ from cognitive_memory.loaders.markdown import (
     chunk_markdown,
     front_matter,
     link_targets,
+    plain_title,
     split_sections,
 )
 
@@ -143,3 +144,15 @@ def test_links_to_local_markdown_files_resolve_and_others_are_ignored() -> None:
 def test_windows_line_endings_and_a_byte_order_mark_are_normalised() -> None:
     chunks = chunk_markdown("\ufeff# Title\r\n\r\n" + FILLER + "\r\n", DOC)
     assert chunks[0].content.startswith("# Title\n\n") and "\r" not in chunks[0].content
+
+
+def test_titles_drop_badges_images_and_tags_and_keep_link_text() -> None:
+    badge = "[![Build status](https://ci.example/b.svg?branch=main)](https://ci.example/x)"
+    assert plain_title(f"cssesc {badge} ![logo](logo.png)") == "cssesc"
+    assert plain_title("Using [the CLI](docs/cli.md) <sup>new</sup>") == "Using the CLI new"
+    assert plain_title("`cssesc(value, options)`") == "`cssesc(value, options)`"
+    assert plain_title("![only an image](x.png)") == "![only an image](x.png)"
+    text = f"# cssesc {badge}\n\n{FILLER}\n\n## Install [npm](https://npmjs.com)\n\n{FILLER}\n"
+    chunks = chunk_markdown(text, DOC)
+    assert [chunk.metadata["section"] for chunk in chunks] == ["cssesc", "Install npm"]
+    assert chunks[0].content.startswith(f"# cssesc {badge}")

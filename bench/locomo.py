@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cognitive_memory.encoding import SentenceBertEncoder
-from cognitive_memory.main import build_system
+from cognitive_memory.encoding import Encoder
+from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
 from interfaces.cli import CognitiveCLI
 
@@ -82,7 +82,7 @@ def score(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, float
     return at5, at10, rr
 
 
-def _conversation(sample: dict[str, Any], encoder: SentenceBertEncoder, root: Path) -> dict[str, Any]:
+def _conversation(sample: dict[str, Any], encoder: Encoder, root: Path) -> dict[str, Any]:
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder)
@@ -116,7 +116,7 @@ def _summary(rows: Sequence[tuple[int, float, float, float]]) -> dict[str, float
 
 def run(data: Path, limit: int | None = None) -> dict[str, Any]:
     samples = json.loads(data.read_text())[:limit]
-    encoder = SentenceBertEncoder()
+    encoder = model_encoder(Settings(env_file=None))  # the server's own: ONNX Runtime, else torch
     encoder.warm_up()
     rows: list[tuple[int, float, float, float]] = []
     latencies: list[float] = []

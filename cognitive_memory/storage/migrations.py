@@ -116,6 +116,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX source_digests_order ON source_digests (source_key, seq);
         """,
     ),
+    (
+        # memory_status counts memories by level, type and loader: a covering index makes that a
+        # scan of small index entries instead of every row (12 ms at 10k memories, 130 at 100k).
+        "0005_kind_counts_index",
+        """
+        CREATE INDEX memories_kinds ON memories (hierarchy_level, memory_type, loader_type);
+        DROP INDEX memories_level;
+        """,
+    ),
 )
 
 

@@ -36,7 +36,7 @@ from cognitive_memory.storage.vector_store import (
 )
 from cognitive_memory.sync import build_write, plan_sync
 
-__all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus"]
+__all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus", "unindexed_threshold"]
 
 logger = logging.getLogger(__name__)
 
@@ -346,7 +346,7 @@ class CognitiveSystem:
         ``INDEX_MIN_UNINDEXED``); True if it ran. A failure is logged, never raised: the index
         still answers by exact search."""
         try:
-            threshold = max(INDEX_MIN_UNINDEXED, int(INDEX_UNINDEXED_SHARE * self.vectors.count()))
+            threshold = unindexed_threshold(self.vectors.count())
             started = time.perf_counter()
             built = self.vectors.build_index(threshold)
         except StorageError as exc:
@@ -393,6 +393,11 @@ class CognitiveSystem:
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.memories.close()
+
+
+def unindexed_threshold(vector_count: int) -> int:
+    """How many vectors must lack the approximate index before a bulk path builds it."""
+    return max(INDEX_MIN_UNINDEXED, int(INDEX_UNINDEXED_SHARE * vector_count))
 
 
 def _memory(

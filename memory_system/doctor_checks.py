@@ -215,6 +215,7 @@ def check_vectors(system: CognitiveSystem) -> CheckResult:
     """The index answers, with the expected dimension, distance and payload indexes."""
     from cognitive_memory.errors import StorageError
     from cognitive_memory.storage.vector_store import INDEXED_FIELDS
+    from cognitive_memory.system import unindexed_threshold
 
     try:
         info = system.vectors.info()
@@ -236,6 +237,14 @@ def check_vectors(system: CognitiveSystem) -> CheckResult:
     state = info.details.get("status", "green")
     if state != "green":
         return CheckResult("qdrant", "warn", f"{detail}; collection status {state}")
+    unindexed = info.vector_count - int(info.details.get("indexed_vectors", info.vector_count))
+    if unindexed >= unindexed_threshold(info.vector_count):
+        return CheckResult(
+            "qdrant",
+            "warn",
+            f"{detail}; {_n(unindexed, 'vector')} searched exactly, without the HNSW index "
+            "(recall slows as they grow): `memory_system doctor --repair` builds it",
+        )
     return CheckResult("qdrant", "ok", detail)
 
 

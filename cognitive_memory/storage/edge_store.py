@@ -27,6 +27,9 @@ _SCHEMA = {
     "float": qe.PayloadSchemaType.Float,
 }
 _ID_PAGE = 1000  # point ids per scroll page
+# Segments holding more vector data than this get an HNSW index when the optimizers run. Edge's
+# default (10 MB, about 6,600 384-d vectors) left a store of 5,000 unindexed after a build.
+_INDEXING_THRESHOLD_KB = 1_000
 
 
 class EdgeVectorStore:
@@ -63,18 +66,24 @@ class EdgeVectorStore:
             # Any content means a shard lives here: load it (its config file may be rewritten at the
             # moment another process closes it; a create here would start an empty shard over it).
             if self.path.is_dir() and any(self.path.iterdir()):
-                return qe.EdgeShard.load(str(self.path))
+                return qe.EdgeShard.load(str(self.path), self._config())
             return self._create()
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
             raise _classify(exc, self.path) from exc
 
     def _create(self) -> qe.EdgeShard:
         self.path.mkdir(parents=True, exist_ok=True)
-        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=self._dimension, distance=qe.Distance.Cosine))
-        shard = qe.EdgeShard.create(str(self.path), config)
+        shard = qe.EdgeShard.create(str(self.path), self._config())
         for name, kind in INDEXED_FIELDS.items():
             shard.update(qe.UpdateOperation.create_field_index(name, _SCHEMA[kind]))
         return shard
+
+    def _config(self) -> qe.EdgeConfig:
+        """The layout and the indexing threshold; given at load too, so older shards adopt it."""
+        return qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=self._dimension, distance=qe.Distance.Cosine),
+            optimizers=qe.EdgeOptimizersConfig(indexing_threshold=_INDEXING_THRESHOLD_KB),
+        )
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:

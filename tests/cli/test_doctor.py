@@ -30,7 +30,7 @@ from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
 from memory_system.doctor import run_checks
-from memory_system.doctor_checks import check_config, check_sqlite, mask_secret
+from memory_system.doctor_checks import check_config, check_sqlite, check_vectors, mask_secret, repair_index
 
 runner = CliRunner()
 
@@ -226,3 +226,24 @@ def test_rebuild_index_restores_missing_vectors_and_drops_unknown_points(any_sys
     vector = stored[0].cognitive_embedding
     assert vector is not None
     assert [hit.id for hit in system.vectors.search(vector, 3, VectorFilter(tags=("t0",)))] == [stored[0].id]
+
+
+def test_the_qdrant_check_warns_about_unindexed_vectors_until_repair_builds_the_index(
+    hash_system: CognitiveSystem,
+) -> None:
+    for start in range(0, 5_000, 1_000):
+        hash_system.store_many(
+            [f"bulk note {n} about the payments service" for n in range(start, start + 1_000)]
+        )
+
+    warned = check_vectors(hash_system)
+    repaired = repair_index(hash_system)
+    healthy = check_vectors(hash_system)
+
+    assert warned.status == "warn"
+    assert warned.detail.endswith(
+        "5000 vectors searched exactly, without the HNSW index (recall slows as they grow): "
+        "`memory_system doctor --repair` builds it"
+    )
+    assert repaired.status == "ok", repaired.detail
+    assert (healthy.status, healthy.detail) == ("ok", warned.detail.split(";")[0])

@@ -259,13 +259,14 @@ def test_building_the_index_keeps_every_answer(store: VectorStore) -> None:
 def test_edge_builds_an_hnsw_index_when_enough_vectors_are_unindexed(tmp_path: Path) -> None:
     edge = EdgeVectorStore(tmp_path / "edge", 384)
     try:
-        raw = np.random.default_rng(3).normal(size=(8_000, 384)).astype(np.float32)
+        # 3,000 vectors: below Edge's default indexing threshold (about 6,600), above ours.
+        raw = np.random.default_rng(3).normal(size=(3_000, 384)).astype(np.float32)
         raw /= np.linalg.norm(raw, axis=1, keepdims=True)
         edge.upsert([VectorPoint(str(uuid.uuid4()), row, {}) for row in raw])
         assert edge.info().details["indexed_vectors"] == 0
-        assert not edge.build_index(10_000)
-        assert edge.build_index(5_000)
-        assert edge.info().details["indexed_vectors"] == 8_000
-        assert not edge.build_index(5_000)  # nothing left to index
+        assert not edge.build_index(5_000)
+        assert edge.build_index(2_000)
+        assert edge.info().details["indexed_vectors"] == 3_000
+        assert not edge.build_index(2_000)  # nothing left to index
     finally:
         edge.close()

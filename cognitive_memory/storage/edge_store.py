@@ -10,7 +10,7 @@ from typing import Any
 import qdrant_edge as qe
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
 from cognitive_memory.storage.vector_store import (
     INDEXED_FIELDS,
     VectorFilter,
@@ -182,4 +182,10 @@ def _classify(exc: Exception, path: Path) -> StorageError:
     text = str(exc)
     if "WouldBlock" in text:  # the WAL lock another process holds
         return _locked(path)
+    if "Incompatible config" in text:  # a shard made for vectors of another size or distance
+        return IndexMismatchError(
+            f"The embedded vector store in {path} was made for other vectors than the configured "
+            f"model's ({text.rsplit(': ', 1)[-1]}): delete {path} and run `memory_system doctor "
+            "--repair` to rebuild it from SQLite."
+        )
     return StorageError(f"The embedded vector store in {path} failed: {text}")

@@ -245,6 +245,18 @@ def test_qdrant_collection_of_another_dimension_is_an_index_mismatch(tmp_path: P
     assert "memories" in caught.value.message
 
 
+def test_an_edge_shard_of_another_dimension_is_an_index_mismatch(tmp_path: Path) -> None:
+    EdgeVectorStore(tmp_path / "edge", DIM).close()
+
+    with pytest.raises(IndexMismatchError) as caught:
+        EdgeVectorStore(tmp_path / "edge", DIM * 2)
+
+    assert caught.value.code == "index_mismatch"
+    assert f"expected vector size {DIM * 2}, but got {DIM}" in caught.value.message
+    assert "memory_system doctor --repair" in caught.value.message
+    EdgeVectorStore(tmp_path / "edge", DIM).close()  # the lock was released and the shard is intact
+
+
 def test_building_the_index_keeps_every_answer(store: VectorStore) -> None:
     points = _points(300)
     store.upsert(points)

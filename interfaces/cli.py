@@ -14,6 +14,8 @@ from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.loaders import GitLoadReport, LoadReport, load_git, load_markdown, remove_markdown
+from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
+from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.loaders.watch import watch_markdown
 from cognitive_memory.retrieval import RankedMemory
 from cognitive_memory.system import CognitiveSystem, SystemStatus
@@ -22,7 +24,9 @@ from interfaces.schemas import (
     BridgeOut,
     ChunkCountsOut,
     DeleteResult,
+    ForgetResult,
     GitLoadResult,
+    KeptOut,
     LessonResult,
     LoadResult,
     MemoryCountsOut,
@@ -183,6 +187,18 @@ class CognitiveCLI:
             deleted=deleted, missing=[i for i in dict.fromkeys(memory_ids) if i not in deleted]
         )
 
+    def forget_memories(self, memory_ids: Sequence[str]) -> ForgetResult:
+        """Forget memories stored by hand or by an assistant. Loaded memories are kept, with the
+        reason: their file or repository is their source, and the next load would disagree."""
+        ids = list(dict.fromkeys(memory_ids))
+        found = {memory.id: memory for memory in self.system.memories.get(ids)}
+        kept = [KeptOut(id=i, reason=_loaded_reason(found[i])) for i in ids if _is_loaded(found.get(i))]
+        held = {k.id for k in kept}
+        forgotten = self.system.delete([i for i in ids if i in found and i not in held])
+        missing = [i for i in ids if i not in found]
+        message = f"Forgot {len(forgotten)} of {len(ids)} memories"
+        return ForgetResult(forgotten=forgotten, missing=missing, kept=kept, message=message)
+
     def rebuild_index(self) -> int:
         """Rewrite the vector index from the vectors in SQLite; returns the number written."""
         return self.system.rebuild_index()
@@ -229,6 +245,20 @@ class CognitiveCLI:
         """Load or bring up to date the co-change, hotspot and solution patterns of a repository.
         ``on_progress(done, total)`` follows the commits read."""
         return _git_load_out(load_git(self.system, Path(repo), on_progress=on_progress))
+
+
+def _is_loaded(memory: CognitiveMemory | None) -> bool:
+    return memory is not None and memory.loader_type in (MARKDOWN_LOADER, GIT_LOADER_TYPE)
+
+
+def _loaded_reason(memory: CognitiveMemory) -> str:
+    if memory.loader_type == MARKDOWN_LOADER:
+        path = memory.metadata.get("source_path", "its file")
+        return (
+            f"loaded from {path}: edit the file and load it again, or run `memory_system remove-file {path}`"
+        )
+    repository = memory.metadata.get("repository_path", "its repository")
+    return f"a pattern of {repository}'s history: `memory_system git-load` keeps it in step with the history"
 
 
 def _chunks_out(counts: SyncCounts) -> ChunkCountsOut:

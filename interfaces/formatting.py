@@ -6,9 +6,16 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from interfaces.schemas import LessonResult, MemoryOut, RecallResult, StatusResult, StoreResult
+from interfaces.schemas import ForgetResult, LessonResult, MemoryOut, RecallResult, StatusResult, StoreResult
 
-__all__ = ["format_lesson", "format_recall", "format_source_info", "format_status", "format_store"]
+__all__ = [
+    "format_forget",
+    "format_lesson",
+    "format_recall",
+    "format_source_info",
+    "format_status",
+    "format_store",
+]
 
 LEVEL_NAMES = {0: "Concept", 1: "Context", 2: "Episode"}
 PREVIEW_CHARS = 240
@@ -32,6 +39,14 @@ def format_source_info(metadata: Mapping[str, Any]) -> str:
         return f"📝 Session Lesson ({metadata.get('lesson_type', 'insight')})"
     source = metadata.get("source_info")
     return f"💭 {source}" if source else "💭 Manual Entry"
+
+
+def format_forget(result: ForgetResult) -> str:
+    lines = [f"✓ {result.message}" if result.forgotten else f"✗ {result.message}"]
+    lines += [f"Forgotten: {memory_id}" for memory_id in result.forgotten]
+    lines += [f"Not found: {memory_id}" for memory_id in result.missing]
+    lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
+    return "\n".join(lines)
 
 
 def format_store(result: StoreResult) -> str:

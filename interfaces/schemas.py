@@ -10,6 +10,8 @@ __all__ = [
     "BridgeOut",
     "DeleteResult",
     "ErrorResult",
+    "ForgetResult",
+    "KeptOut",
     "GitLoadResult",
     "LessonResult",
     "LessonType",
@@ -160,6 +162,19 @@ class DeleteResult(BaseModel):
     success: bool = True
     deleted: list[str]
     missing: list[str]
+
+
+class KeptOut(BaseModel):
+    id: str
+    reason: str
+
+
+class ForgetResult(BaseModel):
+    success: bool = True
+    forgotten: list[str]
+    missing: list[str]
+    kept: list[KeptOut]
+    message: str
 
 
 class SkippedOut(BaseModel):

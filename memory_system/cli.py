@@ -235,6 +235,21 @@ def recall(
         _emit(result, format_recall(result), as_json)
 
 
+@app.command()
+def forget(
+    memory_ids: Annotated[list[str], typer.Argument(help="The ids of the memories to forget.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Forget memories by id (exit 3 if some were not found or are loaded from files)."""
+    from interfaces.formatting import format_forget
+
+    with _facade() as cli:
+        result = cli.forget_memories(memory_ids)
+        _emit(result, format_forget(result), as_json)
+    if result.missing or result.kept:
+        raise typer.Exit(3)
+
+
 @qdrant_app.command("start")
 def qdrant_start(
     port: Annotated[int, typer.Option(min=1, max=65534, help="HTTP port (gRPC: port + 1).")] = 6333,

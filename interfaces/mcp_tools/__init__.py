@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from mcp.server import MCPServer
 
-from interfaces.mcp_tools import memory_status, recall_memories, session_lessons, store_memory
+from interfaces.mcp_tools import (
+    forget_memories,
+    memory_status,
+    recall_memories,
+    session_lessons,
+    store_memory,
+)
 from interfaces.mcp_tools.state import ServerState
 
 __all__ = ["ServerState", "register_tools"]
@@ -15,3 +21,4 @@ def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
     recall_memories.register(server, max_results)
     session_lessons.register(server)
     memory_status.register(server)
+    forget_memories.register(server)

@@ -21,10 +21,25 @@ HEAVY_MODULES = ("torch", "sentence_transformers", "mcp", "qdrant_client", "qdra
 def test_help_lists_the_commands() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("serve", "status", "store", "recall"):
+    for command in ("serve", "status", "store", "recall", "forget"):
         assert command in result.output
     serve = runner.invoke(app, ["serve", "--help"])
     assert serve.exit_code == 0 and "mcp" in serve.output
+
+
+def test_forget_removes_a_memory_and_exits_3_when_an_id_is_unknown(data_dir: Path) -> None:
+    stored = runner.invoke(app, ["store", "The VPN gateway lives in rack 12.", "--json"])
+    memory_id = json.loads(stored.output)["memory_id"]
+
+    forgotten = runner.invoke(app, ["forget", memory_id])
+    again = runner.invoke(app, ["forget", memory_id, "--json"])
+
+    assert forgotten.exit_code == 0, forgotten.output
+    assert forgotten.output.splitlines()[:2] == ["✓ Forgot 1 of 1 memories", f"Forgotten: {memory_id}"]
+    assert again.exit_code == 3
+    assert json.loads(again.output)["missing"] == [memory_id]
+    status = json.loads(runner.invoke(app, ["status", "--json"]).output)
+    assert status["memory_counts"]["total_memories"] == 0
 
 
 def test_help_imports_nothing_heavy() -> None:

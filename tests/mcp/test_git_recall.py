@@ -36,3 +36,20 @@ async def test_recall_finds_git_patterns_with_their_sources(
     assert first["metadata"]["loader_type"] == "git"
     text = result.content[0].text  # type: ignore[union-attr]  # first block is TextContent
     assert f"Source: {source}" in text
+
+
+async def test_git_patterns_are_kept_when_asked_to_forget_them(
+    client: Client, real_system: CognitiveSystem, tmp_path: Path
+) -> None:
+    repository = build_sample_history(tmp_path / "toolkit").path
+    load_git(real_system, repository)
+    recalled = await client.call_tool("recall_memories", {"query": "which file keeps needing bug fixes?"})
+    assert recalled.structured_content is not None
+    hotspot = recalled.structured_content["memories"]["core"][0]["id"]
+
+    forgotten = await client.call_tool("forget_memories", {"memory_ids": [hotspot]})
+
+    assert forgotten.structured_content is not None
+    (kept,) = forgotten.structured_content["kept"]
+    assert kept["id"] == hotspot and forgotten.structured_content["forgotten"] == []
+    assert kept["reason"].startswith(f"a pattern of {repository}'s history")

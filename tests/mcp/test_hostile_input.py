@@ -42,6 +42,7 @@ FIELDS = {
     "recall_memories": ["query", "types", "max_results", "include_bridges"],
     "session_lessons": ["lesson_content", "lesson_type", "session_context", "importance"],
     "memory_status": ["detailed"],
+    "forget_memories": ["memory_ids"],
 }
 
 texts = st.one_of(st.text(max_size=40), st.sampled_from(INJECTIONS), st.just(" "), st.just("x" * 100_001))

@@ -113,6 +113,12 @@ async def exercise_all_tools(client: Client, marker: str) -> None:
     status = await client.call_tool("memory_status", {})
     assert status.structured_content is not None
     assert status.structured_content["memory_counts"]["total_memories"] >= 2
+    assert stored.structured_content is not None
+    forgotten = await client.call_tool(
+        "forget_memories", {"memory_ids": [stored.structured_content["memory_id"]]}
+    )
+    assert forgotten.structured_content is not None
+    assert forgotten.structured_content["forgotten"] == [stored.structured_content["memory_id"]]
     refused = await client.call_tool("recall_memories", {"query": "x", "max_results": -3})
     assert refused.is_error
 
@@ -125,7 +131,7 @@ async def test_all_tools_over_streamable_http(http_server: RunningServer) -> Non
             Client(streamable_http_client(f"{http_server.url}/mcp", http_client=http)) as client,
         ):
             tools = await client.list_tools()
-            assert len(tools.tools) == 4
+            assert len(tools.tools) == 5
             await exercise_all_tools(client, "streamable")
 
 

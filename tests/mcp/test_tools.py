@@ -1,4 +1,4 @@
-"""The four tools through the SDK's in-memory client, with the real model."""
+"""The tools through the SDK's in-memory client, with the real model."""
 
 from __future__ import annotations
 
@@ -22,7 +22,13 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
 
 async def test_tools_list_publishes_four_tools_with_schemas(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {"store_memory", "recall_memories", "session_lessons", "memory_status"}
+    assert set(tools) == {
+        "store_memory",
+        "recall_memories",
+        "session_lessons",
+        "memory_status",
+        "forget_memories",
+    }
     recall = tools["recall_memories"].input_schema["properties"]
     assert recall["max_results"]["minimum"] == 1
     assert recall["max_results"]["maximum"] == 50

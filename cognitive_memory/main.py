@@ -37,9 +37,15 @@ def initialize_with_config(path: Path | str, profile: str = "default") -> Cognit
 
 
 def build_system(
-    settings: Settings, profile: str = "default", *, encoder: Encoder | None = None
+    settings: Settings,
+    profile: str = "default",
+    *,
+    encoder: Encoder | None = None,
+    open_index_later: bool = False,
 ) -> CognitiveSystem:
-    """Assemble stores, encoder and retriever from ``settings``."""
+    """Assemble stores, encoder and retriever from ``settings``. With ``open_index_later`` the
+    embedded vector store opens (or reaches its owner) at its first use, not here: a server
+    answers its handshake without waiting for a large shard to load."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
@@ -48,7 +54,11 @@ def build_system(
         encoder = HashEncoder(EMBEDDING_DIMENSION) if profile == "test" else model_encoder(settings)
     memories = SQLiteMemoryStore(settings.storage.database_path)
     try:
-        vectors = ArrayVectorStore(EMBEDDING_DIMENSION) if profile == "test" else _vector_store(settings)
+        vectors = (
+            ArrayVectorStore(EMBEDDING_DIMENSION)
+            if profile == "test"
+            else _vector_store(settings, attach_now=not open_index_later)
+        )
     except CognitiveMemoryError:
         memories.close()
         raise
@@ -63,7 +73,7 @@ def build_system(
         "data_dir": str(settings.storage.data_dir),
         "embedding_model": encoder.name,
         "embedding_dimensions": encoder.dimension,
-        "vector_backend": vectors.info().backend,
+        "vector_backend": _backend_name(settings, profile),
         "max_memories_per_query": recall.max_memories_per_query,
         "session_lesson_boost": recall.session_lesson_boost,
         "bridge_discovery_threshold": recall.bridge_threshold,
@@ -92,7 +102,13 @@ def model_encoder(settings: Settings) -> SentenceBertEncoder | OnnxEncoder:
     return OnnxEncoder(torch_encoder, cfg.cache_dir, threads=cfg.threads)
 
 
-def _vector_store(settings: Settings) -> VectorStore:
+def _backend_name(settings: Settings, profile: str) -> str:
+    if profile == "test":
+        return "array"
+    return "qdrant" if settings.storage.qdrant_url else "qdrant-edge"
+
+
+def _vector_store(settings: Settings, *, attach_now: bool = True) -> VectorStore:
     storage = settings.storage
     if storage.qdrant_url:
         from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
@@ -102,4 +118,6 @@ def _vector_store(settings: Settings) -> VectorStore:
             storage.qdrant_url, key, storage.qdrant_collection, EMBEDDING_DIMENSION
         )
     path = storage.vector_path
-    return SharedVectorStore(lambda: EdgeVectorStore(path, EMBEDDING_DIMENSION), storage.socket_path)
+    return SharedVectorStore(
+        lambda: EdgeVectorStore(path, EMBEDDING_DIMENSION), storage.socket_path, attach_now=attach_now
+    )

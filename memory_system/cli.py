@@ -77,13 +77,14 @@ def _settings() -> Settings:
 
 
 @contextmanager
-def _system(settings: Settings | None = None) -> Iterator[CognitiveSystem]:
-    """A freshly built system, closed afterwards; core errors become one line and exit 1."""
+def _system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
+    """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
+    (``serving``) opens the vector store after its handshake, in the background."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system
 
     try:
-        system = build_system(settings or _settings())
+        system = build_system(settings or _settings(), open_index_later=serving)
     except CognitiveMemoryError as exc:
         raise _fail(exc.message) from exc
     try:
@@ -133,7 +134,7 @@ def serve_mcp(
             check_bind(bind_host, token)
         except InsecureBindError as exc:
             raise _fail(str(exc)) from exc
-    with _system(settings) as system:
+    with _system(settings, serving=True) as system:
         server = create_server(system, max_results=settings.recall.max_memories_per_query)
         if http:
             _serve_http(server, bind_host, bind_port, token, listen.extra_hosts)

@@ -172,8 +172,15 @@ class SharedVectorStore:
     """A VectorStore that owns the embedded shard or reaches its owner, whichever is possible."""
 
     def __init__(
-        self, open_local: Callable[[], VectorStore], socket_path: Path, *, wait: float = 5.0
+        self,
+        open_local: Callable[[], VectorStore],
+        socket_path: Path,
+        *,
+        wait: float = 5.0,
+        attach_now: bool = True,
     ) -> None:
+        """``attach_now=False`` opens (or reaches) the store at the first call instead (loading a
+        100k-vector shard takes 0.34 s and holds the GIL, so a background open would not help)."""
         self._open_local = open_local
         self._socket_path = socket_path
         self._wait = wait
@@ -183,7 +190,8 @@ class SharedVectorStore:
         self._connection: socket.socket | None = None
         self._on_takeover: Callable[[], object] | None = None
         self._took_over = False
-        self._attach()
+        if attach_now:
+            self._attach()
 
     def when_taking_over(self, callback: Callable[[], object]) -> None:
         """Call ``callback`` (outside any lock) after this process takes the store over from a
@@ -238,6 +246,8 @@ class SharedVectorStore:
     def _call_locked(self, request: dict[str, Any]) -> Any:
         """A killed owner can still accept a connection for a moment while the kernel tears it
         down, so the take-over is retried until ``wait`` seconds have passed, not just once."""
+        if self._local is None and self._connection is None:
+            self._attach()  # not attached yet, or a take-over failed before: try now
         deadline = time.monotonic() + self._wait
         retries = 0
         while True:

@@ -79,6 +79,34 @@ async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(dat
             assert status.structured_content["storage_stats"]["vector_count"] == 1
 
 
+async def test_a_server_whose_vector_store_is_held_elsewhere_still_answers_and_loses_nothing(
+    data_dir: Path,
+) -> None:
+    """The server opens the vector store at its first use, not before its handshake; a store it
+    cannot open (held by a process that does not serve it) makes stores queue and recall fall back
+    to words."""
+    from cognitive_memory.storage import EdgeVectorStore
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    holder = EdgeVectorStore(data_dir / "vectors")
+    try:
+        with anyio.fail_after(120):
+            async with Client(server_parameters(data_dir)) as client:
+                stored = await client.call_tool("store_memory", {"text": "The VPN gateway lives in rack 12."})
+                recalled = await client.call_tool("recall_memories", {"query": "where is the VPN gateway?"})
+                status = await client.call_tool("memory_status", {})
+    finally:
+        holder.close()
+
+    assert stored.structured_content is not None and stored.structured_content["queued"] is True
+    assert recalled.structured_content is not None and recalled.structured_content["degraded"] is True
+    core = recalled.structured_content["memories"]["core"]
+    assert [memory["id"] for memory in core] == [stored.structured_content["memory_id"]]
+    assert status.structured_content is not None
+    assert status.structured_content["system_status"] == "degraded"
+    assert "held by another process" in json.dumps(status.structured_content)
+
+
 def test_sigterm_ends_a_stdio_server_cleanly(data_dir: Path) -> None:
     process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None

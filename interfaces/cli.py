@@ -18,6 +18,7 @@ from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.loaders.watch import watch_markdown
 from cognitive_memory.retrieval import RankedMemory
+from cognitive_memory.storage import VectorFilter
 from cognitive_memory.system import CognitiveSystem, SystemStatus
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
@@ -113,8 +114,10 @@ class CognitiveCLI:
         types: Collection[str] | None = None,
         max_results: int = 10,
         include_bridges: bool = True,
+        filters: Mapping[str, Sequence[Any] | None] | None = None,
     ) -> RecallResult:
-        """Core and peripheral memories (rank order, at most ``max_results``) and bridges."""
+        """Core and peripheral memories (rank order, at most ``max_results``) and bridges;
+        ``filters`` (tags, hierarchy_levels, memory_types, sources) keeps only matching memories."""
         wanted = set(types or RECALL_TYPES)
         unknown = wanted - set(RECALL_TYPES)
         if unknown:
@@ -123,7 +126,9 @@ class CognitiveCLI:
                 code="invalid_value",
             )
         bridges_wanted = include_bridges and "bridge" in wanted
-        result = self.system.retrieve(query, max_results=max_results, include_bridges=bridges_wanted)
+        result = self.system.retrieve(
+            query, max_results=max_results, include_bridges=bridges_wanted, where=_recall_filter(filters)
+        )
         lists = RecallLists(
             core=[_ranked_out(r) for r in result.core] if "core" in wanted else [],
             peripheral=[_ranked_out(r) for r in result.peripheral] if "peripheral" in wanted else [],
@@ -245,6 +250,35 @@ class CognitiveCLI:
         """Load or bring up to date the co-change, hotspot and solution patterns of a repository.
         ``on_progress(done, total)`` follows the commits read."""
         return _git_load_out(load_git(self.system, Path(repo), on_progress=on_progress))
+
+
+RECALL_FILTER_VALUES: Mapping[str, tuple[Any, ...]] = {
+    "hierarchy_levels": (0, 1, 2),
+    "memory_types": ("episodic", "semantic"),
+    "sources": ("markdown", "git", "session_lesson"),
+}
+
+
+def _recall_filter(filters: Mapping[str, Sequence[Any] | None] | None) -> VectorFilter | None:
+    """The core's filter from the caller's (``sources`` are loader types); bad values refused."""
+    if not filters:
+        return None
+    unknown = set(filters) - {*RECALL_FILTER_VALUES, "tags"}
+    if unknown:
+        raise InvalidInputError(f"Unknown recall filters {sorted(unknown)}.", code="unknown_field")
+    for name, allowed in RECALL_FILTER_VALUES.items():
+        wrong = [value for value in filters.get(name) or () if value not in allowed]
+        if wrong:
+            raise InvalidInputError(
+                f"Recall filter `{name}` accepts {list(allowed)}, not {wrong}.", code="invalid_value"
+            )
+    where = VectorFilter(
+        hierarchy_levels=tuple(filters.get("hierarchy_levels") or ()),
+        memory_types=tuple(filters.get("memory_types") or ()),
+        loader_types=tuple(filters.get("sources") or ()),
+        tags=tuple(str(tag) for tag in filters.get("tags") or ()),
+    )
+    return where if where.conditions() else None
 
 
 def _is_loaded(memory: CognitiveMemory | None) -> bool:

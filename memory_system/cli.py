@@ -226,13 +226,24 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to recall.")],
     max_results: Annotated[int, typer.Option(min=1, help="Most core + peripheral memories.")] = 10,
     no_bridges: Annotated[bool, typer.Option("--no-bridges", help="Skip bridge discovery.")] = False,
+    tag: Annotated[list[str] | None, typer.Option(help="Only memories with this tag (repeatable).")] = None,
+    level: Annotated[
+        list[int] | None, typer.Option(min=0, max=2, help="Only this level (repeatable).")
+    ] = None,
+    memory_type: Annotated[
+        list[str] | None, typer.Option("--type", help="Only episodic or semantic (repeatable).")
+    ] = None,
+    source: Annotated[
+        list[str] | None, typer.Option(help="Only markdown, git or session_lesson (repeatable).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Recall memories for a query."""
+    """Recall memories for a query, optionally only those with given tags, levels, types or sources."""
     from interfaces.formatting import format_recall
 
+    filters = {"tags": tag, "hierarchy_levels": level, "memory_types": memory_type, "sources": source}
     with _facade() as cli:
-        result = cli.retrieve_memories(query, None, max_results, not no_bridges)
+        result = cli.retrieve_memories(query, None, max_results, not no_bridges, filters)
         _emit(result, format_recall(result), as_json)
 
 

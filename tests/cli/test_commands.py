@@ -42,6 +42,22 @@ def test_forget_removes_a_memory_and_exits_3_when_an_id_is_unknown(data_dir: Pat
     assert status["memory_counts"]["total_memories"] == 0
 
 
+def test_recall_filters_by_tag_and_refuses_an_unknown_type(data_dir: Path) -> None:
+    runner.invoke(app, ["store", "Rotate the staging TLS certificate every sixty days.", "--tag", "ops"])
+    runner.invoke(
+        app, ["store", "The staging TLS certificate renewal failed last night.", "--tag", "incident"]
+    )
+
+    ops = runner.invoke(app, ["recall", "staging certificate", "--tag", "ops", "--json"])
+    wrong = runner.invoke(app, ["recall", "staging certificate", "--type", "procedural"])
+
+    assert ops.exit_code == 0, ops.output
+    lists = json.loads(ops.output)["memories"]
+    assert [m["tags"] for m in lists["core"] + lists["peripheral"] + lists["bridge"]] == [["ops"]]
+    assert wrong.exit_code == 1
+    assert "Recall filter `memory_types` accepts ['episodic', 'semantic'], not ['procedural']" in wrong.output
+
+
 def test_help_imports_nothing_heavy() -> None:
     probe = (
         "import sys\n"

@@ -20,7 +20,7 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
     return result.structured_content
 
 
-async def test_tools_list_publishes_four_tools_with_schemas(client: Client) -> None:
+async def test_tools_list_publishes_every_tool_with_schemas(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == {
         "store_memory",

@@ -1,0 +1,67 @@
+"""recall_memories' filters through the SDK's in-memory client: tags, levels, types and sources."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+pytestmark = pytest.mark.anyio
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def recalled(client: Client, filters: dict[str, Any]) -> list[str]:
+    body = await call(
+        client, "recall_memories", {"query": "deploying the payments service", "filters": filters}
+    )
+    lists = body["memories"]
+    return [memory["content"] for memory in lists["core"] + lists["peripheral"] + lists["bridge"]]
+
+
+async def test_filters_keep_only_the_matching_memories(client: Client) -> None:
+    await call(
+        client,
+        "store_memory",
+        {"text": "Deploy the payments service with the blue-green script.", "context": {"tags": ["ops"]}},
+    )
+    await call(
+        client,
+        "store_memory",
+        {
+            "text": "I deployed the payments service yesterday and it went fine.",
+            "context": {"tags": ["diary"]},
+        },
+    )
+    await call(
+        client,
+        "session_lessons",
+        {
+            "lesson_content": "Never deploy the payments service without a rollback plan.",
+            "lesson_type": "warning",
+        },
+    )
+
+    everything = await recalled(client, {})
+    by_tag = await recalled(client, {"tags": ["ops"]})
+    episodes = await recalled(client, {"hierarchy_levels": [2], "memory_types": ["episodic"]})
+    lessons = await recalled(client, {"sources": ["session_lesson"]})
+    nothing = await recalled(client, {"tags": ["ops"], "sources": ["session_lesson"]})
+
+    assert len(everything) == 3
+    assert by_tag == ["Deploy the payments service with the blue-green script."]
+    assert episodes == ["I deployed the payments service yesterday and it went fine."]
+    assert lessons == ["Never deploy the payments service without a rollback plan."]
+    assert nothing == []
+
+
+async def test_an_unknown_filter_or_value_is_refused(client: Client) -> None:
+    for filters in ({"colour": ["red"]}, {"hierarchy_levels": [3]}, {"sources": ["email"]}):
+        result = await client.call_tool("recall_memories", {"query": "anything", "filters": filters})
+        assert result.is_error, filters

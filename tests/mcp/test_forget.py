@@ -4,22 +4,15 @@ memories kept with the reason."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp import Client
 
 from cognitive_memory.system import CognitiveSystem
 from interfaces.cli import CognitiveCLI
+from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def recalled_ids(client: Client, query: str) -> set[str]:

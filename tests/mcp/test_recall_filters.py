@@ -7,14 +7,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from tests.mcp.tools import call
+
 pytestmark = pytest.mark.anyio
-
-
-async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def recalled(client: Client, filters: dict[str, Any]) -> list[str]:

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from mcp import Client
 
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
+from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
-
-
-async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 async def test_tools_list_publishes_every_tool_with_schemas(client: Client) -> None:

@@ -48,7 +48,7 @@ CO_RECALL_STEP = 0.1
 REBUILD_BATCH = 500
 # Bulk paths build the approximate index once this many vectors, and this share of all vectors,
 # are searched exactly. Building merges into one segment, so its cost grows with the whole store
-# (11 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
+# (11-45 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
 INDEX_MIN_UNINDEXED = 5_000
 INDEX_UNINDEXED_SHARE = 0.2
 

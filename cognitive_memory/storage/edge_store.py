@@ -139,7 +139,7 @@ class EdgeVectorStore:
 
         Edge never indexes by itself, and exact search grows with the store (about 7 ms per query
         at 100k vectors here, 0.3 ms with the index). ``optimize()`` holds the GIL while it runs
-        (11 s for 100k vectors, 4 s for 20k more on top of them), so only bulk paths call this.
+        (11-45 s for 100k vectors here, by the vectors), so only bulk paths call this.
         """
         shard = self._call(self._shard.info)
         if shard.points_count - shard.indexed_vectors_count < min_unindexed:

@@ -118,7 +118,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         # memory_status counts memories by level, type and loader: a covering index makes that a
-        # scan of small index entries instead of every row (12 ms at 10k memories, 130 at 100k).
+        # scan of small index entries instead of every row (2.5 ms instead of 11.5 at 10k).
         "0005_kind_counts_index",
         """
         CREATE INDEX memories_kinds ON memories (hierarchy_level, memory_type, loader_type);

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib import metadata
 from typing import Any
 
 from mcp import MCPError
@@ -126,6 +127,14 @@ def create_server(
             system.warm_up_in_background()
         yield ServerState(cli=cli)
 
-    server = MemoryServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
+    server = MemoryServer(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan)
     register_tools(server, max_results=max_results)
     return server
+
+
+def _version() -> str:
+    """The installed package's version, for the handshake's serverInfo."""
+    try:
+        return metadata.version("cognitive-memory")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 import anyio
@@ -112,7 +113,11 @@ def test_sigterm_ends_a_stdio_server_cleanly(data_dir: Path) -> None:
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
     process.stdin.flush()
-    assert b'"serverInfo"' in process.stdout.readline()
+    answer = json.loads(process.stdout.readline())
+    assert answer["result"]["serverInfo"] == {
+        "name": "cognitive-memory",
+        "version": metadata.version("cognitive-memory"),
+    }
     started = time.monotonic()
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=30)

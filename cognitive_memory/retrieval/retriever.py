@@ -123,7 +123,7 @@ class Retriever:
     def _signals(self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None) -> _Signals:
         cfg = self.config
         try:
-            hits = self._vectors.search(query_vector, pool, where)
+            hits = self._vectors.search(query_vector, pool, where, precise=True)
             degraded = False
         except StorageError as exc:
             # The index is down: recall goes on with words alone (cosine still comes from SQLite).

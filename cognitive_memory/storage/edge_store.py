@@ -13,6 +13,7 @@ from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
 from cognitive_memory.storage.vector_store import (
     INDEXED_FIELDS,
+    SEARCH_EF,
     VectorFilter,
     VectorHit,
     VectorPoint,
@@ -95,11 +96,14 @@ class EdgeVectorStore:
         if ids:
             self._call(self._shard.update, qe.UpdateOperation.delete_points(list(ids)))
 
-    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
+    ) -> list[VectorHit]:
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(vector.tolist()),
             filter=_edge_filter(where),
+            params=qe.SearchParams(hnsw_ef=max(SEARCH_EF, limit)) if precise else None,
             with_payload=False,
             with_vector=False,
         )

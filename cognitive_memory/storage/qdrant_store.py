@@ -14,6 +14,7 @@ from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import IndexMismatchError, StorageError
 from cognitive_memory.storage.vector_store import (
     INDEXED_FIELDS,
+    SEARCH_EF,
     VectorFilter,
     VectorHit,
     VectorPoint,
@@ -40,11 +41,20 @@ class QdrantServerVectorStore:
     ``QdrantClient(path=...)`` in tests, which speaks the same client API as a server.
     """
 
-    def __init__(self, client: QdrantClient, collection: str, location: str, dimension: int = 384) -> None:
+    def __init__(
+        self,
+        client: QdrantClient,
+        collection: str,
+        location: str,
+        dimension: int = 384,
+        *,
+        search_ef: int | None = None,
+    ) -> None:
         self._client = client
         self._collection = collection
         self._location = location
         self._dimension = dimension
+        self._search_ef = search_ef  # None: the client's default (local mode searches exactly)
         self._guard(self._ensure_collection)
 
     @classmethod
@@ -55,7 +65,7 @@ class QdrantServerVectorStore:
         # The client's own version check warns from a background thread when the server is down;
         # `memory_system qdrant status` and doctor report the server's version instead.
         client = QdrantClient(url=url, api_key=api_key, timeout=10, check_compatibility=False)
-        return cls(client, collection, url, dimension)
+        return cls(client, collection, url, dimension, search_ef=SEARCH_EF)
 
     def _ensure_collection(self) -> None:
         if self._client.collection_exists(self._collection):
@@ -89,13 +99,20 @@ class QdrantServerVectorStore:
             selector = models.PointIdsList(points=list(ids))
             self._guard(lambda: self._client.delete(self._collection, selector, wait=True))
 
-    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
+    ) -> list[VectorHit]:
         response = self._guard(
             lambda: self._client.query_points(
                 self._collection,
                 query=vector.tolist(),
                 limit=limit,
                 query_filter=_client_filter(where),
+                search_params=(
+                    models.SearchParams(hnsw_ef=max(self._search_ef, limit))
+                    if precise and self._search_ef
+                    else None
+                ),
                 with_payload=False,
             )
         )

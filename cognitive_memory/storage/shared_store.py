@@ -93,7 +93,10 @@ def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
         return None
     if op == "search":
         hits = store.search(
-            _unpack_vector(request["vector"]), request["limit"], _filter_from(request["where"])
+            _unpack_vector(request["vector"]),
+            request["limit"],
+            _filter_from(request["where"]),
+            precise=bool(request.get("precise", False)),
         )
         return [[hit.id, hit.score] for hit in hits]
     if op == "count":
@@ -295,9 +298,13 @@ class SharedVectorStore:
         if ids:
             self._call("delete", ids=list(ids))
 
-    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
+    ) -> list[VectorHit]:
         conditions = {key: list(values) for key, values in asdict(where).items()} if where else None
-        hits = self._call("search", vector=_pack_vector(vector), limit=limit, where=conditions)
+        hits = self._call(
+            "search", vector=_pack_vector(vector), limit=limit, where=conditions, precise=precise
+        )
         return [VectorHit(str(hit_id), float(score)) for hit_id, score in hits]
 
     def count(self) -> int:

@@ -81,6 +81,7 @@ def test_a_filtered_search_and_deletion_travel_over_the_socket(
     vector = client.encoder.encode(["websocket"])[0]
     hits = client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)))
     assert [hit.id for hit in hits] == [episode.id]
+    assert client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)), precise=True) == hits
     assert client.delete([episode.id]) == [episode.id]
     client.flush()
     assert owner.vectors.count() == 1

@@ -282,3 +282,13 @@ def test_edge_builds_an_hnsw_index_when_enough_vectors_are_unindexed(tmp_path: P
         assert not edge.build_index(2_000)  # nothing left to index
     finally:
         edge.close()
+
+
+def test_a_precise_search_finds_what_the_default_search_finds(store: VectorStore) -> None:
+    points = _points(200)
+    store.upsert(points)
+    store.build_index(1)
+    for point in points[:5]:
+        precise = store.search(point.vector, 10, precise=True)
+        assert precise[0].id == point.id
+        assert [hit.id for hit in precise] == [hit.id for hit in store.search(point.vector, 10)]

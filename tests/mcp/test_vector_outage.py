@@ -44,9 +44,11 @@ class FlakyVectorStore(ArrayVectorStore):
         self._check()
         super().delete(ids)
 
-    def search(self, vector: Vector, limit: int, where: VectorFilter | None = None) -> list[VectorHit]:
+    def search(
+        self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
+    ) -> list[VectorHit]:
         self._check()
-        return super().search(vector, limit, where)
+        return super().search(vector, limit, where, precise=precise)
 
     def count(self) -> int:
         self._check()

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
@@ -29,11 +29,14 @@ from interfaces.schemas import (
     GitLoadResult,
     KeptOut,
     LessonResult,
+    LevelValue,
     LoadResult,
     MemoryCountsOut,
     MemoryOut,
+    MemoryTypeName,
     RecallLists,
     RecallResult,
+    RecallSource,
     RemoveResult,
     ScoreOut,
     SkippedOut,
@@ -253,9 +256,9 @@ class CognitiveCLI:
 
 
 RECALL_FILTER_VALUES: Mapping[str, tuple[Any, ...]] = {
-    "hierarchy_levels": (0, 1, 2),
-    "memory_types": ("episodic", "semantic"),
-    "sources": ("markdown", "git", "session_lesson"),
+    "hierarchy_levels": get_args(LevelValue),
+    "memory_types": get_args(MemoryTypeName),
+    "sources": get_args(RecallSource),
 }
 
 

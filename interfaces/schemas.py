@@ -15,11 +15,14 @@ __all__ = [
     "GitLoadResult",
     "LessonResult",
     "LessonType",
+    "LevelValue",
+    "MemoryTypeName",
     "ImportanceLevel",
     "MemoryCountsOut",
     "MemoryOut",
     "RecallLists",
     "RecallResult",
+    "RecallSource",
     "RecallType",
     "ScoreOut",
     "StatusResult",
@@ -28,6 +31,10 @@ __all__ = [
 ]
 
 RecallType = Literal["core", "peripheral", "bridge"]
+# Values recall_memories' filters accept (one definition for the MCP schema and the facade's check).
+LevelValue = Literal[0, 1, 2]
+MemoryTypeName = Literal["episodic", "semantic"]
+RecallSource = Literal["markdown", "git", "session_lesson"]
 LessonType = Literal["discovery", "pattern", "solution", "warning", "context"]
 ImportanceLevel = Literal["low", "medium", "high", "critical"]
 

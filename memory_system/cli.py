@@ -79,7 +79,7 @@ def _settings() -> Settings:
 @contextmanager
 def _system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
     """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
-    (``serving``) opens the vector store after its handshake, in the background."""
+    (``serving``) opens the vector store at its first store or recall, not before its handshake."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system
 

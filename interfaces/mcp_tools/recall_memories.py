@@ -3,7 +3,7 @@
 No `from __future__ import annotations` in the tool modules: the SDK reads the annotations,
 and the max_results bound is a value known only when the server is built."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cognitive_memory.core.validation import MAX_QUERY_CHARS, MAX_TAG_CHARS, MAX_TAGS
 from interfaces.formatting import format_recall
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.schemas import RecallResult, RecallType
+from interfaces.schemas import LevelValue, MemoryTypeName, RecallResult, RecallSource, RecallType
 
 __all__ = ["RecallFilters", "register"]
 
@@ -35,13 +35,13 @@ class RecallFilters(BaseModel):
         Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
     ] = Field(default_factory=list)
     hierarchy_levels: Annotated[
-        list[Literal[0, 1, 2]], Field(description="0 concepts, 1 contexts, 2 episodes.")
+        list[LevelValue], Field(description="0 concepts, 1 contexts, 2 episodes.")
     ] = Field(default_factory=list)
-    memory_types: Annotated[
-        list[Literal["episodic", "semantic"]], Field(description="episodic or semantic memories.")
-    ] = Field(default_factory=list)
+    memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
+        Field(default_factory=list)
+    )
     sources: Annotated[
-        list[Literal["markdown", "git", "session_lesson"]],
+        list[RecallSource],
         Field(description="Loaded markdown sections, git history patterns, or session lessons."),
     ] = Field(default_factory=list)
 

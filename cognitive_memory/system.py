@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,18 +24,18 @@ from cognitive_memory.core.validation import (
 )
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.replication import IndexReplication
 from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
+from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 from cognitive_memory.storage.sqlite_store import MemoryCounts, SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import (
     VectorFilter,
-    VectorPoint,
     VectorStore,
     VectorStoreInfo,
-    payload_for,
 )
 from cognitive_memory.sync import build_write, plan_sync
 
-__all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus", "unindexed_threshold"]
+__all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,13 +43,6 @@ Clock = Callable[[], datetime]
 
 # Each recall that returns two memories together as core adds this to the weight of their link.
 CO_RECALL_STEP = 0.1
-# Memories read from SQLite and written to the index per batch when the index is rebuilt.
-REBUILD_BATCH = 500
-# Bulk paths build the approximate index once this many vectors, and this share of all vectors,
-# are searched exactly. Building merges into one segment, so its cost grows with the whole store
-# (11-45 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
-INDEX_MIN_UNINDEXED = 5_000
-INDEX_UNINDEXED_SHARE = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,12 +89,14 @@ class CognitiveSystem:
         self.configuration = dict(configuration or {})
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
-        self.retry_seconds = retry_seconds
-        self._drain_lock = threading.Lock()
-        self._drain_timer: threading.Timer | None = None
-        self._closed = False
+        self.replication = IndexReplication(memories, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self._check_encoder_matches_index()
         self.replay_outbox()
+
+    @property
+    def retry_seconds(self) -> float:
+        """Seconds between retries of vector writes the index refused."""
+        return self.replication.retry_seconds
 
     def _check_encoder_matches_index(self) -> None:
         """Refuse an encoder other than the one whose vectors the store holds. The signature is
@@ -212,6 +206,21 @@ class CognitiveSystem:
             self._unindex(removed)
         return [counts for _, counts in built]
 
+    def sources(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
+        """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""
+        return self.memories.sources(loader_type, prefix)
+
+    def source_chunks(self, key: str) -> list[ChunkRow]:
+        return self.memories.source_chunks(key)
+
+    def source_digests(self, key: str) -> list[str]:
+        return self.memories.source_digests(key)
+
+    def save_source_digests(
+        self, key: str, items: Sequence[tuple[str, str]], *, replace: bool = False
+    ) -> None:
+        self.memories.save_source_digests(key, items, replace=replace)
+
     def forget_sources(self, keys: Sequence[str]) -> int:
         """Remove loaded sources and their memories; returns how many memories went."""
         removed = self.memories.forget_sources(keys)
@@ -220,20 +229,7 @@ class CognitiveSystem:
         return len(removed)
 
     def _index(self, memories: Sequence[CognitiveMemory]) -> bool:
-        points = [
-            VectorPoint(m.id, m.cognitive_embedding, payload_for(m))
-            for m in memories
-            if m.cognitive_embedding is not None
-        ]
-        try:
-            self.vectors.upsert(points)
-        except StorageError as exc:
-            logger.warning("Vector index write queued for replay: %s", exc)
-            self._schedule_drain()
-            return False
-        # Clearing the outbox is bookkeeping: a row left behind by a crash is replayed harmlessly.
-        self._bookkeeping.submit(self.memories.clear_outbox, [m.id for m in memories])
-        return True
+        return self.replication.index(memories)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Forget memories everywhere; returns the ids that existed. The index deletion is queued
@@ -244,68 +240,18 @@ class CognitiveSystem:
         return existing
 
     def _unindex(self, ids: list[str]) -> bool:
-        """Delete vectors whose deletion SQLite has queued; False (retry scheduled) if the index fails."""
-        try:
-            self.vectors.delete(ids)
-        except StorageError as exc:
-            logger.warning("Vector index deletion queued for replay: %s", exc)
-            self._schedule_drain()
-            return False
-        self._bookkeeping.submit(self.memories.clear_outbox, ids)
-        return True
+        return self.replication.unindex(ids)
 
     def replay_outbox(self) -> int:
-        """Apply vector writes that SQLite committed but the index never confirmed; returns how
-        many were pending. While the index fails, a retry is scheduled every ``retry_seconds``."""
-        pending = self.memories.pending_vector_writes()
-        deletions = [memory_id for memory_id, op in pending if op == "delete"]
-        if deletions and not self._unindex(deletions):
-            return len(pending)
-        upserts = self.memories.get([memory_id for memory_id, op in pending if op == "upsert"])
-        if upserts and self._index(upserts):
-            logger.info("Replayed %d queued vector writes", len(upserts))
-        return len(pending)
-
-    def _schedule_drain(self) -> None:
-        """Retry the outbox later, once at a time, until the index takes it."""
-        with self._drain_lock:
-            if self._drain_timer is not None or self._closed:
-                return
-            self._drain_timer = threading.Timer(self.retry_seconds, self._drain)
-            self._drain_timer.daemon = True
-            self._drain_timer.start()
-
-    def _drain(self) -> None:
-        with self._drain_lock:
-            self._drain_timer = None
-        self.replay_outbox()
+        """Apply vector writes that SQLite committed but the index never confirmed (see
+        ``IndexReplication.replay_outbox``); returns how many were pending."""
+        return self.replication.replay_outbox()
 
     def rebuild_index(self) -> int:
-        """Rewrite the vector index from the vectors SQLite keeps (nothing is re-embedded).
-
-        Upserts every memory's vector and payload in batches, deletes index points SQLite does not
-        know, and clears the outbox. Returns the number of vectors written.
-        """
+        """Rewrite the vector index from the vectors SQLite keeps (nothing is re-embedded); returns
+        the number of vectors written."""
         self.flush()
-        pending = [memory_id for memory_id, _ in self.memories.pending_vector_writes()]
-        known: set[str] = set()
-        for batch in self.memories.iter_memories(REBUILD_BATCH):
-            points = [
-                VectorPoint(m.id, m.cognitive_embedding, payload_for(m))
-                for m in batch
-                if m.cognitive_embedding is not None
-            ]
-            self.vectors.upsert(points)
-            known.update(point.id for point in points)
-        stale = [point_id for point_id in self.vectors.ids() if point_id not in known]
-        for start in range(0, len(stale), REBUILD_BATCH):
-            self.vectors.delete(stale[start : start + REBUILD_BATCH])
-        self.memories.clear_outbox(pending)
-        self.build_index()
-        logger.info(
-            "Rebuilt the vector index: %d vectors written, %d stale points removed", len(known), len(stale)
-        )
-        return len(known)
+        return self.replication.rebuild()
 
     def retrieve(
         self,
@@ -342,19 +288,8 @@ class CognitiveSystem:
             logger.warning("Could not record memory access: %s", exc)
 
     def build_index(self) -> bool:
-        """After a bulk write: build the vector index if enough vectors lack it (see
-        ``INDEX_MIN_UNINDEXED``); True if it ran. A failure is logged, never raised: the index
-        still answers by exact search."""
-        try:
-            threshold = unindexed_threshold(self.vectors.count())
-            started = time.perf_counter()
-            built = self.vectors.build_index(threshold)
-        except StorageError as exc:
-            logger.warning("Could not build the vector index (exact search goes on): %s", exc)
-            return False
-        if built:
-            logger.info("Built the vector index in %.1f s", time.perf_counter() - started)
-        return built
+        """After a bulk write: build the approximate vector index if enough vectors lack it."""
+        return self.replication.build_index()
 
     def flush(self) -> None:
         """Wait for pending bookkeeping writes (access counts) to land."""
@@ -386,18 +321,10 @@ class CognitiveSystem:
         )
 
     def close(self) -> None:
-        with self._drain_lock:
-            self._closed = True
-            if self._drain_timer is not None:
-                self._drain_timer.cancel()
+        self.replication.close()
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.memories.close()
-
-
-def unindexed_threshold(vector_count: int) -> int:
-    """How many vectors must lack the approximate index before a bulk path builds it."""
-    return max(INDEX_MIN_UNINDEXED, int(INDEX_UNINDEXED_SHARE * vector_count))
 
 
 def _memory(

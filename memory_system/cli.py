@@ -325,9 +325,10 @@ def qdrant_migrate(
     """Copy every vector SQLite keeps into a Qdrant server collection (no re-embedding)."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import EMBEDDING_DIMENSION
+    from cognitive_memory.replication import copy_vectors
     from cognitive_memory.storage import SQLiteMemoryStore
     from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
-    from memory_system.qdrant_migrate import check_url, migrate
+    from memory_system.qdrant_migrate import check_url
 
     if (problem := check_url(to)) is not None:
         raise _fail(problem)
@@ -339,7 +340,9 @@ def qdrant_migrate(
     target: QdrantServerVectorStore | None = None
     try:
         target = QdrantServerVectorStore.connect(to, api_key, name, EMBEDDING_DIMENSION)
-        report = migrate(memories, target, lambda done, total: typer.echo(f"copied {done}/{total}", err=True))
+        report = copy_vectors(
+            memories, target, lambda done, total: typer.echo(f"copied {done}/{total}", err=True)
+        )
     except CognitiveMemoryError as exc:
         raise _fail(f"Migration to {to} failed: {exc.message}") from exc
     finally:

@@ -213,8 +213,8 @@ def open_system(settings: Settings) -> CognitiveSystem | CheckResult:
 def check_vectors(system: CognitiveSystem) -> CheckResult:
     """The index answers, with the expected dimension, distance and payload indexes."""
     from cognitive_memory.errors import StorageError
+    from cognitive_memory.replication import unindexed_threshold
     from cognitive_memory.storage.vector_store import INDEXED_FIELDS
-    from cognitive_memory.system import unindexed_threshold
 
     try:
         info = system.vectors.info()

@@ -36,8 +36,8 @@ from cognitive_memory.loaders.git_history import (
 )
 from cognitive_memory.loaders.git_memories import pattern_chunks
 from cognitive_memory.loaders.git_patterns import Patterns, find_patterns
+from cognitive_memory.loaders.store import SourceStore
 from cognitive_memory.storage.sources import SourceRecord
-from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["GIT_LOADER_TYPE", "PATTERN_VERSION", "GitLoadReport", "load_git"]
 
@@ -74,27 +74,27 @@ class GitLoadReport:
         return written / working if working > 0 else 0.0
 
 
-def load_git(system: CognitiveSystem, repo: Path, *, on_progress: Progress | None = None) -> GitLoadReport:
+def load_git(store: SourceStore, repo: Path, *, on_progress: Progress | None = None) -> GitLoadReport:
     """Load (or bring up to date) the history patterns of the repository containing ``repo``.
     Raises InvalidInputError when it is not a git repository or git is missing."""
     started = time.perf_counter()
     root = repository_root(repo)
     key = f"git:{root}"
     head = head_commit(root)
-    stored = next((s for s in system.memories.sources(GIT_LOADER_TYPE, key) if s.key == key), None)
+    stored = next((s for s in store.sources(GIT_LOADER_TYPE, key) if s.key == key), None)
     if head is None or _current(stored, head):
         return _unchanged(root, head, stored, time.perf_counter() - started)
-    known = [commit_from_digest(d) for d in system.memories.source_digests(key)] if stored else []
+    known = [commit_from_digest(d) for d in store.source_digests(key)] if stored else []
     since = _resume_point(root, stored, known, head)
     new = _read(root, head, since, on_progress)
     digests = [(commit.sha, commit_to_digest(commit)) for commit in new]
-    system.memories.save_source_digests(key, digests, replace=since is None)
+    store.save_source_digests(key, digests, replace=since is None)
     commits = [*known, *new] if since is not None else new
     patterns = find_patterns(commits, files_at(root, head))
     chunks = tuple(pattern_chunks(patterns, root.name, str(root)))
-    model_seconds = _load_model(system, key, chunks)
-    counts = _sync(system, key, head, chunks, patterns, len(commits))
-    system.build_index()
+    model_seconds = _load_model(store, key, chunks)
+    counts = _sync(store, key, head, chunks, patterns, len(commits))
+    store.build_index()
     return GitLoadReport(
         str(root),
         root.name,
@@ -155,21 +155,21 @@ def _read(root: Path, head: str, since: str | None, on_progress: Progress | None
     return commits
 
 
-def _load_model(system: CognitiveSystem, key: str, chunks: Sequence[SourceChunk]) -> float:
+def _load_model(store: SourceStore, key: str, chunks: Sequence[SourceChunk]) -> float:
     """Load the embedding model now if some pattern text is new (the sync would wait for it
     anyway), so its one-time cost is reported apart; its seconds."""
-    if system.encoder.is_ready:
+    if store.encoder.is_ready:
         return 0.0
-    stored = {row.content_hash for row in system.memories.source_chunks(key)}
+    stored = {row.content_hash for row in store.source_chunks(key)}
     if all(content_hash(chunk.content.strip()) in stored for chunk in chunks):
         return 0.0
     started = time.perf_counter()
-    system.encoder.warm_up()
+    store.encoder.warm_up()
     return time.perf_counter() - started
 
 
 def _sync(
-    system: CognitiveSystem,
+    store: SourceStore,
     key: str,
     head: str,
     chunks: tuple[SourceChunk, ...],
@@ -185,5 +185,5 @@ def _sync(
         "hotspots": len(patterns.hotspots),
         "solutions": len(patterns.solutions),
     }
-    (counts,) = system.sync_sources([SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, state)])
+    (counts,) = store.sync_sources([SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, state)])
     return counts

@@ -19,8 +19,8 @@ from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.loaders.files import Skipped, TextFile, read_text, walk_markdown
 from cognitive_memory.loaders.markdown import chunk_markdown
+from cognitive_memory.loaders.store import SourceStore
 from cognitive_memory.storage.sources import SourceRecord
-from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
     "BATCH_CHUNKS",
@@ -61,7 +61,7 @@ class LoadReport:
         return written / working if working > 0 else 0.0
 
 
-def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress | None = None) -> LoadReport:
+def load_markdown(store: SourceStore, path: Path, *, on_progress: Progress | None = None) -> LoadReport:
     """Load a markdown file or every markdown file under a directory (see the module docstring)."""
     started = time.perf_counter()
     root = existing_path(path)
@@ -70,13 +70,13 @@ def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress 
         prefix = str(root) + os.sep
     else:
         files, skipped, prefix = [root], [], None
-    known = {source.key: source for source in system.memories.sources(LOADER_TYPE, prefix or str(root))}
-    report = sync_files(system, files, known, on_progress=on_progress)
+    known = {source.key: source for source in store.sources(LOADER_TYPE, prefix or str(root))}
+    report = sync_files(store, files, known, on_progress=on_progress)
     removed = _vanished(known, files) if prefix is not None else []
     counts = report.chunks
     if removed:
-        counts += SyncCounts(removed=system.forget_sources(removed))
-    system.build_index()
+        counts += SyncCounts(removed=store.forget_sources(removed))
+    store.build_index()
     return replace(
         report,
         root=str(root),
@@ -88,7 +88,7 @@ def load_markdown(system: CognitiveSystem, path: Path, *, on_progress: Progress 
 
 
 def sync_files(
-    system: CognitiveSystem,
+    store: SourceStore,
     files: Sequence[Path],
     known: Mapping[str, SourceRecord] | None = None,
     *,
@@ -101,7 +101,7 @@ def sync_files(
         known = {
             source.key: source
             for file in files
-            for source in system.memories.sources(LOADER_TYPE, str(file))
+            for source in store.sources(LOADER_TYPE, str(file))
             if source.key == str(file)
         }
     batch: list[SourceUpdate] = []
@@ -118,9 +118,9 @@ def sync_files(
             batch.append(_update(read))
             loaded += 1
         if sum(len(update.chunks) for update in batch) >= BATCH_CHUNKS or done == len(files):
-            if batch and not system.encoder.is_ready:
-                model_seconds = _load_model(system)
-            counts += _sync(system, batch)
+            if batch and not store.encoder.is_ready:
+                model_seconds = _load_model(store)
+            counts += _sync(store, batch)
             batch = []
         if on_progress is not None:
             on_progress(done, len(files))
@@ -128,23 +128,23 @@ def sync_files(
     return LoadReport("", len(files), loaded, unchanged, 0, counts, tuple(skipped), seconds, model_seconds)
 
 
-def _load_model(system: CognitiveSystem) -> float:
+def _load_model(store: SourceStore) -> float:
     """Load the embedding model now (the first embedding would wait for it anyway); its seconds."""
     started = time.perf_counter()
-    system.encoder.warm_up()
+    store.encoder.warm_up()
     return time.perf_counter() - started
 
 
-def remove_markdown(system: CognitiveSystem, path: Path) -> tuple[int, int]:
+def remove_markdown(store: SourceStore, path: Path) -> tuple[int, int]:
     """Forget a loaded file, or every loaded file under a directory (the path need not exist).
     Returns (files, memories) removed."""
     target = str(path.expanduser().resolve())
     keys = [
         source.key
-        for source in system.memories.sources(LOADER_TYPE, target)
+        for source in store.sources(LOADER_TYPE, target)
         if source.key == target or source.key.startswith(target + os.sep)
     ]
-    return len(keys), system.forget_sources(keys) if keys else 0
+    return len(keys), store.forget_sources(keys) if keys else 0
 
 
 def existing_path(path: Path) -> Path:
@@ -160,9 +160,9 @@ def _update(file: TextFile) -> SourceUpdate:
     return SourceUpdate(str(file.path), LOADER_TYPE, file.fingerprint, chunks, {"chunks": len(chunks)})
 
 
-def _sync(system: CognitiveSystem, batch: Sequence[SourceUpdate]) -> SyncCounts:
+def _sync(store: SourceStore, batch: Sequence[SourceUpdate]) -> SyncCounts:
     total = SyncCounts()
-    for counts in system.sync_sources(batch) if batch else ():
+    for counts in store.sync_sources(batch) if batch else ():
         total += counts
     return total
 

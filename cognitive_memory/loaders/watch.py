@@ -21,7 +21,7 @@ from cognitive_memory.loaders.notes import (
     remove_markdown,
     sync_files,
 )
-from cognitive_memory.system import CognitiveSystem
+from cognitive_memory.loaders.store import SourceStore
 
 __all__ = ["DEBOUNCE_MS", "WatchBatch", "apply_changes", "watch_markdown"]
 
@@ -41,7 +41,7 @@ class WatchBatch:
 
 
 def watch_markdown(
-    system: CognitiveSystem,
+    store: SourceStore,
     path: Path,
     *,
     on_load: Callable[[LoadReport], None] | None = None,
@@ -67,12 +67,12 @@ def watch_markdown(
         rust_timeout=RUST_TIMEOUT_MS,
     ):
         if not loaded:
-            report = load_markdown(system, root)
+            report = load_markdown(store, root)
             loaded = True
             if on_load is not None:
                 on_load(report)
             continue
-        batch = apply_changes(system, root, (Path(name) for _, name in changes))
+        batch = apply_changes(store, root, (Path(name) for _, name in changes))
         if on_batch is not None and (batch.chunks.changed or batch.skipped):
             on_batch(batch)
 
@@ -89,7 +89,7 @@ def _relevant(root: Path, path: Path) -> bool:
     return not any(part.startswith(".") or part in PRUNED_DIRECTORIES for part in parts[:-1])
 
 
-def apply_changes(system: CognitiveSystem, root: Path, paths: Iterable[Path]) -> WatchBatch:
+def apply_changes(store: SourceStore, root: Path, paths: Iterable[Path]) -> WatchBatch:
     """Sync changed markdown files under ``root`` and forget those (or directories) that are gone."""
     changed: dict[Path, None] = {}
     removed: list[str] = []
@@ -107,13 +107,13 @@ def apply_changes(system: CognitiveSystem, root: Path, paths: Iterable[Path]) ->
             found, _ = walk_markdown(path)
             changed.update((file, None) for file in found if file.is_relative_to(root))
         elif not path.exists():
-            gone, memories = remove_markdown(system, path)
+            gone, memories = remove_markdown(store, path)
             if gone:
                 removed.append(str(path))
                 counts += SyncCounts(removed=memories)
     if changed:
-        report = sync_files(system, list(changed))
+        report = sync_files(store, list(changed))
         counts += report.chunks
         skipped += report.skipped
-        system.build_index()
+        store.build_index()
     return WatchBatch(tuple(map(str, changed)), tuple(removed), counts, tuple(skipped))

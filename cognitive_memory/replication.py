@@ -1,0 +1,200 @@
+"""Keeping the vector index in step with SQLite, the source of truth.
+
+Every vector write is first queued in SQLite's outbox (in the transaction that commits the
+memory), then applied to the index and cleared. A write the index refuses stays queued and is
+replayed: at start-up, when a process takes over a shared store, and every ``retry_seconds``
+while the index fails. ``copy_vectors`` is the one path that rewrites an index from SQLite's
+vectors: rebuilding it (``doctor --repair``, ``qdrant start``) and moving it (``qdrant migrate``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.errors import StorageError
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+from cognitive_memory.storage.vector_store import VectorPoint, VectorStore, payload_for
+
+__all__ = ["COPY_BATCH", "CopyReport", "IndexReplication", "copy_vectors", "points_of", "unindexed_threshold"]
+
+logger = logging.getLogger(__name__)
+
+# Memories read from SQLite and written to the index per batch when an index is copied or replayed.
+COPY_BATCH = 500
+# Bulk paths build the approximate index once this many vectors, and this share of all vectors,
+# are searched exactly. Building merges into one segment, so its cost grows with the whole store
+# (11-45 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
+INDEX_MIN_UNINDEXED = 5_000
+INDEX_UNINDEXED_SHARE = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class CopyReport:
+    """What a copy wrote and what the target holds afterwards."""
+
+    copied: int
+    stale_removed: int
+    target_count: int
+    without_vector: int
+
+    @property
+    def verified(self) -> bool:
+        return self.target_count == self.copied
+
+
+def unindexed_threshold(vector_count: int) -> int:
+    """How many vectors must lack the approximate index before a bulk path builds it."""
+    return max(INDEX_MIN_UNINDEXED, int(INDEX_UNINDEXED_SHARE * vector_count))
+
+
+def points_of(memories: Sequence[CognitiveMemory]) -> list[VectorPoint]:
+    """The index points of memories that carry a vector."""
+    return [
+        VectorPoint(m.id, m.cognitive_embedding, payload_for(m))
+        for m in memories
+        if m.cognitive_embedding is not None
+    ]
+
+
+def copy_vectors(
+    memories: SQLiteMemoryStore,
+    target: VectorStore,
+    progress: Callable[[int, int], None] | None = None,
+    batch_size: int = COPY_BATCH,
+) -> CopyReport:
+    """Upsert every vector SQLite keeps into ``target`` in batches (``progress(done, total)``
+    after each), delete the target's points SQLite does not know, and count the target.
+    Nothing is re-embedded; reading SQLite is safe while a server writes (WAL readers)."""
+    total = memories.counts().total
+    known: set[str] = set()
+    done = without_vector = 0
+    for batch in memories.iter_memories(batch_size):
+        points = points_of(batch)
+        target.upsert(points)
+        known.update(point.id for point in points)
+        without_vector += len(batch) - len(points)
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    stale = [point_id for point_id in target.ids() if point_id not in known]
+    for start in range(0, len(stale), batch_size):
+        target.delete(stale[start : start + batch_size])
+    return CopyReport(len(known), len(stale), target.count(), without_vector)
+
+
+class IndexReplication:
+    """Applies SQLite's queued vector writes to the index, and retries them while it fails.
+
+    ``bookkeeping`` runs the clearing of confirmed outbox rows off the caller's path: a row left
+    behind by a crash is replayed harmlessly.
+    """
+
+    def __init__(
+        self,
+        memories: SQLiteMemoryStore,
+        vectors: VectorStore,
+        bookkeeping: Executor,
+        *,
+        retry_seconds: float = 30.0,
+    ) -> None:
+        self._memories = memories
+        self._vectors = vectors
+        self._bookkeeping = bookkeeping
+        self.retry_seconds = retry_seconds
+        self._drain_lock = threading.Lock()
+        self._drain_timer: threading.Timer | None = None
+        self._closed = False
+
+    def index(self, memories: Sequence[CognitiveMemory]) -> bool:
+        """Upsert the memories' vectors (their writes already queued); False, and a retry
+        scheduled, when the index fails."""
+        try:
+            self._vectors.upsert(points_of(memories))
+        except StorageError as exc:
+            logger.warning("Vector index write queued for replay: %s", exc)
+            self._schedule_drain()
+            return False
+        self._bookkeeping.submit(self._memories.clear_outbox, [m.id for m in memories])
+        return True
+
+    def unindex(self, ids: list[str]) -> bool:
+        """Delete vectors whose deletion SQLite has queued; False (retry scheduled) if the index fails."""
+        try:
+            self._vectors.delete(ids)
+        except StorageError as exc:
+            logger.warning("Vector index deletion queued for replay: %s", exc)
+            self._schedule_drain()
+            return False
+        self._bookkeeping.submit(self._memories.clear_outbox, ids)
+        return True
+
+    def replay_outbox(self) -> int:
+        """Apply vector writes that SQLite committed but the index never confirmed, in batches;
+        returns how many were pending. While the index fails, a retry is scheduled."""
+        pending = self._memories.pending_vector_writes()
+        deletions = [memory_id for memory_id, op in pending if op == "delete"]
+        if deletions and not self.unindex(deletions):
+            return len(pending)
+        upserts = [memory_id for memory_id, op in pending if op == "upsert"]
+        for start in range(0, len(upserts), COPY_BATCH):
+            if not self.index(self._memories.get(upserts[start : start + COPY_BATCH])):
+                return len(pending)
+        if upserts:
+            logger.info("Replayed %d queued vector writes", len(upserts))
+        return len(pending)
+
+    def rebuild(self) -> int:
+        """Rewrite the index from SQLite's vectors (see ``copy_vectors``), clear the outbox and
+        build the approximate index; returns the number of vectors written."""
+        pending = [memory_id for memory_id, _ in self._memories.pending_vector_writes()]
+        report = copy_vectors(self._memories, self._vectors)
+        self._memories.clear_outbox(pending)
+        self.build_index()
+        logger.info(
+            "Rebuilt the vector index: %d vectors written, %d stale points removed",
+            report.copied,
+            report.stale_removed,
+        )
+        return report.copied
+
+    def build_index(self) -> bool:
+        """After a bulk write: build the approximate index if enough vectors lack it (see
+        ``INDEX_MIN_UNINDEXED``); True if it ran. A failure is logged, never raised: the index
+        still answers by exact search."""
+        try:
+            threshold = unindexed_threshold(self._vectors.count())
+            started = time.perf_counter()
+            built = self._vectors.build_index(threshold)
+        except StorageError as exc:
+            logger.warning("Could not build the vector index (exact search goes on): %s", exc)
+            return False
+        if built:
+            logger.info("Built the vector index in %.1f s", time.perf_counter() - started)
+        return built
+
+    def _schedule_drain(self) -> None:
+        """Retry the outbox later, once at a time, until the index takes it."""
+        with self._drain_lock:
+            if self._drain_timer is not None or self._closed:
+                return
+            self._drain_timer = threading.Timer(self.retry_seconds, self._drain)
+            self._drain_timer.daemon = True
+            self._drain_timer.start()
+
+    def _drain(self) -> None:
+        with self._drain_lock:
+            self._drain_timer = None
+        self.replay_outbox()
+
+    def close(self) -> None:
+        """Stop retrying (what is still queued is replayed by the next process)."""
+        with self._drain_lock:
+            self._closed = True
+            if self._drain_timer is not None:
+                self._drain_timer.cancel()

@@ -5,6 +5,8 @@ what to do. The edges (MCP tools, the typer CLI) translate them; nothing below d
 
     CognitiveMemoryError            code + actionable message
     ├── InvalidInputError           the caller's input is wrong; nothing was stored
+    │   ├── NotFoundError           a memory id the call needs does not exist
+    │   └── LoadedMemoryError       the memory comes from a file or repository: change it there
     ├── StorageError                SQLite or the vector index failed
     │   ├── StoreLockedError        another process holds the embedded vector store
     │   └── IndexMismatchError      the index was built by another model or dimension
@@ -18,6 +20,8 @@ __all__ = [
     "EncoderError",
     "IndexMismatchError",
     "InvalidInputError",
+    "LoadedMemoryError",
+    "NotFoundError",
     "StorageError",
     "StoreLockedError",
 ]
@@ -38,6 +42,18 @@ class InvalidInputError(CognitiveMemoryError):
     """The input cannot be accepted as given."""
 
     default_code = "invalid_input"
+
+
+class NotFoundError(InvalidInputError):
+    """A memory the call names does not exist (forgotten, or never stored)."""
+
+    default_code = "not_found"
+
+
+class LoadedMemoryError(InvalidInputError):
+    """The memory was loaded from markdown or git; its source is where it changes."""
+
+    default_code = "loaded_memory"
 
 
 class StorageError(CognitiveMemoryError):

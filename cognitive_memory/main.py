@@ -79,9 +79,17 @@ def build_system(
         "bridge_discovery_threshold": recall.bridge_threshold,
         "core_ratio": config.core_ratio,
         "candidate_pool": config.candidate_pool,
+        "near_duplicate": settings.scope.near_duplicate,
     }
     try:
-        system = CognitiveSystem(memories, vectors, encoder, retriever, configuration=configuration)
+        system = CognitiveSystem(
+            memories,
+            vectors,
+            encoder,
+            retriever,
+            configuration=configuration,
+            near_duplicate=settings.scope.near_duplicate,
+        )
     except CognitiveMemoryError:
         vectors.close()
         memories.close()

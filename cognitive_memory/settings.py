@@ -15,6 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 __all__ = [
     "EncoderSettings",
     "RecallSettings",
+    "ScopeSettings",
     "ServerSettings",
     "Settings",
     "StorageSettings",
@@ -125,6 +126,19 @@ class RecallSettings(BaseSettings):
     )
 
 
+class ScopeSettings(BaseSettings):
+    """Which project a process works in, and when a new memory counts as a near duplicate."""
+
+    model_config = _base_config()
+
+    project: str | None = Field(default=None, max_length=100, validation_alias="COGNITIVE_MEMORY_PROJECT")
+    near_duplicate: float = Field(
+        default=0.92, ge=0.5, le=1.0, validation_alias="COGNITIVE_MEMORY_NEAR_DUPLICATE"
+    )
+
+    _blank = field_validator("project", mode="before")(_blank_is_none)
+
+
 class ServerSettings(BaseSettings):
     """How ``memory_system serve mcp`` listens (command-line options take precedence)."""
 
@@ -152,3 +166,4 @@ class Settings:
         self.encoder = EncoderSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
         self.recall = RecallSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
         self.server = ServerSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+        self.scope = ScopeSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import uuid
@@ -13,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.levels import classify
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.links import (
+    RELATED_LIMIT,
+    check_depth,
+    check_ends,
+    check_note,
+    check_relation,
+    check_relations,
+    cycle_message,
+)
+from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, HierarchyLevel, MemoryType, Vector
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
@@ -23,23 +33,35 @@ from cognitive_memory.core.validation import (
     check_text,
 )
 from cognitive_memory.encoding.base import Encoder
-from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.errors import (
+    CognitiveMemoryError,
+    IndexMismatchError,
+    InvalidInputError,
+    NotFoundError,
+    StorageError,
+)
 from cognitive_memory.replication import IndexReplication
 from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
+from cognitive_memory.storage.relations import Neighbourhood
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 from cognitive_memory.storage.sqlite_store import MemoryCounts, SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import (
     VectorFilter,
+    VectorHit,
     VectorStore,
     VectorStoreInfo,
 )
 from cognitive_memory.sync import build_write, plan_sync
 
-__all__ = ["CognitiveSystem", "StoreOutcome", "SystemStatus"]
+__all__ = ["CognitiveSystem", "MemoryEdit", "StoreOutcome", "SystemStatus", "UpdateOutcome"]
 
 logger = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+
+# A store reports up to this many near duplicates (at or above ``near_duplicate`` cosine).
+SIMILAR_LIMIT = 3
+NEAR_DUPLICATE = 0.92
 
 # Each recall that returns two memories together as core adds this to the weight of their link.
 CO_RECALL_STEP = 0.1
@@ -47,9 +69,42 @@ CO_RECALL_STEP = 0.1
 
 @dataclass(frozen=True, slots=True)
 class StoreOutcome:
-    """A stored memory; ``queued`` when its vector waits in the outbox for the index."""
+    """A stored memory; ``queued`` when its vector waits in the outbox for the index.
+
+    ``duplicate``: the same text was already in the project, and ``memory`` is that memory (nothing
+    was stored). ``novelty`` is 1 minus the highest cosine to another memory of the project (None
+    when the index could not be asked); ``similar`` the memories at or above the near-duplicate
+    threshold, most similar first.
+    """
 
     memory: CognitiveMemory
+    queued: bool = False
+    duplicate: bool = False
+    novelty: float | None = None
+    similar: tuple[VectorHit, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEdit:
+    """Fields to change in a memory; None leaves a field as it is (``tags`` replaces all tags,
+    ``metadata`` is merged into the memory's)."""
+
+    text: str | None = None
+    tags: Sequence[str] | None = None
+    importance_score: float | None = None
+    hierarchy_level: int | None = None
+    memory_type: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateOutcome:
+    """The memory after an update; ``changed`` names the fields that changed (empty: nothing did,
+    and no version was kept), ``version`` the number its previous state was kept as."""
+
+    memory: CognitiveMemory
+    changed: tuple[str, ...]
+    version: int | None = None
     queued: bool = False
 
 
@@ -81,12 +136,14 @@ class CognitiveSystem:
         configuration: Mapping[str, Any] | None = None,
         clock: Clock = lambda: datetime.now(UTC),
         retry_seconds: float = 30.0,
+        near_duplicate: float = NEAR_DUPLICATE,
     ) -> None:
         self.memories = memories
         self.vectors = vectors
         self.encoder = encoder
         self.retriever = retriever
         self.configuration = dict(configuration or {})
+        self.near_duplicate = near_duplicate
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
         self.replication = IndexReplication(memories, vectors, self._bookkeeping, retry_seconds=retry_seconds)
@@ -135,10 +192,13 @@ class CognitiveSystem:
         metadata: Mapping[str, Any] | None = None,
         source_date: datetime | None = None,
         session_id: str | None = None,
+        project: str = DEFAULT_PROJECT,
     ) -> StoreOutcome:
         """Validate, embed, commit to SQLite, then index the vector (queued if the index fails).
 
-        Memories stored in sequence with the same ``session_id`` become neighbours in time.
+        Memories stored in sequence with the same ``session_id`` become neighbours in time. The
+        same text (whitespace and case aside) already in ``project`` is not stored again: its
+        access is refreshed and it comes back as a duplicate.
         """
         content = check_text(text)
         level, kind = classify(content, _level(hierarchy_level), _kind(memory_type))
@@ -147,12 +207,52 @@ class CognitiveSystem:
             check_tags(tags),
             check_metadata(metadata),
         )
+        existing = self.memories.find_same_text(content, project)
+        if existing is not None:
+            self.memories.record_access([existing.id], self._clock())
+            return StoreOutcome(existing, duplicate=True, novelty=0.0)
         vector = self.encoder.encode([content])[0]
+        novelty, similar = self._novelty(vector, project)
         now = self._clock()
         memory = _memory(
-            content, vector, level, kind, now, importance, labels, extra, source_date, session_id
+            content, vector, level, kind, now, importance, labels, extra, source_date, session_id, project
         )
-        return self._commit([memory])[0]
+        outcome = self._commit([memory])[0]
+        return dataclasses.replace(outcome, novelty=novelty, similar=similar)
+
+    def _novelty(self, vector: Vector, project: str) -> tuple[float | None, tuple[VectorHit, ...]]:
+        """1 minus the highest cosine to a memory of ``project``, and the near duplicates."""
+        try:
+            hits = self.vectors.search(vector, SIMILAR_LIMIT, VectorFilter(projects=(project,)))
+        except StorageError:
+            return None, ()
+        if not hits:
+            return 1.0, ()
+        similar = tuple(hit for hit in hits if hit.score >= self.near_duplicate)
+        return max(0.0, 1.0 - hits[0].score), similar
+
+    def update(self, memory_id: str, edit: MemoryEdit, *, session_id: str | None = None) -> UpdateOutcome:
+        """Change a memory in place: its id, access history and links stay; its previous state is
+        kept as a version. A new text is embedded again and re-indexed (words and vector) in the
+        same crash-safe way as a store."""
+        (previous,) = self.memories.get([memory_id]) or (None,)
+        if previous is None:
+            raise NotFoundError(f"No memory has the id {memory_id!r}.")
+        memory = _edited(previous, edit, self._clock())
+        changed = tuple(name for name in _EDITABLE if getattr(memory, name) != getattr(previous, name))
+        if not changed:
+            return UpdateOutcome(previous, ())
+        if "content" in changed:
+            same = self.memories.find_same_text(memory.content, memory.project)
+            if same is not None and same.id != memory.id:
+                raise InvalidInputError(
+                    f"Memory {same.id} of project {memory.project!r} already holds this text: forget one "
+                    "of the two instead of making them equal.",
+                    code="duplicate",
+                )
+            memory = dataclasses.replace(memory, cognitive_embedding=self.encoder.encode([memory.content])[0])
+        version = self.memories.rewrite(memory, previous, session_id)
+        return UpdateOutcome(memory, changed, version, queued=not self._index([memory]))
 
     def store_many(self, texts: Sequence[str], *, session_id: str | None = None) -> list[StoreOutcome]:
         """Store texts in order with one batched embedding and one SQLite transaction (the bulk
@@ -241,6 +341,48 @@ class CognitiveSystem:
 
     def _unindex(self, ids: list[str]) -> bool:
         return self.replication.unindex(ids)
+
+    def link(
+        self,
+        from_id: str,
+        to_id: str,
+        relation: str,
+        *,
+        note: str | None = None,
+        session_id: str | None = None,
+    ) -> bool:
+        """Link ``from_id`` -[relation]-> ``to_id``; True when the link is new (linking again only
+        replaces the note). Refuses unknown ids, a link to itself and a supersedes cycle."""
+        ends = check_ends(from_id, to_id)
+        kind = check_relation(relation)
+        written = self.memories.link((*ends, kind), check_note(note), session_id)
+        if written.missing:
+            raise NotFoundError(_unknown(written.missing))
+        if written.cycle:
+            raise InvalidInputError(cycle_message(*ends, written.cycle), code="supersedes_cycle")
+        return written.created
+
+    def unlink(self, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
+        """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given); returns
+        the relations removed (none is a value, not an error). Unknown ids are refused."""
+        ends = check_ends(from_id, to_id)
+        kind = check_relation(relation) if relation is not None else None
+        self._require(ends)
+        return self.memories.unlink(*ends, kind)
+
+    def related(self, memory_id: str, depth: int = 1, relations: Sequence[str] = ()) -> Neighbourhood:
+        """The memories linked to ``memory_id`` within ``depth`` (1-3) hops, in both directions,
+        breadth first; at most RELATED_LIMIT of them (``truncated`` says when more were reachable)."""
+        hops, kinds = check_depth(depth), check_relations(relations)
+        self._require((memory_id,))
+        return self.memories.related(memory_id, hops, kinds, RELATED_LIMIT)
+
+    def _require(self, ids: Sequence[str]) -> None:
+        """Refuse ids of memories that do not exist."""
+        found = {memory.id for memory in self.memories.get(list(dict.fromkeys(ids)))}
+        missing = [memory_id for memory_id in dict.fromkeys(ids) if memory_id not in found]
+        if missing:
+            raise NotFoundError(_unknown(missing))
 
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed (see
@@ -338,6 +480,7 @@ def _memory(
     metadata: dict[str, Any],
     source_date: datetime | None,
     session_id: str | None,
+    project: str = DEFAULT_PROJECT,
 ) -> CognitiveMemory:
     return CognitiveMemory(
         id=str(uuid.uuid4()),
@@ -352,6 +495,38 @@ def _memory(
         metadata=metadata,
         cognitive_embedding=vector,
         session_id=session_id,
+        project=project,
+    )
+
+
+_EDITABLE = ("content", "tags", "importance_score", "hierarchy_level", "memory_type", "metadata")
+
+
+def _edited(memory: CognitiveMemory, edit: MemoryEdit, now: datetime) -> CognitiveMemory:
+    """``memory`` with ``edit`` applied, each field validated as a store validates it."""
+    content = check_text(edit.text) if edit.text is not None else memory.content
+    level, kind = _level(edit.hierarchy_level), _kind(edit.memory_type)
+    level = memory.hierarchy_level if level is None else level  # HierarchyLevel(0) is falsy
+    kind = memory.memory_type if kind is None else kind
+    metadata = check_metadata({**memory.metadata, **(edit.metadata or {})})
+    return dataclasses.replace(
+        memory,
+        content=content,
+        hierarchy_level=level,
+        memory_type=kind,
+        importance_score=check_importance(edit.importance_score)
+        if edit.importance_score is not None
+        else memory.importance_score,
+        tags=check_tags(edit.tags) if edit.tags is not None else memory.tags,
+        metadata=metadata,
+        modified_date=now,
+    )
+
+
+def _unknown(ids: Sequence[str]) -> str:
+    names = ", ".join(repr(memory_id) for memory_id in ids)
+    return (
+        f"No memory has the id {names} (forgotten, or never stored): check the ids recall_memories returned."
     )
 
 

@@ -2,51 +2,53 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
-from collections.abc import Callable, Collection, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
-from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
-from cognitive_memory.core.sources import SyncCounts
-from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.loaders import GitLoadReport, LoadReport, load_git, load_markdown, remove_markdown
+from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
+from cognitive_memory.errors import InvalidInputError, LoadedMemoryError
+from cognitive_memory.loaders import load_git, load_markdown, remove_markdown
 from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.loaders.watch import watch_markdown
-from cognitive_memory.retrieval import RankedMemory
 from cognitive_memory.storage import VectorFilter
-from cognitive_memory.system import CognitiveSystem, SystemStatus
-from interfaces.formatting import format_source_info
+from cognitive_memory.system import CognitiveSystem, MemoryEdit, StoreOutcome
+from interfaces.answers import (
+    bridge_out,
+    chunks_out,
+    git_load_out,
+    load_out,
+    memory_out,
+    ranked_out,
+    record_out,
+    status_out,
+)
+from interfaces.paging import DEFAULT_PAGE_SIZE, checked_order, checked_size, decode_cursor, encode_cursor
+from interfaces.requests import ALL_PROJECTS, MemoryChanges, RecallFilters, StoreContext, date_bound
 from interfaces.schemas import (
-    BridgeOut,
-    ChunkCountsOut,
     DeleteResult,
     ForgetResult,
+    GetResult,
     GitLoadResult,
     KeptOut,
     LessonResult,
-    LevelValue,
+    ListResult,
     LoadResult,
-    MemoryCountsOut,
-    MemoryOut,
-    MemoryTypeName,
     RecallLists,
     RecallResult,
-    RecallSource,
     RemoveResult,
-    ScoreOut,
+    SimilarOut,
     SkippedOut,
     StatusResult,
-    StorageStatsOut,
     StoreResult,
+    UpdateResult,
     WatchResult,
 )
 
-__all__ = ["IMPORTANCE_SCORES", "LESSON_PLACEMENT", "RECALL_TYPES", "CognitiveCLI"]
+__all__ = ["IMPORTANCE_SCORES", "LESSON_PLACEMENT", "RECALL_TYPES", "CognitiveCLI", "scope_filter"]
 
 RECALL_TYPES = ("core", "peripheral", "bridge")
 IMPORTANCE_SCORES = {"low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
@@ -59,6 +61,15 @@ LESSON_PLACEMENT = {
     "context": (1, "semantic"),
     "discovery": (2, "episodic"),
 }
+# How a list_memories page is sorted, in its message.
+_ORDER_NAMES = {
+    "created": "newest first",
+    "last_accessed": "most recently accessed first (never accessed last)",
+    "importance": "most important first",
+    "access_count": "most accessed first",
+}
+# Characters of a similar memory shown in a store's answer.
+SIMILAR_PREVIEW = 200
 LESSON_SUGGESTIONS = {
     "discovery": "Consider recording how this discovery changes the approach (a pattern) or what to avoid "
     "(a warning).",
@@ -68,35 +79,40 @@ LESSON_SUGGESTIONS = {
     "warning": "Consider adding the safe alternative as a solution lesson.",
     "context": "Consider updating this context lesson when the focus of the work changes.",
 }
-MB = 1024 * 1024
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 class CognitiveCLI:
     """Store, recall, record lessons and report status; answers are boundary models."""
 
-    def __init__(self, system: CognitiveSystem, session_id: str | None = None) -> None:
+    def __init__(
+        self, system: CognitiveSystem, session_id: str | None = None, project: str | None = None
+    ) -> None:
         self.system = system
         self.session_id = session_id or str(uuid.uuid4())
+        # The process's project (--project, COGNITIVE_MEMORY_PROJECT); None lets a caller that
+        # knows better (an MCP client's roots) choose, else ``default``.
+        self.project = project
 
-    def store_experience(self, text: str, context: Mapping[str, Any] | None = None) -> StoreResult:
-        """Store ``text``; ``context`` may give hierarchy_level, memory_type, importance_score,
-        tags, source_info and metadata."""
-        context = dict(context or {})
-        metadata = dict(context.get("metadata") or {})
-        if context.get("source_info"):
-            metadata["source_info"] = context["source_info"]
+    def scope(self, project: str | None = None) -> str:
+        """The project a call works in: its own argument, else the process's, else ``default``."""
+        return project or self.project or DEFAULT_PROJECT
+
+    def store_experience(
+        self, text: str, context: StoreContext | None = None, *, project: str | None = None
+    ) -> StoreResult:
+        """Store ``text`` in the project (``context.project``, else ``project``, else the process's).
+        The same text already there is not stored again: the answer names it as a duplicate."""
+        given = context or StoreContext()
+        metadata = {"source_info": given.source_info} if given.source_info else {}
         outcome = self.system.store(
             text,
-            hierarchy_level=context.get("hierarchy_level"),
-            memory_type=context.get("memory_type"),
-            importance_score=context.get("importance_score", 0.5),
-            tags=context.get("tags") or (),
+            hierarchy_level=given.hierarchy_level,
+            memory_type=given.memory_type,
+            importance_score=given.importance_score,
+            tags=given.tags,
             metadata=metadata,
             session_id=self.session_id,
+            project=given.project or self.scope(project),
         )
         memory = outcome.memory
         return StoreResult(
@@ -105,11 +121,24 @@ class CognitiveCLI:
             memory_type=memory.memory_type.value,
             importance_score=memory.importance_score,
             tags=list(memory.tags),
+            project=memory.project,
             stored_at=memory.timestamp.isoformat(),
             queued=outcome.queued,
             retry_in_seconds=self.system.retry_seconds if outcome.queued else None,
-            message="Experience stored successfully",
+            duplicate=outcome.duplicate,
+            novelty=_rounded(outcome.novelty),
+            similar=self._similar(outcome),
+            message=_store_message(outcome),
         )
+
+    def _similar(self, outcome: StoreOutcome) -> list[SimilarOut]:
+        hits = {hit.id: hit.score for hit in outcome.similar}
+        return [
+            SimilarOut(
+                id=memory.id, similarity=round(hits[memory.id], 4), preview=memory.content[:SIMILAR_PREVIEW]
+            )
+            for memory in self.system.memories.get(list(hits))
+        ]
 
     def retrieve_memories(
         self,
@@ -117,25 +146,22 @@ class CognitiveCLI:
         types: Collection[str] | None = None,
         max_results: int = 10,
         include_bridges: bool = True,
-        filters: Mapping[str, Sequence[Any] | None] | None = None,
+        filters: RecallFilters | None = None,
+        *,
+        project: str | None = None,
     ) -> RecallResult:
-        """Core and peripheral memories (rank order, at most ``max_results``) and bridges;
-        ``filters`` (tags, hierarchy_levels, memory_types, sources) keeps only matching memories."""
+        """Core and peripheral memories (rank order, at most ``max_results``) and bridges of the
+        project and the global memories; ``filters`` keeps only matching memories."""
         wanted = set(types or RECALL_TYPES)
-        unknown = wanted - set(RECALL_TYPES)
-        if unknown:
-            raise InvalidInputError(
-                f"Unknown memory types {sorted(unknown)}; choose from {list(RECALL_TYPES)}.",
-                code="invalid_value",
-            )
         bridges_wanted = include_bridges and "bridge" in wanted
+        where = scope_filter(filters, self.scope(project))
         result = self.system.retrieve(
-            query, max_results=max_results, include_bridges=bridges_wanted, where=_recall_filter(filters)
+            query, max_results=max_results, include_bridges=bridges_wanted, where=where
         )
         lists = RecallLists(
-            core=[_ranked_out(r) for r in result.core] if "core" in wanted else [],
-            peripheral=[_ranked_out(r) for r in result.peripheral] if "peripheral" in wanted else [],
-            bridge=[_bridge_out(b) for b in result.bridges],
+            core=[ranked_out(r) for r in result.core] if "core" in wanted else [],
+            peripheral=[ranked_out(r) for r in result.peripheral] if "peripheral" in wanted else [],
+            bridge=[bridge_out(b) for b in result.bridges],
         )
         total = len(lists.core) + len(lists.peripheral) + len(lists.bridge)
         return RecallResult(query=result.query, total_results=total, memories=lists, degraded=result.degraded)
@@ -146,17 +172,11 @@ class CognitiveCLI:
         lesson_type: str = "discovery",
         session_context: str | None = None,
         importance: str = "medium",
+        *,
+        project: str | None = None,
     ) -> LessonResult:
-        """Record a lesson of this session, tagged for the session-lesson boost in recall."""
-        if lesson_type not in LESSON_PLACEMENT:
-            raise InvalidInputError(
-                f"`lesson_type` is {lesson_type!r}; use one of {list(LESSON_PLACEMENT)}.",
-                code="invalid_value",
-            )
-        if importance not in IMPORTANCE_SCORES:
-            raise InvalidInputError(
-                f"`importance` is {importance!r}; use one of {list(IMPORTANCE_SCORES)}.", code="invalid_value"
-            )
+        """Record a lesson of this session in the project, tagged for the session-lesson boost.
+        ``lesson_type`` and ``importance`` are keys of LESSON_PLACEMENT and IMPORTANCE_SCORES."""
         level, kind = LESSON_PLACEMENT[lesson_type]
         metadata: dict[str, Any] = {
             "loader_type": "session_lesson",
@@ -174,6 +194,7 @@ class CognitiveCLI:
             tags=("session-lesson", lesson_type),
             metadata=metadata,
             session_id=self.session_id,
+            project=self.scope(project),
         )
         return LessonResult(
             lesson_id=outcome.memory.id,
@@ -184,7 +205,11 @@ class CognitiveCLI:
             memory_type=kind,
             stored_at=outcome.memory.timestamp.isoformat(),
             queued=outcome.queued,
-            message="Session lesson recorded for future reference",
+            project=outcome.memory.project,
+            duplicate=outcome.duplicate,
+            message="This lesson was already recorded"
+            if outcome.duplicate
+            else "Session lesson recorded for future reference",
             suggestion=LESSON_SUGGESTIONS[lesson_type],
         )
 
@@ -207,13 +232,79 @@ class CognitiveCLI:
         message = f"Forgot {len(forgotten)} of {len(ids)} memories"
         return ForgetResult(forgotten=forgotten, missing=missing, kept=kept, message=message)
 
+    def get_memories(self, memory_ids: Sequence[str], include_history: bool = False) -> GetResult:
+        """The memories with these ids, whole, in the order asked (ids not found are ``missing``);
+        with ``include_history`` each carries its earlier versions, oldest first."""
+        ids = list(dict.fromkeys(memory_ids))
+        found = self.system.memories.get(ids)
+        history = self.system.memories.versions([m.id for m in found]) if include_history else None
+        records = [record_out(m, history.get(m.id, []) if history is not None else None) for m in found]
+        known = {m.id for m in found}
+        return GetResult(
+            memories=records,
+            missing=[i for i in ids if i not in known],
+            message=f"Found {len(found)} of {len(ids)} memories",
+        )
+
+    def list_memories(
+        self,
+        filters: RecallFilters | None = None,
+        order_by: str = "created",
+        limit: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
+        *,
+        project: str | None = None,
+    ) -> ListResult:
+        """A page of the memories of the project and the global ones (as recall scopes them),
+        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page."""
+        order = checked_order(order_by)
+        where = scope_filter(filters, self.scope(project))
+        after = decode_cursor(cursor, order) if cursor is not None else None
+        page = self.system.memories.list_memories(where, order, checked_size(limit), after)
+        return ListResult(
+            order_by=order,
+            total=page.total,
+            memories=[memory_out(m) for m in page.memories],
+            next_cursor=encode_cursor(order, page.next_key) if page.next_key else None,
+            message=f"{len(page.memories)} of {page.total} memories, {_ORDER_NAMES[order]}",
+        )
+
+    def update_memory(self, memory_id: str, changes: MemoryChanges) -> UpdateResult:
+        """Change a memory in place (id, access history and links stay; the previous state becomes a
+        version). Loaded memories are refused with the way to change them: their file."""
+        found = self.system.memories.get([memory_id])
+        if found and _is_loaded(found[0]):
+            raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found[0])}.")
+        edit = MemoryEdit(
+            text=changes.text,
+            tags=changes.tags,
+            importance_score=changes.importance_score,
+            hierarchy_level=changes.hierarchy_level,
+            memory_type=changes.memory_type,
+            metadata={"source_info": changes.source_info} if changes.source_info is not None else None,
+        )
+        outcome = self.system.update(memory_id, edit, session_id=self.session_id)
+        memory = outcome.memory
+        changed = ["text" if name == "content" else name for name in outcome.changed]
+        return UpdateResult(
+            memory_id=memory.id,
+            changed=changed,
+            version=outcome.version,
+            reembedded="content" in outcome.changed,
+            queued=outcome.queued,
+            memory=memory_out(memory),
+            message=f"Updated {', '.join(changed)}; the previous state is version {outcome.version}"
+            if changed
+            else "Nothing changed: the memory already holds these values",
+        )
+
     def rebuild_index(self) -> int:
         """Rewrite the vector index from the vectors in SQLite; returns the number written."""
         return self.system.rebuild_index()
 
     def load_markdown(self, path: str, on_progress: Callable[[int, int], None] | None = None) -> LoadResult:
         """Load a markdown file or tree incrementally; ``on_progress(done, total)`` counts files."""
-        return _load_out(load_markdown(self.system, Path(path), on_progress=on_progress))
+        return load_out(load_markdown(self.system, Path(path), on_progress=on_progress))
 
     def watch_markdown(
         self,
@@ -226,12 +317,12 @@ class CognitiveCLI:
         watch_markdown(
             self.system,
             Path(path),
-            on_load=lambda report: on_load(_load_out(report)),
+            on_load=lambda report: on_load(load_out(report)),
             on_batch=lambda batch: on_batch(
                 WatchResult(
                     changed=list(batch.changed),
                     removed=list(batch.removed),
-                    chunks=_chunks_out(batch.chunks),
+                    chunks=chunks_out(batch.chunks),
                     skipped=[SkippedOut(path=item.path, reason=item.reason) for item in batch.skipped],
                 )
             ),
@@ -245,43 +336,56 @@ class CognitiveCLI:
 
     def show_status(self, detailed: bool = False) -> StatusResult:
         """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
-        return _status_out(self.system.status(), detailed, self.session_id)
+        return status_out(self.system.status(), detailed, self.session_id)
 
     def load_git_history(
         self, repo: str | Path, on_progress: Callable[[int, int], None] | None = None
     ) -> GitLoadResult:
         """Load or bring up to date the co-change, hotspot and solution patterns of a repository.
         ``on_progress(done, total)`` follows the commits read."""
-        return _git_load_out(load_git(self.system, Path(repo), on_progress=on_progress))
+        return git_load_out(load_git(self.system, Path(repo), on_progress=on_progress))
 
 
-RECALL_FILTER_VALUES: Mapping[str, tuple[Any, ...]] = {
-    "hierarchy_levels": get_args(LevelValue),
-    "memory_types": get_args(MemoryTypeName),
-    "sources": get_args(RecallSource),
-}
-
-
-def _recall_filter(filters: Mapping[str, Sequence[Any] | None] | None) -> VectorFilter | None:
-    """The core's filter from the caller's (``sources`` are loader types); bad values refused."""
-    if not filters:
-        return None
-    unknown = set(filters) - {*RECALL_FILTER_VALUES, "tags"}
-    if unknown:
-        raise InvalidInputError(f"Unknown recall filters {sorted(unknown)}.", code="unknown_field")
-    for name, allowed in RECALL_FILTER_VALUES.items():
-        wrong = [value for value in filters.get(name) or () if value not in allowed]
-        if wrong:
-            raise InvalidInputError(
-                f"Recall filter `{name}` accepts {list(allowed)}, not {wrong}.", code="invalid_value"
-            )
-    where = VectorFilter(
-        hierarchy_levels=tuple(filters.get("hierarchy_levels") or ()),
-        memory_types=tuple(filters.get("memory_types") or ()),
-        loader_types=tuple(filters.get("sources") or ()),
-        tags=tuple(str(tag) for tag in filters.get("tags") or ()),
+def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
+    """The core's filter from the caller's (``sources`` are loader types). Without
+    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all."""
+    given = filters or RecallFilters()
+    if ALL_PROJECTS in given.projects:
+        projects: tuple[str, ...] = ()
+    else:
+        projects = tuple(dict.fromkeys(given.projects)) or tuple(dict.fromkeys((project, GLOBAL_PROJECT)))
+    after = date_bound(given.created_after) if given.created_after else None
+    before = date_bound(given.created_before) if given.created_before else None
+    if after is not None and before is not None and after >= before:
+        raise InvalidInputError(
+            f"`created_after` ({given.created_after}) is not before "
+            f"`created_before` ({given.created_before}): no memory can match.",
+            code="invalid_value",
+        )
+    return VectorFilter(
+        hierarchy_levels=tuple(given.hierarchy_levels),
+        memory_types=tuple(given.memory_types),
+        loader_types=tuple(given.sources),
+        tags=tuple(given.tags),
+        projects=projects,
+        created_after=after.timestamp() if after else None,
+        created_before=before.timestamp() if before else None,
     )
-    return where if where.conditions() else None
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
+
+
+def _store_message(outcome: StoreOutcome) -> str:
+    if outcome.duplicate:
+        return "Already remembered: the same text is stored in this project (its access was refreshed)."
+    if outcome.similar:
+        return (
+            "Experience stored successfully. Similar memories exist: if this one corrects or extends "
+            "one of them, update_memory on that id keeps one memory instead of two."
+        )
+    return "Experience stored successfully"
 
 
 def _is_loaded(memory: CognitiveMemory | None) -> bool:
@@ -296,141 +400,3 @@ def _loaded_reason(memory: CognitiveMemory) -> str:
         )
     repository = memory.metadata.get("repository_path", "its repository")
     return f"a pattern of {repository}'s history: `memory_system git-load` keeps it in step with the history"
-
-
-def _chunks_out(counts: SyncCounts) -> ChunkCountsOut:
-    return ChunkCountsOut(
-        added=counts.added, updated=counts.updated, removed=counts.removed, unchanged=counts.unchanged
-    )
-
-
-def _load_out(report: LoadReport) -> LoadResult:
-    return LoadResult(
-        root=report.root,
-        files=report.files,
-        files_loaded=report.files_loaded,
-        files_unchanged=report.files_unchanged,
-        files_removed=report.files_removed,
-        chunks=_chunks_out(report.chunks),
-        skipped=[SkippedOut(path=item.path, reason=item.reason) for item in report.skipped],
-        seconds=round(report.seconds, 3),
-        model_load_seconds=round(report.model_seconds, 3),
-        memories_per_second=round(report.memories_per_second, 1),
-    )
-
-
-def _memory_fields(memory: CognitiveMemory) -> dict[str, Any]:
-    return {
-        "id": memory.id,
-        "content": memory.content,
-        "hierarchy_level": int(memory.hierarchy_level),
-        "memory_type": memory.memory_type.value,
-        "strength": memory.strength,
-        "importance_score": memory.importance_score,
-        "source_info": format_source_info(memory.metadata),
-        "created_date": memory.created_date.isoformat(),
-        "source_date": _iso(memory.source_date),
-        "modified_date": _iso(memory.modified_date),
-        "last_accessed": _iso(memory.last_accessed),
-        "access_count": memory.access_count,
-        "tags": list(memory.tags),
-        "metadata": dict(memory.metadata),
-    }
-
-
-def _ranked_out(ranked: RankedMemory) -> MemoryOut:
-    s = ranked.score
-    score = ScoreOut(
-        similarity=s.similarity,
-        semantic=s.semantic,
-        lexical=s.lexical,
-        relevance=s.relevance,
-        activation=s.activation,
-        speaker=s.speaker,
-        importance=s.importance,
-        recency=s.recency,
-        strength=s.strength,
-        lesson_boost=s.lesson_boost,
-        total=s.total,
-    )
-    return MemoryOut(
-        **_memory_fields(ranked.memory), rank=ranked.rank, similarity_score=s.similarity, score=score
-    )
-
-
-def _bridge_out(bridge: BridgeMemory) -> BridgeOut:
-    return BridgeOut(
-        **_memory_fields(bridge.memory),
-        bridge_score=bridge.bridge_score,
-        novelty_score=bridge.novelty_score,
-        connection_potential=bridge.connection_potential,
-        explanation=bridge.explanation,
-        connected_to=bridge.connected_to,
-    )
-
-
-def _status_out(status: SystemStatus, detailed: bool, session_id: str) -> StatusResult:
-    counts, info = status.counts, status.vector_store
-    storage = StorageStatsOut(
-        qdrant_backend=info.backend if info else "unknown",
-        qdrant_mode=info.mode if info else "unknown",
-        qdrant_status=info.status if info else f"unavailable: {status.vector_store_error}",
-        qdrant_location=info.location if info else "unknown",
-        vector_count=info.vector_count if info else None,
-        storage_size_mb=round(info.size_bytes / MB, 2) if info else 0.0,
-        database_path=str(status.database_path),
-        database_size_mb=round(status.database_bytes / MB, 2),
-        pending_vector_writes=status.pending_vector_writes,
-    )
-    activity = {name: _iso(status.activity.get(name)) for name in ("last_storage", "last_retrieval")}
-    configuration: dict[str, Any] = {
-        key: status.configuration[key] for key in _BASIC_CONFIGURATION if key in status.configuration
-    }
-    configuration["embedding_model_loaded"] = status.encoder_ready
-    if detailed:
-        configuration |= status.configuration
-        configuration["session_id"] = session_id
-        configuration["process_id"] = os.getpid()
-        if info is not None:
-            configuration["vector_store_details"] = dict(info.details)
-    return StatusResult(
-        system_status="healthy" if status.healthy else "degraded",
-        memory_counts=MemoryCountsOut(
-            total_memories=counts.total,
-            level_0_concepts=counts.by_level[0],
-            level_1_contexts=counts.by_level[1],
-            level_2_episodes=counts.by_level[2],
-            episodic_memories=counts.by_type["episodic"],
-            semantic_memories=counts.by_type["semantic"],
-            session_lessons=counts.session_lessons,
-        ),
-        storage_stats=storage,
-        recent_activity=activity,
-        configuration=configuration,
-    )
-
-
-_BASIC_CONFIGURATION: Sequence[str] = (
-    "embedding_model",
-    "embedding_dimensions",
-    "vector_backend",
-    "max_memories_per_query",
-    "session_lesson_boost",
-    "bridge_discovery_threshold",
-)
-
-
-def _git_load_out(report: GitLoadReport) -> GitLoadResult:
-    return GitLoadResult(
-        repository=report.repository,
-        name=report.name,
-        head=report.head,
-        commits_read=report.commits_read,
-        commits_total=report.commits_total,
-        full_walk=report.full_walk,
-        patterns={"cochange": report.cochanges, "hotspot": report.hotspots, "solution": report.solutions},
-        memories=_chunks_out(report.memories),
-        seconds=round(report.seconds, 3),
-        model_load_seconds=round(report.model_seconds, 3),
-        memories_per_second=round(report.memories_per_second, 1),
-    )

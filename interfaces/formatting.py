@@ -6,15 +6,30 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from interfaces.schemas import ForgetResult, LessonResult, MemoryOut, RecallResult, StatusResult, StoreResult
+from interfaces.schemas import (
+    ForgetResult,
+    GetResult,
+    LessonResult,
+    ListResult,
+    MemoryOut,
+    MemoryRecordOut,
+    RecallResult,
+    StatusResult,
+    StoreResult,
+    UpdateResult,
+    VersionOut,
+)
 
 __all__ = [
     "format_forget",
+    "format_get",
     "format_lesson",
+    "format_list",
     "format_recall",
     "format_source_info",
     "format_status",
     "format_store",
+    "format_update",
 ]
 
 LEVEL_NAMES = {0: "Concept", 1: "Context", 2: "Episode"}
@@ -46,6 +61,14 @@ def format_forget(result: ForgetResult) -> str:
     lines += [f"Forgotten: {memory_id}" for memory_id in result.forgotten]
     lines += [f"Not found: {memory_id}" for memory_id in result.missing]
     lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
+    return "\n".join(lines)
+
+
+def format_update(result: UpdateResult) -> str:
+    mark = "✓" if result.changed else "="
+    lines = [f"{mark} {result.message}", "", f"Memory ID: {result.memory_id}"]
+    if result.reembedded:
+        lines.append("The new text was embedded and indexed again" + (" (queued)." if result.queued else "."))
     return "\n".join(lines)
 
 
@@ -119,6 +142,54 @@ def format_recall(result: RecallResult) -> str:
                 "",
             ]
     return "\n".join(lines).rstrip()
+
+
+def _version_lines(version: VersionOut) -> list[str]:
+    return [
+        f"  v{version.version} (replaced {version.replaced_at}): [{version.memory_type}] "
+        f"L{version.hierarchy_level}, importance {version.importance_score:.2f}, "
+        f"tags: {', '.join(version.tags) or 'none'}",
+        *(f"    {line}" for line in version.content.splitlines()),
+    ]
+
+
+def _record_lines(memory: MemoryRecordOut) -> list[str]:
+    level = f"L{memory.hierarchy_level} ({LEVEL_NAMES[memory.hierarchy_level]})"
+    lines = [
+        f"── {memory.id} ──",
+        f"[{memory.memory_type}] {level}, project {memory.project}, importance "
+        f"{memory.importance_score:.2f}, strength {memory.strength:.2f}",
+        f"Tags: {', '.join(memory.tags) or 'none'}",
+        f"Source: {memory.source_info}",
+        f"Created: {memory.created_date}, Modified: {memory.modified_date or 'never'}, "
+        f"Last accessed: {memory.last_accessed or 'never'} ({memory.access_count} times)",
+        "",
+        memory.content,
+    ]
+    if memory.history is not None:
+        lines += ["", f"History ({len(memory.history)} earlier versions):"]
+        for version in memory.history:
+            lines += _version_lines(version)
+    return lines
+
+
+def format_get(result: GetResult) -> str:
+    """Each memory whole (all of its text), and the ids not found."""
+    lines = [f"✓ {result.message}" if result.memories else f"✗ {result.message}"]
+    lines += [f"Not found: {memory_id}" for memory_id in result.missing]
+    for memory in result.memories:
+        lines += ["", *_record_lines(memory)]
+    return "\n".join(lines)
+
+
+def format_list(result: ListResult) -> str:
+    """One page of memories, previewed as recall shows them, and how to get the next page."""
+    lines = [f"📋 {result.message}"]
+    for number, memory in enumerate(result.memories, start=1):
+        lines += ["", *_memory_lines(number, memory)]
+    if result.next_cursor:
+        lines += ["", f"Next page: cursor {result.next_cursor}"]
+    return "\n".join(lines)
 
 
 def format_lesson(result: LessonResult) -> str:

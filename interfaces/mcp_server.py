@@ -42,6 +42,7 @@ _VALIDATION_CODES = {
     "too_long": "too_many_items",
     "literal_error": "invalid_value",
     "enum": "invalid_value",
+    "value_error": "invalid_value",
     "extra_forbidden": "unknown_field",
     "greater_than": "out_of_range",
     "greater_than_equal": "out_of_range",

@@ -11,23 +11,30 @@ __all__ = [
     "DeleteResult",
     "ErrorResult",
     "ForgetResult",
+    "GetResult",
     "KeptOut",
     "GitLoadResult",
     "LessonResult",
     "LessonType",
     "LevelValue",
+    "ListResult",
     "MemoryTypeName",
     "ImportanceLevel",
     "MemoryCountsOut",
     "MemoryOut",
+    "MemoryRecordOut",
+    "OrderBy",
     "RecallLists",
     "RecallResult",
     "RecallSource",
     "RecallType",
     "ScoreOut",
+    "SimilarOut",
     "StatusResult",
     "StorageStatsOut",
     "StoreResult",
+    "VersionOut",
+    "UpdateResult",
 ]
 
 RecallType = Literal["core", "peripheral", "bridge"]
@@ -37,6 +44,16 @@ MemoryTypeName = Literal["episodic", "semantic"]
 RecallSource = Literal["markdown", "git", "session_lesson"]
 LessonType = Literal["discovery", "pattern", "solution", "warning", "context"]
 ImportanceLevel = Literal["low", "medium", "high", "critical"]
+# list_memories' orders, each newest or highest first.
+OrderBy = Literal["created", "last_accessed", "importance", "access_count"]
+
+
+class SimilarOut(BaseModel):
+    """A memory close to one just stored."""
+
+    id: str
+    similarity: float = Field(description="Cosine similarity to the stored text.")
+    preview: str = Field(description="Its first 200 characters.")
 
 
 class StoreResult(BaseModel):
@@ -46,10 +63,22 @@ class StoreResult(BaseModel):
     memory_type: str
     importance_score: float
     tags: list[str]
+    project: str
     stored_at: str
     queued: bool = Field(description="True when the vector waits in the outbox for the index.")
     retry_in_seconds: float | None = Field(
         default=None, description="When queued: seconds until the index is retried (it drains by itself)."
+    )
+    duplicate: bool = Field(
+        default=False,
+        description="The same text was already stored in this project: memory_id is that memory.",
+    )
+    novelty: float | None = Field(
+        default=None,
+        description="1 - the highest cosine to another memory of the project (1.0: nothing alike).",
+    )
+    similar: list[SimilarOut] = Field(
+        default_factory=list, description="Near duplicates: consider update_memory on one of them instead."
     )
     message: str
 
@@ -93,6 +122,7 @@ class MemoryOut(BaseModel):
     last_accessed: str | None = None
     access_count: int
     tags: list[str]
+    project: str
     metadata: dict[str, Any]
 
 
@@ -130,6 +160,8 @@ class LessonResult(BaseModel):
     memory_type: str
     stored_at: str
     queued: bool
+    project: str
+    duplicate: bool = False
     message: str
     suggestion: str
 
@@ -181,6 +213,45 @@ class ForgetResult(BaseModel):
     forgotten: list[str]
     missing: list[str]
     kept: list[KeptOut]
+    message: str
+
+
+class VersionOut(BaseModel):
+    """An earlier version of a memory, as it was before an update replaced it."""
+
+    version: int = Field(description="1 is the oldest.")
+    content: str
+    hierarchy_level: int
+    memory_type: str
+    importance_score: float
+    tags: list[str]
+    project: str
+    metadata: dict[str, Any]
+    replaced_at: str = Field(description="When an update replaced this version (ISO 8601).")
+    replaced_by_session: str | None = None
+
+
+class MemoryRecordOut(MemoryOut):
+    history: list[VersionOut] | None = Field(
+        default=None, description="Earlier versions, oldest first (only with include_history)."
+    )
+
+
+class GetResult(BaseModel):
+    success: bool = True
+    memories: list[MemoryRecordOut] = Field(description="The memories found, in the order asked.")
+    missing: list[str] = Field(description="Ids that do not exist (never stored, or forgotten).")
+    message: str
+
+
+class ListResult(BaseModel):
+    success: bool = True
+    order_by: OrderBy
+    total: int = Field(description="How many memories match the filters, on every page together.")
+    memories: list[MemoryOut]
+    next_cursor: str | None = Field(
+        description="Pass it as cursor (with the same order_by) for the next page; None on the last page."
+    )
     message: str
 
 
@@ -249,3 +320,14 @@ class GitLoadResult(BaseModel):
     seconds: float
     model_load_seconds: float
     memories_per_second: float
+
+
+class UpdateResult(BaseModel):
+    success: bool = True
+    memory_id: str
+    changed: list[str] = Field(description="The fields that changed (empty: nothing did, no version kept).")
+    version: int | None = Field(description="The version number the previous state was kept as.")
+    reembedded: bool = Field(description="The text changed: it was embedded and indexed again.")
+    queued: bool = Field(description="True when the new vector waits in the outbox for the index.")
+    memory: MemoryOut
+    message: str

@@ -17,7 +17,22 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_system import doctor, encoder_cli, git_commands, load_commands
+from memory_system import (
+    browse_commands,
+    doctor,
+    encoder_cli,
+    git_commands,
+    load_commands,
+    update_command,
+)
+from memory_system.options import (
+    AfterOption,
+    BeforeOption,
+    InProjectOption,
+    ProjectOption,
+    recall_filters,
+)
+from memory_system.options import request as _request
 
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings
@@ -100,12 +115,15 @@ def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
     """A CognitiveCLI over a freshly built system (see ``_system``)."""
     from interfaces.cli import CognitiveCLI
 
+    settings = settings or _settings()
     with _system(settings) as system:
-        yield CognitiveCLI(system)
+        yield CognitiveCLI(system, project=settings.scope.project)
 
 
 load_commands.register(app, _facade)
+browse_commands.register(app, _facade)
 git_commands.register(app, _facade)
+update_command.register(app, _facade)
 
 
 def _emit(result: Any, text: str, as_json: bool) -> None:
@@ -205,17 +223,21 @@ def store(
     memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
     importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="0.0 to 1.0.")] = 0.5,
     tag: Annotated[list[str] | None, typer.Option(help="A tag (repeatable).")] = None,
+    project: ProjectOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Store one memory."""
+    """Store one memory (the same text again in the project is reported, not stored twice)."""
     from interfaces.formatting import format_store
+    from interfaces.requests import StoreContext
 
-    context = {
-        "hierarchy_level": level,
-        "memory_type": memory_type,
-        "importance_score": importance,
-        "tags": tag,
-    }
+    context = _request(
+        StoreContext,
+        hierarchy_level=level,
+        memory_type=memory_type,
+        importance_score=importance,
+        tags=tag or [],
+        project=project,
+    )
     with _facade() as cli:
         result = cli.store_experience(text, context)
         _emit(result, format_store(result), as_json)
@@ -236,14 +258,18 @@ def recall(
     source: Annotated[
         list[str] | None, typer.Option(help="Only markdown, git or session_lesson (repeatable).")
     ] = None,
+    project: ProjectOption = None,
+    in_project: InProjectOption = None,
+    after: AfterOption = None,
+    before: BeforeOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Recall memories for a query, optionally only those with given tags, levels, types or sources."""
+    """Recall memories of the project (and global ones) for a query, optionally filtered."""
     from interfaces.formatting import format_recall
 
-    filters = {"tags": tag, "hierarchy_levels": level, "memory_types": memory_type, "sources": source}
+    filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
     with _facade() as cli:
-        result = cli.retrieve_memories(query, None, max_results, not no_bridges, filters)
+        result = cli.retrieve_memories(query, None, max_results, not no_bridges, filters, project=project)
         _emit(result, format_recall(result), as_json)
 
 

@@ -335,11 +335,13 @@ def check_round_trip(system: CognitiveSystem) -> CheckResult:
 
 def _store_recall_delete(cli: CognitiveCLI) -> str | None:
     """What went wrong in the round trip, if anything; the scratch memory is always deleted."""
+    from interfaces.requests import StoreContext
+
     text = (
         f"memory_system doctor scratch memory {uuid.uuid4().hex}: stored, recalled and deleted "
         "to check that the memory works end to end."
     )
-    context = {"tags": [SCRATCH_TAG], "source_info": "memory_system doctor", "importance_score": 0.0}
+    context = StoreContext(tags=[SCRATCH_TAG], source_info="memory_system doctor", importance_score=0.0)
     stored = cli.store_experience(text, context)
     try:
         if stored.queued:

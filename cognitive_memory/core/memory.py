@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,7 +12,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BridgeMemory", "CognitiveMemory", "HierarchyLevel", "MemoryType", "Vector"]
+__all__ = [
+    "DEFAULT_PROJECT",
+    "GLOBAL_PROJECT",
+    "BridgeMemory",
+    "CognitiveMemory",
+    "HierarchyLevel",
+    "MemoryType",
+    "Vector",
+    "content_key",
+]
+
+# Memories belong to a project; recall searches the current one and the memories stored as global.
+DEFAULT_PROJECT = "default"
+GLOBAL_PROJECT = "global"
 
 Vector = npt.NDArray[np.float32]
 
@@ -41,7 +55,8 @@ class CognitiveMemory:
     ``cognitive_embedding`` is the normalized 384-d vector; ``dimensions`` holds named feature
     scores beside it (empty until a dimension extractor is configured). ``session_id`` names the
     server session (or loader run) that stored it: memories stored in sequence in one session
-    become neighbours in time.
+    become neighbours in time. ``project`` scopes it (``global`` memories are seen from every
+    project).
     """
 
     id: str
@@ -61,12 +76,19 @@ class CognitiveMemory:
     cognitive_embedding: Vector | None = field(default=None, compare=False, repr=False)
     dimensions: Mapping[str, float] = field(default_factory=dict)
     session_id: str | None = None
+    project: str = DEFAULT_PROJECT
 
     @property
     def loader_type(self) -> str | None:
         """Where the memory came from: None (stored by hand), markdown, git, session_lesson."""
         value = self.metadata.get("loader_type")
         return str(value) if value is not None else None
+
+
+def content_key(text: str) -> str:
+    """The identity of a text for duplicate detection: its words, case-folded, hashed."""
+    folded = " ".join(text.split()).casefold()
+    return hashlib.blake2b(folded.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

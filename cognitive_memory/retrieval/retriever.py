@@ -14,8 +14,9 @@ from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
 from cognitive_memory.retrieval.speakers import query_names, speaker
+from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.sqlite_store import RankingRow, SQLiteMemoryStore
-from cognitive_memory.storage.vector_store import VectorFilter, VectorStore, payload_for
+from cognitive_memory.storage.vector_store import VectorFilter, VectorStore
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
 
@@ -43,9 +44,12 @@ class RetrievalConfig:
 
 @dataclass(frozen=True, slots=True)
 class RankedMemory:
+    """A recalled memory, its score and rank; ``superseded_by`` names the memories that supersede it."""
+
     memory: CognitiveMemory
     score: ScoreBreakdown
     rank: int
+    superseded_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,23 +106,31 @@ class Retriever:
     ) -> RetrievalResult:
         signals = self._signals(query, query_vector, max(self.config.candidate_pool, max_results * 3), where)
         reached = list(dict.fromkeys([*signals.fused, *signals.activation]))
-        if where is not None:
-            reached = [m.id for m in self._memories.get(reached) if where.matches(payload_for(m))]
         # Rank on light rows; read whole memories only for what is returned.
         rows = self._memories.ranking_rows(reached)
+        if where is not None and not where.is_empty():
+            # Words and links reach memories the vector filter never saw: the same rule applies.
+            rows = [row for row in rows if where.matches(row.payload())]
         best = self._rank(rows, signals, query_names(query), query_vector, now)[:max_results]
-        by_id = {m.id: m for m in self._memories.get([row.id for row, _ in best])}
-        ranked = [
-            RankedMemory(by_id[row.id], score, rank)
-            for rank, (row, score) in enumerate(best, start=1)
-            if row.id in by_id
-        ]
+        ranked = self._ranked(best)
         cut = split_core(ranked, self.config.core_ratio)
         core, peripheral = ranked[:cut], ranked[cut:]
         taken = {r.memory.id for r in ranked}
         wanted = include_bridges and not signals.degraded
         bridges = self._bridges(query_vector, core, taken, where) if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, signals.degraded)
+
+    def _ranked(self, best: Sequence[tuple[RankingRow, ScoreBreakdown]]) -> list[RankedMemory]:
+        """Whole memories for the best rows, each moved after the memories that supersede it."""
+        ids = [row.id for row, _ in best]
+        successors = self._memories.superseded_by(ids)
+        scores = {row.id: score for row, score in best}
+        by_id = {m.id: m for m in self._memories.get(ids)}
+        order = [memory_id for memory_id in successors_first(ids, successors) if memory_id in by_id]
+        return [
+            RankedMemory(by_id[memory_id], scores[memory_id], rank, tuple(successors.get(memory_id, ())))
+            for rank, memory_id in enumerate(order, start=1)
+        ]
 
     def _signals(self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None) -> _Signals:
         cfg = self.config

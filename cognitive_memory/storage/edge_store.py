@@ -166,12 +166,15 @@ class EdgeVectorStore:
 
 
 def _edge_filter(where: VectorFilter | None) -> qe.Filter | None:
-    conditions = where.conditions() if where else {}
-    if not conditions:
+    if where is None or where.is_empty():
         return None
     must: list[Any] = [
-        qe.FieldCondition(name, match=qe.MatchAny(list(values))) for name, values in conditions.items()
+        qe.FieldCondition(name, match=qe.MatchAny(list(values)))
+        for name, values in where.conditions().items()
     ]
+    if where.has_range:
+        span = qe.RangeFloat(gte=where.created_after, lt=where.created_before)
+        must.append(qe.FieldCondition("created_at", range=span))
     return qe.Filter(must=must)
 
 

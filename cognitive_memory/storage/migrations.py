@@ -125,6 +125,48 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DROP INDEX memories_level;
         """,
     ),
+    (
+        # Projects, duplicate detection, versions of updated memories and typed links between
+        # memories. Existing memories join the default project; their index payloads are queued
+        # for rewriting (the outbox replays them) so the project filter sees them. content_key is
+        # filled by SQLiteMemoryStore at start-up (a hash SQLite cannot compute).
+        "0006_projects_versions_relations",
+        """
+        ALTER TABLE memories ADD COLUMN project TEXT NOT NULL DEFAULT 'default';
+        ALTER TABLE memories ADD COLUMN content_key TEXT;
+        CREATE INDEX memories_project ON memories (project, timestamp);
+        CREATE INDEX memories_content_key ON memories (content_key);
+        CREATE TABLE memory_versions (
+            memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            version INTEGER NOT NULL,
+            content TEXT NOT NULL,
+            hierarchy_level INTEGER NOT NULL,
+            memory_type TEXT NOT NULL,
+            importance_score REAL NOT NULL,
+            tags TEXT NOT NULL,
+            metadata TEXT NOT NULL,
+            project TEXT NOT NULL,
+            replaced_at REAL NOT NULL,
+            replaced_by_session TEXT,
+            PRIMARY KEY (memory_id, version)
+        );
+        CREATE TABLE relations (
+            from_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            to_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            relation TEXT NOT NULL CHECK (relation IN (
+                'relates_to', 'supersedes', 'contradicts', 'caused_by', 'example_of', 'part_of'
+            )),
+            note TEXT,
+            created_at REAL NOT NULL,
+            session_id TEXT,
+            PRIMARY KEY (from_id, to_id, relation),
+            CHECK (from_id != to_id)
+        );
+        CREATE INDEX relations_to ON relations (to_id);
+        INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at)
+            SELECT id, 'upsert', CAST(strftime('%s', 'now') AS REAL) FROM memories;
+        """,
+    ),
 )
 
 

@@ -158,11 +158,13 @@ class QdrantServerVectorStore:
 
 
 def _client_filter(where: VectorFilter | None) -> models.Filter | None:
-    conditions = where.conditions() if where else {}
-    if not conditions:
+    if where is None or where.is_empty():
         return None
     must: list[Any] = [
         models.FieldCondition(key=name, match=models.MatchAny(any=list(values)))
-        for name, values in conditions.items()
+        for name, values in where.conditions().items()
     ]
+    if where.has_range:
+        span = models.Range(gte=where.created_after, lt=where.created_before)
+        must.append(models.FieldCondition(key="created_at", range=span))
     return models.Filter(must=must)

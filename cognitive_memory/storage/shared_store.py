@@ -77,8 +77,14 @@ def _unpack_vector(text: str) -> Vector:
     return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
 
 
-def _filter_from(data: dict[str, list[Any]] | None) -> VectorFilter | None:
-    return None if data is None else VectorFilter(**{key: tuple(values) for key, values in data.items()})
+def _filter_from(data: dict[str, Any] | None) -> VectorFilter | None:
+    """The filter a client sent: lists of accepted values, and the bounds of the time range."""
+    if data is None:
+        return None
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        fields[key] = tuple(value) if isinstance(value, list) else value
+    return VectorFilter(**fields)
 
 
 def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
@@ -301,7 +307,7 @@ class SharedVectorStore:
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
-        conditions = {key: list(values) for key, values in asdict(where).items()} if where else None
+        conditions = asdict(where) if where else None
         hits = self._call(
             "search", vector=_pack_vector(vector), limit=limit, where=conditions, precise=precise
         )

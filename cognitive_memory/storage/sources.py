@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.memory import CognitiveMemory, content_key
 from cognitive_memory.errors import StorageError
 
 __all__ = [
@@ -98,8 +98,8 @@ def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> lis
     must be rewritten."""
     conn.executemany(
         "UPDATE memories SET content = ?, hierarchy_level = ?, memory_type = ?, modified_date = ?, "
-        "source_date = ?, importance_score = ?, metadata = ?, tags = ?, embedding = ?, loader_type = ? "
-        "WHERE id = ?",
+        "source_date = ?, importance_score = ?, metadata = ?, tags = ?, embedding = ?, loader_type = ?, "
+        "project = ?, content_key = ? WHERE id = ?",
         [_rewrite_row(memory) for memory in write.rewritten],
     )
     conn.execute("DELETE FROM source_chunks WHERE source_key = ?", (write.key,))
@@ -188,5 +188,7 @@ def _rewrite_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         json.dumps(list(memory.tags), ensure_ascii=False),
         vector.astype("<f4").tobytes(),
         memory.loader_type,
+        memory.project,
+        content_key(memory.content),
         memory.id,
     )

@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations
+from cognitive_memory.storage import associations, browse
+from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage.migrations import apply_migrations
+from cognitive_memory.storage.vector_store import VectorFilter
+from cognitive_memory.storage.versions import rewrite_memory
 
 __all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "RankingRow", "SQLiteMemoryStore"]
 
@@ -28,13 +31,14 @@ CONTEXT_WEIGHT = 0.3
 _COLUMNS = (
     "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
     "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding, "
-    "session_id"
+    "session_id, project"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class RankingRow:
-    """What ranking reads of a candidate (``timestamp`` in seconds since the epoch)."""
+    """What ranking reads of a candidate (``timestamp`` in seconds since the epoch), with the
+    fields recall filters on."""
 
     id: str
     content: str
@@ -43,6 +47,21 @@ class RankingRow:
     timestamp: float
     loader_type: str | None
     embedding: Vector
+    project: str
+    hierarchy_level: int
+    memory_type: str
+    tags_json: str
+
+    def payload(self) -> dict[str, Any]:
+        """The fields ``VectorFilter.matches`` reads, as the index's payload holds them."""
+        return {
+            "hierarchy_level": self.hierarchy_level,
+            "memory_type": self.memory_type,
+            "loader_type": self.loader_type,
+            "tags": json.loads(self.tags_json),
+            "project": self.project,
+            "created_at": self.timestamp,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +86,7 @@ class SQLiteMemoryStore:
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             apply_migrations(self._conn)
+            _fill_content_keys(self._conn)
         except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
@@ -108,6 +128,15 @@ class SQLiteMemoryStore:
         and re-index their neighbours in time. Returns the ids that existed."""
         with self._transaction() as conn:
             return _delete(conn, ids, datetime.now(UTC).timestamp())
+
+    def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
+        """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);
+        returns that version's number."""
+        now = datetime.now(UTC).timestamp()
+        with self._transaction() as conn:
+            version = rewrite_memory(conn, memory, previous, session_id, now)
+            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+        return version
 
     def write_sources(self, writes: Sequence[source_sql.SourceWrite]) -> None:
         """Apply loader syncs in one transaction: a reader sees each source before or after, never
@@ -167,6 +196,34 @@ class SQLiteMemoryStore:
         by_id = {row[0]: _from_row(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
+    def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
+        """A memory of ``project`` whose text equals ``text`` up to whitespace and case."""
+        rows = self._query(
+            f"SELECT {_COLUMNS} FROM memories WHERE content_key = ? AND project = ? ORDER BY rowid LIMIT 1",
+            (content_key(text), project),
+        )
+        return _from_row(rows[0]) if rows else None
+
+    def list_memories(
+        self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
+    ) -> browse.MemoryPage:
+        """A page of the memories matching ``where``, highest ``order_by`` first (a key of
+        ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
+        with self._lock:
+            try:
+                page = browse.page_rows(self._conn, _COLUMNS, where, order_by, limit, after)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+        return browse.MemoryPage([_from_row(row) for row in page.rows], page.total, page.next_key)
+
+    def versions(self, ids: Sequence[str]) -> dict[str, list[browse.VersionRow]]:
+        """The earlier versions of each of ``ids`` that was updated, oldest first."""
+        with self._lock:
+            try:
+                return browse.versions_of(self._conn, ids)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
     def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
         """The few fields ranking needs, for many candidates at once, in the order given (unknown ids
         are skipped). Cheaper than ``get``: no JSON, no dates to parse."""
@@ -174,15 +231,22 @@ class SQLiteMemoryStore:
             return []
         marks = ",".join("?" * len(ids))
         rows = self._query(
-            "SELECT id, content, importance_score, strength, timestamp, loader_type, embedding "
-            f"FROM memories WHERE id IN ({marks})",
+            "SELECT id, content, importance_score, strength, timestamp, loader_type, embedding, project, "
+            f"hierarchy_level, memory_type, tags FROM memories WHERE id IN ({marks})",
             ids,
         )
         by_id = {
             memory_id: RankingRow(
-                memory_id, content, importance, strength, stamp, loader, np.frombuffer(blob, dtype="<f4")
+                memory_id,
+                content,
+                importance,
+                strength,
+                stamp,
+                loader,
+                np.frombuffer(blob, dtype="<f4"),
+                *fields,
             )
-            for memory_id, content, importance, strength, stamp, loader, blob in rows
+            for (memory_id, content, importance, strength, stamp, loader, blob, *fields) in rows
         }
         return [by_id[i] for i in ids if i in by_id]
 
@@ -222,14 +286,20 @@ class SQLiteMemoryStore:
         return [(row[0], float(row[1])) for row in rows]
 
     def neighbours(self, ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
-        """Each id's connected memories with the strongest weight over edge kinds."""
+        """Each id's connected memories with the strongest weight over edge kinds; a user link
+        (``relations``) is an edge of weight USER_LINK_WEIGHT in both directions."""
         if not ids:
             return {}
-        marks = ",".join("?" * len(ids))
+        # Numbered parameters: the ids are bound once and read by all three selects.
+        marks = ",".join(f"?{n}" for n in range(1, len(ids) + 1))
+        weight = f"?{len(ids) + 1}"
         rows = self._query(
-            f"SELECT source_id, target_id, max(weight) FROM connections WHERE source_id IN ({marks}) "
-            "GROUP BY source_id, target_id",
-            ids,
+            "SELECT source_id, target_id, max(weight) FROM ("
+            f"SELECT source_id, target_id, weight FROM connections WHERE source_id IN ({marks}) "
+            f"UNION ALL SELECT from_id, to_id, {weight} FROM relations WHERE from_id IN ({marks}) "
+            f"UNION ALL SELECT to_id, from_id, {weight} FROM relations WHERE to_id IN ({marks})"
+            ") GROUP BY source_id, target_id",
+            (*ids, relation_sql.USER_LINK_WEIGHT),
         )
         graph: dict[str, list[tuple[str, float]]] = {}
         for source, target, weight in rows:
@@ -251,6 +321,38 @@ class SQLiteMemoryStore:
         )
         # Later rows win: the nearest successor (smallest rowid) comes last.
         return {str(question): str(answer) for question, answer in rows}
+
+    def link(
+        self, link: tuple[str, str, str], note: str | None, session_id: str | None
+    ) -> relation_sql.LinkWrite:
+        """Add the user link ``(from_id, to_id, relation)`` in one transaction, unless an id is
+        missing or it would close a supersedes cycle (see ``relations.insert_link``)."""
+        with self._transaction() as conn:
+            return relation_sql.insert_link(conn, link, note, session_id, datetime.now(UTC).timestamp())
+
+    def unlink(self, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
+        """Remove the user links from ``from_id`` to ``to_id`` (of ``relation`` only, if given);
+        returns the relations removed."""
+        with self._transaction() as conn:
+            return relation_sql.remove_links(conn, from_id, to_id, relation)
+
+    def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of ``ids`` that other memories supersede, their ids (oldest link first)."""
+        with self._lock:
+            try:
+                return relation_sql.superseded_by(self._conn, ids)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
+    def related(
+        self, start: str, depth: int, relations: Sequence[str], limit: int
+    ) -> relation_sql.Neighbourhood:
+        """The memories linked to ``start`` within ``depth`` hops, breadth first, at most ``limit``."""
+        with self._lock:
+            try:
+                return relation_sql.walk(self._conn, start, depth, relations, limit)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
     def connect(self, edges: Sequence[tuple[str, str, float]], kind: str) -> None:
         """Add undirected edges of ``kind`` (an existing edge keeps the larger weight)."""
@@ -313,11 +415,28 @@ class SQLiteMemoryStore:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
 
+def _fill_content_keys(conn: sqlite3.Connection) -> None:
+    """Give memories stored before duplicate detection their content key (once, in batches)."""
+    while rows := conn.execute(
+        "SELECT id, content FROM memories WHERE content_key IS NULL LIMIT 1000"
+    ).fetchall():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "UPDATE memories SET content_key = ? WHERE id = ?",
+                [(content_key(text), i) for i, text in rows],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
 def _insert(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
     """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
     conn.executemany(
-        f"INSERT INTO memories ({_COLUMNS}, loader_type) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO memories ({_COLUMNS}, loader_type, content_key) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [_to_row(memory) for memory in memories],
     )
     for memory in memories:
@@ -386,7 +505,9 @@ def _to_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         json.dumps(dict(memory.dimensions)),
         memory.cognitive_embedding.astype("<f4").tobytes(),
         memory.session_id,
+        memory.project,
         memory.loader_type,
+        content_key(memory.content),
     )
 
 
@@ -409,4 +530,5 @@ def _from_row(row: Sequence[Any]) -> CognitiveMemory:
         dimensions=json.loads(row[14]),
         cognitive_embedding=np.frombuffer(row[15], dtype="<f4").astype(np.float32),
         session_id=row[16],
+        project=row[17],
     )

@@ -48,12 +48,16 @@ class VectorHit:
 
 @dataclass(frozen=True, slots=True)
 class VectorFilter:
-    """Conditions on the payload: each non-empty field must match one of its values."""
+    """Conditions on the payload: each non-empty field must match one of its values, and
+    ``created_at`` (seconds since the epoch) must lie in [created_after, created_before)."""
 
     hierarchy_levels: tuple[int, ...] = ()
     memory_types: tuple[str, ...] = ()
     loader_types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    created_after: float | None = None
+    created_before: float | None = None
 
     def conditions(self) -> dict[str, tuple[Any, ...]]:
         """Field name to accepted values, for the non-empty fields."""
@@ -62,8 +66,16 @@ class VectorFilter:
             "memory_type": self.memory_types,
             "loader_type": self.loader_types,
             "tags": self.tags,
+            "project": self.projects,
         }
         return {name: values for name, values in pairs.items() if values}
+
+    @property
+    def has_range(self) -> bool:
+        return self.created_after is not None or self.created_before is not None
+
+    def is_empty(self) -> bool:
+        return not self.conditions() and not self.has_range
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
         for name, values in self.conditions().items():
@@ -71,7 +83,10 @@ class VectorFilter:
             held_values = held if isinstance(held, list) else [held]
             if not any(value in values for value in held_values):
                 return False
-        return True
+        created = payload.get("created_at")
+        if self.created_after is not None and (created is None or created < self.created_after):
+            return False
+        return not (self.created_before is not None and (created is None or created >= self.created_before))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,13 +144,11 @@ def payload_for(memory: CognitiveMemory) -> dict[str, Any]:
         "hierarchy_level": int(memory.hierarchy_level),
         "memory_type": memory.memory_type.value,
         "tags": list(memory.tags),
-        "created_at": memory.created_date.timestamp(),
+        "created_at": memory.timestamp.timestamp(),
     }
     if memory.loader_type is not None:
         payload["loader_type"] = memory.loader_type
-    project = memory.metadata.get("project")
-    if project is not None:
-        payload["project"] = str(project)
+    payload["project"] = memory.project
     return payload
 
 

@@ -6,10 +6,13 @@ from mcp.server import MCPServer
 
 from interfaces.mcp_tools import (
     forget_memories,
+    get_memories,
+    list_memories,
     memory_status,
     recall_memories,
     session_lessons,
     store_memory,
+    update_memory,
 )
 from interfaces.mcp_tools.state import ServerState
 
@@ -22,3 +25,6 @@ def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
     session_lessons.register(server)
     memory_status.register(server)
     forget_memories.register(server)
+    get_memories.register(server)
+    list_memories.register(server)
+    update_memory.register(server)

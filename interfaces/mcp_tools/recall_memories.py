@@ -8,42 +8,23 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from cognitive_memory.core.validation import MAX_QUERY_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from interfaces.formatting import format_recall
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.schemas import LevelValue, MemoryTypeName, RecallResult, RecallSource, RecallType
+from interfaces.requests import ProjectName, RecallFilters
+from interfaces.schemas import RecallResult, RecallType
 
-__all__ = ["RecallFilters", "register"]
+__all__ = ["register"]
 
 DESCRIPTION = (
     "Recall memories relevant to a query from long-term memory. Returns core memories (the best "
     "matches), peripheral memories (related, in rank order after the core) and bridge memories "
     "(far from the query yet connected to what it matched: unexpected but useful links). Each "
-    "memory carries its scores, source, dates and access history."
+    "memory carries its scores, source, dates and access history. Recall searches the current "
+    "project and the memories stored as 'global'; filters.projects ['*'] searches every project."
 )
-
-
-class RecallFilters(BaseModel):
-    """Recall only memories that match every given field (one of its values). Empty: no filter."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tags: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
-        Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
-    ] = Field(default_factory=list)
-    hierarchy_levels: Annotated[
-        list[LevelValue], Field(description="0 concepts, 1 contexts, 2 episodes.")
-    ] = Field(default_factory=list)
-    memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
-        Field(default_factory=list)
-    )
-    sources: Annotated[
-        list[RecallSource],
-        Field(description="Loaded markdown sections, git history patterns, or session lessons."),
-    ] = Field(default_factory=list)
 
 
 def register(server: MCPServer[ServerState], max_results: int) -> None:
@@ -66,9 +47,14 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         include_bridges: Annotated[bool, Field(description="Look for bridge memories.")] = True,
         filters: Annotated[
             RecallFilters | None,
-            Field(description="Recall only memories with these tags, levels, types or sources."),
+            Field(description="Only memories with these tags, levels, types, sources, projects or dates."),
+        ] = None,
+        project: Annotated[
+            ProjectName | None,
+            Field(description="The project to recall from (with the global memories). Default: current."),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
-        given = filters.model_dump() if filters else None
-        result = cli_of(ctx).retrieve_memories(query, types, max_results, include_bridges, given)
+        result = cli_of(ctx).retrieve_memories(
+            query, types, max_results, include_bridges, filters, project=project
+        )
         return answer(result, format_recall(result))

@@ -10,6 +10,7 @@ from pydantic import Field
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from interfaces.formatting import format_lesson
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.requests import ProjectName
 from interfaces.schemas import ImportanceLevel, LessonResult, LessonType
 
 __all__ = ["REFLECTION_PROMPT", "register"]
@@ -49,6 +50,11 @@ def register(server: MCPServer[ServerState]) -> None:
         importance: Annotated[
             ImportanceLevel, Field(description="low, medium, high or critical.")
         ] = "medium",
+        project: Annotated[
+            ProjectName | None, Field(description="The project it belongs to ('global': every project).")
+        ] = None,
     ) -> Annotated[CallToolResult, LessonResult]:
-        result = cli_of(ctx).store_session_lesson(lesson_content, lesson_type, session_context, importance)
+        result = cli_of(ctx).store_session_lesson(
+            lesson_content, lesson_type, session_context, importance, project=project
+        )
         return answer(result, format_lesson(result))

@@ -55,7 +55,7 @@ def test_recall_filters_by_tag_and_refuses_an_unknown_type(data_dir: Path) -> No
     lists = json.loads(ops.output)["memories"]
     assert [m["tags"] for m in lists["core"] + lists["peripheral"] + lists["bridge"]] == [["ops"]]
     assert wrong.exit_code == 1
-    assert "Recall filter `memory_types` accepts ['episodic', 'semantic'], not ['procedural']" in wrong.output
+    assert "Error: memory_types 'procedural': Input should be 'episodic' or 'semantic'" in wrong.output
 
 
 def test_help_imports_nothing_heavy() -> None:

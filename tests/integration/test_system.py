@@ -57,7 +57,7 @@ def test_store_infers_level_and_type_from_the_text(hash_system: CognitiveSystem)
 
 def test_store_honours_the_caller_s_level_and_type(hash_system: CognitiveSystem) -> None:
     level_only = hash_system.store("I fixed the flaky login test yesterday", hierarchy_level=0).memory
-    type_only = hash_system.store("I fixed the flaky login test yesterday", memory_type="semantic").memory
+    type_only = hash_system.store("I fixed the flaky login test this morning", memory_type="semantic").memory
 
     assert (level_only.hierarchy_level, level_only.memory_type) == (
         HierarchyLevel.CONCEPT,
@@ -216,7 +216,7 @@ def test_a_session_lesson_gets_the_configured_boost(build: Build, monkeypatch: p
     monkeypatch.setenv("MCP_SESSION_LESSON_BOOST", "1.5")
     system = build()
     plain = system.store("Pin the base image digest").memory
-    lesson = system.store("Pin the base image digest", metadata={"loader_type": "session_lesson"}).memory
+    lesson = system.store("Pin the base image digest.", metadata={"loader_type": "session_lesson"}).memory
 
     result = system.retrieve("Pin the base image digest", include_bridges=False)
 

@@ -1,0 +1,174 @@
+"""Browsing memories without a query: a filtered, ordered page, and the earlier versions of memories.
+
+Pages use keyset pagination on (order value, rowid), highest first, a missing value (a memory
+never accessed) last: a page starts strictly after the last row of the previous one, so memories
+stored meanwhile never make a page repeat or skip one.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.storage.vector_store import VectorFilter
+
+__all__ = [
+    "ORDER_COLUMNS",
+    "MemoryPage",
+    "PageKey",
+    "RowPage",
+    "VersionRow",
+    "filter_sql",
+    "page_rows",
+    "versions_of",
+]
+
+# order_by name -> the memories column it sorts on (descending).
+ORDER_COLUMNS = {
+    "created": "timestamp",
+    "last_accessed": "last_accessed",
+    "importance": "importance_score",
+    "access_count": "access_count",
+}
+
+_IN_COLUMNS = (
+    ("hierarchy_levels", "hierarchy_level"),
+    ("memory_types", "memory_type"),
+    ("loader_types", "loader_type"),
+    ("projects", "project"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PageKey:
+    """Where a page ended: the last row's order value (None: never accessed) and rowid."""
+
+    value: float | None
+    rowid: int
+
+
+@dataclass(frozen=True, slots=True)
+class RowPage:
+    """Rows of one page (the caller's columns), how many rows match in all, and the key to pass
+    for the next page (None on the last page)."""
+
+    rows: list[tuple[Any, ...]]
+    total: int
+    next_key: PageKey | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    """A page of memories, how many match in all, and the key of the next page (None: the last)."""
+
+    memories: list[CognitiveMemory]
+    total: int
+    next_key: PageKey | None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    """One earlier version of a memory; ``replaced_at`` is when an update replaced it (epoch s)."""
+
+    memory_id: str
+    version: int
+    content: str
+    hierarchy_level: int
+    memory_type: str
+    importance_score: float
+    tags: tuple[str, ...]
+    metadata: dict[str, Any]
+    project: str
+    replaced_at: float
+    replaced_by_session: str | None
+
+
+def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:
+    """``where`` as a SQL condition on ``memories`` with its parameters (``1`` when empty)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for name, column in _IN_COLUMNS:
+        values: tuple[Any, ...] = getattr(where, name)
+        if values:
+            clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+            params += values
+    if where.tags:
+        marks = ",".join("?" * len(where.tags))
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")
+        params += where.tags
+    if where.created_after is not None:
+        clauses.append("timestamp >= ?")
+        params.append(where.created_after)
+    if where.created_before is not None:
+        clauses.append("timestamp < ?")
+        params.append(where.created_before)
+    return " AND ".join(clauses) or "1", params
+
+
+def _after_sql(column: str, after: PageKey) -> tuple[str, list[Any]]:
+    """Rows that sort after ``after`` in ``column`` DESC (NULLs last), rowid DESC."""
+    if after.value is None:
+        return f"({column} IS NULL AND rowid < ?)", [after.rowid]
+    return (
+        f"({column} < ? OR ({column} = ? AND rowid < ?) OR {column} IS NULL)",
+        [after.value, after.value, after.rowid],
+    )
+
+
+def page_rows(
+    conn: sqlite3.Connection,
+    columns: str,
+    where: VectorFilter,
+    order_by: str,
+    limit: int,
+    after: PageKey | None = None,
+) -> RowPage:
+    """Up to ``limit`` rows of ``columns`` matching ``where``, highest ``order_by`` first,
+    starting after ``after``. ``order_by`` is a key of ORDER_COLUMNS."""
+    column = ORDER_COLUMNS[order_by]
+    condition, params = filter_sql(where)
+    total = conn.execute(f"SELECT COUNT(*) FROM memories WHERE {condition}", params).fetchone()[0]
+    if after is not None:
+        keyset, keyset_params = _after_sql(column, after)
+        condition, params = f"{condition} AND {keyset}", [*params, *keyset_params]
+    rows = conn.execute(
+        f"SELECT {columns}, {column}, rowid FROM memories WHERE {condition} "
+        f"ORDER BY {column} IS NULL, {column} DESC, rowid DESC LIMIT ?",
+        [*params, limit + 1],
+    ).fetchall()
+    page = rows[:limit]
+    next_key = PageKey(page[-1][-2], page[-1][-1]) if len(rows) > limit else None
+    return RowPage([tuple(row[:-2]) for row in page], int(total), next_key)
+
+
+def versions_of(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[VersionRow]]:
+    """The earlier versions of each of ``ids`` that has any, oldest first."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT memory_id, version, content, hierarchy_level, memory_type, importance_score, tags, "
+        "metadata, project, replaced_at, replaced_by_session FROM memory_versions "
+        f"WHERE memory_id IN ({marks}) ORDER BY memory_id, version",
+        list(ids),
+    ).fetchall()
+    found: dict[str, list[VersionRow]] = {}
+    for memory_id, version, content, level, kind, importance, tags, metadata, *rest in rows:
+        found.setdefault(memory_id, []).append(
+            VersionRow(
+                memory_id,
+                version,
+                content,
+                level,
+                kind,
+                importance,
+                tuple(json.loads(tags)),
+                json.loads(metadata),
+                *rest,
+            )
+        )
+    return found

@@ -1,0 +1,196 @@
+"""SQL for typed user links between memories (``relates_to``, ``supersedes``, ...), run inside
+SQLiteMemoryStore's transactions or under its lock.
+
+A link is directed (``from_id`` -[relation]-> ``to_id``); forgetting either memory drops it (the
+foreign keys cascade). For activation spreading a link is an edge in both directions.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "USER_LINK_WEIGHT",
+    "Direction",
+    "LinkWrite",
+    "Neighbour",
+    "Neighbourhood",
+    "insert_link",
+    "remove_links",
+    "superseded_by",
+    "walk",
+]
+
+# A link someone made on purpose is stronger evidence of relatedness than a co-recall or a link
+# between files, weaker than the 1.0 of the nearest neighbour in time.
+USER_LINK_WEIGHT = 0.8
+
+Direction = Literal["outgoing", "incoming"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkWrite:
+    """What ``insert_link`` did: ``missing`` ids refused it, and so did a ``cycle`` (the existing
+    supersedes chain from ``to_id`` back to ``from_id`` that the link would close)."""
+
+    created: bool = False
+    missing: tuple[str, ...] = ()
+    cycle: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """A memory reached from the start: the link of the last hop (``outgoing`` when it points from
+    the nearer memory to this one), its depth, and the ids from the start to this memory."""
+
+    memory_id: str
+    relation: str
+    direction: Direction
+    note: str | None
+    depth: int
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """The memories linked to ``start`` up to some depth, nearest first; ``truncated`` when the
+    limit stopped the walk before it was complete."""
+
+    start: str
+    found: tuple[Neighbour, ...]
+    truncated: bool
+
+
+def insert_link(
+    conn: sqlite3.Connection,
+    link: tuple[str, str, str],
+    note: str | None,
+    session_id: str | None,
+    at: float,
+) -> LinkWrite:
+    """Add ``(from_id, to_id, relation)`` unless an id is missing or it closes a supersedes cycle.
+    Linking again keeps the link and replaces its note when a note is given."""
+    from_id, to_id, relation = link
+    found = {row[0] for row in conn.execute("SELECT id FROM memories WHERE id IN (?, ?)", (from_id, to_id))}
+    missing = tuple(i for i in dict.fromkeys((from_id, to_id)) if i not in found)
+    if missing:
+        return LinkWrite(missing=missing)
+    if relation == "supersedes":
+        cycle = _supersedes_chain(conn, to_id, from_id)
+        if cycle:
+            return LinkWrite(cycle=cycle)
+    existed = conn.execute(
+        "SELECT 1 FROM relations WHERE from_id = ? AND to_id = ? AND relation = ?", link
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO relations (from_id, to_id, relation, note, created_at, session_id) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (from_id, to_id, relation) DO UPDATE SET "
+        "note = coalesce(excluded.note, note)",
+        (*link, note, at, session_id),
+    )
+    return LinkWrite(created=existed is None)
+
+
+def _supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:
+    """The ids of a supersedes chain from ``start`` to ``goal`` (empty when there is none)."""
+    rows = conn.execute(
+        # UNION (not UNION ALL) keeps each (memory, predecessor) pair once: at most one row per link.
+        "WITH RECURSIVE chain (id, parent) AS (SELECT ?, NULL UNION "
+        "SELECT r.to_id, r.from_id FROM relations r JOIN chain c ON r.from_id = c.id "
+        "WHERE r.relation = 'supersedes') SELECT id, parent FROM chain",
+        (start,),
+    ).fetchall()
+    parents: dict[str, str | None] = {}
+    for memory_id, parent in rows:
+        parents.setdefault(memory_id, parent)
+    if goal not in parents:
+        return ()
+    path = [goal]
+    while (step := parents[path[-1]]) is not None:
+        path.append(step)
+    return tuple(reversed(path))
+
+
+def remove_links(conn: sqlite3.Connection, from_id: str, to_id: str, relation: str | None) -> list[str]:
+    """Delete the links from ``from_id`` to ``to_id`` (only ``relation``, if given); returns the
+    relations removed."""
+    rows = conn.execute(
+        "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND (? IS NULL OR relation = ?) "
+        "RETURNING relation",
+        (from_id, to_id, relation, relation),
+    ).fetchall()
+    return sorted(row[0] for row in rows)
+
+
+def superseded_by(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
+    """For each of ``ids`` that another memory supersedes, those memories (oldest link first)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT to_id, from_id FROM relations WHERE relation = 'supersedes' AND to_id IN ({marks}) "
+        "ORDER BY created_at, from_id",
+        ids,
+    ).fetchall()
+    successors: dict[str, list[str]] = {}
+    for old, new in rows:
+        successors.setdefault(old, []).append(new)
+    return successors
+
+
+def walk(
+    conn: sqlite3.Connection, start: str, depth: int, relations: Sequence[str], limit: int
+) -> Neighbourhood:
+    """Breadth first from ``start`` over links in both directions (only ``relations``, if any), up
+    to ``depth`` hops and ``limit`` memories. Each memory appears once, at its smallest depth, by
+    the oldest link that reached it."""
+    paths: dict[str, tuple[str, ...]] = {start: (start,)}
+    found: list[Neighbour] = []
+    frontier = [start]
+    for level in range(1, depth + 1):
+        if not frontier:
+            break
+        rows = _step(conn, frontier, list(paths), relations, limit - len(found) + 1)
+        frontier = []
+        for other, near, relation, direction, note in rows:
+            if len(found) == limit:
+                return Neighbourhood(start, tuple(found), truncated=True)
+            paths[other] = (*paths[near], other)
+            found.append(Neighbour(other, relation, direction, note, level, paths[other]))
+            frontier.append(other)
+    return Neighbourhood(start, tuple(found), truncated=False)
+
+
+def _step(
+    conn: sqlite3.Connection,
+    frontier: Sequence[str],
+    seen: Sequence[str],
+    relations: Sequence[str],
+    limit: int,
+) -> list[tuple[str, str, str, Direction, str | None]]:
+    """One level of the walk: each memory linked to the frontier and not yet seen, once, by its
+    oldest link (SQLite takes the bare columns from the row holding the min)."""
+    near = _numbered(1, len(frontier))
+    known = _numbered(len(frontier) + 1, len(seen))
+    wanted = _numbered(len(frontier) + len(seen) + 1, len(relations))
+    only = f"AND relation IN ({wanted})" if relations else ""
+    rows = conn.execute(
+        "SELECT other, near, relation, direction, note, min(created_at) AS first FROM ("
+        "SELECT to_id AS other, from_id AS near, relation, 'outgoing' AS direction, note, created_at "
+        f"FROM relations WHERE from_id IN ({near}) {only} UNION ALL "
+        "SELECT from_id, to_id, relation, 'incoming', note, created_at "
+        f"FROM relations WHERE to_id IN ({near}) {only}) "
+        f"WHERE other NOT IN ({known}) GROUP BY other ORDER BY first, other LIMIT {int(limit)}",
+        (*frontier, *seen, *relations),
+    ).fetchall()
+    return [
+        (other, near_id, relation, direction, note) for other, near_id, relation, direction, note, _ in rows
+    ]
+
+
+def _numbered(first: int, count: int) -> str:
+    """``?first, ?first+1, ...``: numbered parameters, so a list bound once can be used twice."""
+    return ",".join(f"?{n}" for n in range(first, first + count))

@@ -1,0 +1,75 @@
+"""SQL for updating a memory in place and keeping its earlier state as a version."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from cognitive_memory.core.memory import CognitiveMemory, content_key
+from cognitive_memory.errors import StorageError
+from cognitive_memory.storage import associations
+
+__all__ = ["rewrite_memory"]
+
+
+def rewrite_memory(
+    conn: sqlite3.Connection,
+    memory: CognitiveMemory,
+    previous: CognitiveMemory,
+    session_id: str | None,
+    at: float,
+) -> int:
+    """Keep ``previous`` as the next version, write ``memory`` over it, re-index its words (and its
+    neighbours' in time, whose context holds its text) and queue its vector. Returns the version
+    number given to ``previous``."""
+    vector = memory.cognitive_embedding
+    if vector is None:
+        raise StorageError(f"Memory {memory.id} has no embedding; it cannot be stored.")
+    (last,) = conn.execute(
+        "SELECT coalesce(max(version), 0) FROM memory_versions WHERE memory_id = ?", (memory.id,)
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO memory_versions (memory_id, version, content, hierarchy_level, memory_type, "
+        "importance_score, tags, metadata, project, replaced_at, replaced_by_session) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            previous.id,
+            last + 1,
+            previous.content,
+            int(previous.hierarchy_level),
+            previous.memory_type.value,
+            previous.importance_score,
+            json.dumps(list(previous.tags), ensure_ascii=False),
+            json.dumps(dict(previous.metadata), ensure_ascii=False),
+            previous.project,
+            at,
+            session_id,
+        ),
+    )
+    conn.execute(
+        "UPDATE memories SET content = ?, hierarchy_level = ?, memory_type = ?, importance_score = ?, "
+        "tags = ?, metadata = ?, embedding = ?, content_key = ?, modified_date = ? WHERE id = ?",
+        (
+            memory.content,
+            int(memory.hierarchy_level),
+            memory.memory_type.value,
+            memory.importance_score,
+            json.dumps(list(memory.tags), ensure_ascii=False),
+            json.dumps(dict(memory.metadata), ensure_ascii=False),
+            vector.astype("<f4").tobytes(),
+            content_key(memory.content),
+            memory.modified_date.isoformat() if memory.modified_date else None,
+            memory.id,
+        ),
+    )
+    if memory.content != previous.content:
+        neighbours = conn.execute(
+            "SELECT target_id FROM connections WHERE source_id = ? AND kind = 'temporal'", (memory.id,)
+        ).fetchall()
+        for memory_id in (memory.id, *(row[0] for row in neighbours)):
+            associations.index_memory(conn, memory_id)
+    conn.execute(
+        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, 'upsert', ?)",
+        (memory.id, at),
+    )
+    return int(last) + 1

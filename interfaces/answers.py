@@ -1,0 +1,215 @@
+"""Boundary models from core values: what the facade answers with."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
+from cognitive_memory.core.sources import SyncCounts
+from cognitive_memory.loaders import GitLoadReport, LoadReport
+from cognitive_memory.retrieval import RankedMemory
+from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.system import SystemStatus
+from interfaces.formatting import format_source_info
+from interfaces.schemas import (
+    BridgeOut,
+    ChunkCountsOut,
+    GitLoadResult,
+    LoadResult,
+    MemoryCountsOut,
+    MemoryOut,
+    MemoryRecordOut,
+    ScoreOut,
+    SkippedOut,
+    StatusResult,
+    StorageStatsOut,
+    VersionOut,
+)
+
+__all__ = [
+    "memory_out",
+    "bridge_out",
+    "chunks_out",
+    "git_load_out",
+    "iso",
+    "load_out",
+    "memory_fields",
+    "ranked_out",
+    "record_out",
+    "status_out",
+    "version_out",
+]
+
+MB = 1024 * 1024
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def chunks_out(counts: SyncCounts) -> ChunkCountsOut:
+    return ChunkCountsOut(
+        added=counts.added, updated=counts.updated, removed=counts.removed, unchanged=counts.unchanged
+    )
+
+
+def load_out(report: LoadReport) -> LoadResult:
+    return LoadResult(
+        root=report.root,
+        files=report.files,
+        files_loaded=report.files_loaded,
+        files_unchanged=report.files_unchanged,
+        files_removed=report.files_removed,
+        chunks=chunks_out(report.chunks),
+        skipped=[SkippedOut(path=item.path, reason=item.reason) for item in report.skipped],
+        seconds=round(report.seconds, 3),
+        model_load_seconds=round(report.model_seconds, 3),
+        memories_per_second=round(report.memories_per_second, 1),
+    )
+
+
+def memory_fields(memory: CognitiveMemory) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "content": memory.content,
+        "hierarchy_level": int(memory.hierarchy_level),
+        "memory_type": memory.memory_type.value,
+        "strength": memory.strength,
+        "importance_score": memory.importance_score,
+        "source_info": format_source_info(memory.metadata),
+        "created_date": memory.created_date.isoformat(),
+        "source_date": iso(memory.source_date),
+        "modified_date": iso(memory.modified_date),
+        "last_accessed": iso(memory.last_accessed),
+        "access_count": memory.access_count,
+        "tags": list(memory.tags),
+        "project": memory.project,
+        "metadata": dict(memory.metadata),
+    }
+
+
+def memory_out(memory: CognitiveMemory) -> MemoryOut:
+    """A whole memory, without recall's scores."""
+    return MemoryOut(**memory_fields(memory))
+
+
+def version_out(row: VersionRow) -> VersionOut:
+    return VersionOut(
+        version=row.version,
+        content=row.content,
+        hierarchy_level=row.hierarchy_level,
+        memory_type=row.memory_type,
+        importance_score=row.importance_score,
+        tags=list(row.tags),
+        project=row.project,
+        metadata=row.metadata,
+        replaced_at=datetime.fromtimestamp(row.replaced_at, UTC).isoformat(),
+        replaced_by_session=row.replaced_by_session,
+    )
+
+
+def record_out(memory: CognitiveMemory, history: Sequence[VersionRow] | None) -> MemoryRecordOut:
+    """A whole memory with its earlier versions (None: not asked for)."""
+    versions = [version_out(row) for row in history] if history is not None else None
+    return MemoryRecordOut(**memory_fields(memory), history=versions)
+
+
+def ranked_out(ranked: RankedMemory) -> MemoryOut:
+    s = ranked.score
+    score = ScoreOut(
+        similarity=s.similarity,
+        semantic=s.semantic,
+        lexical=s.lexical,
+        relevance=s.relevance,
+        activation=s.activation,
+        speaker=s.speaker,
+        importance=s.importance,
+        recency=s.recency,
+        strength=s.strength,
+        lesson_boost=s.lesson_boost,
+        total=s.total,
+    )
+    return MemoryOut(
+        **memory_fields(ranked.memory), rank=ranked.rank, similarity_score=s.similarity, score=score
+    )
+
+
+def bridge_out(bridge: BridgeMemory) -> BridgeOut:
+    return BridgeOut(
+        **memory_fields(bridge.memory),
+        bridge_score=bridge.bridge_score,
+        novelty_score=bridge.novelty_score,
+        connection_potential=bridge.connection_potential,
+        explanation=bridge.explanation,
+        connected_to=bridge.connected_to,
+    )
+
+
+def status_out(status: SystemStatus, detailed: bool, session_id: str) -> StatusResult:
+    counts, info = status.counts, status.vector_store
+    storage = StorageStatsOut(
+        qdrant_backend=info.backend if info else "unknown",
+        qdrant_mode=info.mode if info else "unknown",
+        qdrant_status=info.status if info else f"unavailable: {status.vector_store_error}",
+        qdrant_location=info.location if info else "unknown",
+        vector_count=info.vector_count if info else None,
+        storage_size_mb=round(info.size_bytes / MB, 2) if info else 0.0,
+        database_path=str(status.database_path),
+        database_size_mb=round(status.database_bytes / MB, 2),
+        pending_vector_writes=status.pending_vector_writes,
+    )
+    activity = {name: iso(status.activity.get(name)) for name in ("last_storage", "last_retrieval")}
+    configuration: dict[str, Any] = {
+        key: status.configuration[key] for key in _BASIC_CONFIGURATION if key in status.configuration
+    }
+    configuration["embedding_model_loaded"] = status.encoder_ready
+    if detailed:
+        configuration |= status.configuration
+        configuration["session_id"] = session_id
+        configuration["process_id"] = os.getpid()
+        if info is not None:
+            configuration["vector_store_details"] = dict(info.details)
+    return StatusResult(
+        system_status="healthy" if status.healthy else "degraded",
+        memory_counts=MemoryCountsOut(
+            total_memories=counts.total,
+            level_0_concepts=counts.by_level[0],
+            level_1_contexts=counts.by_level[1],
+            level_2_episodes=counts.by_level[2],
+            episodic_memories=counts.by_type["episodic"],
+            semantic_memories=counts.by_type["semantic"],
+            session_lessons=counts.session_lessons,
+        ),
+        storage_stats=storage,
+        recent_activity=activity,
+        configuration=configuration,
+    )
+
+
+_BASIC_CONFIGURATION: Sequence[str] = (
+    "embedding_model",
+    "embedding_dimensions",
+    "vector_backend",
+    "max_memories_per_query",
+    "session_lesson_boost",
+    "bridge_discovery_threshold",
+)
+
+
+def git_load_out(report: GitLoadReport) -> GitLoadResult:
+    return GitLoadResult(
+        repository=report.repository,
+        name=report.name,
+        head=report.head,
+        commits_read=report.commits_read,
+        commits_total=report.commits_total,
+        full_walk=report.full_walk,
+        patterns={"cochange": report.cochanges, "hotspot": report.hotspots, "solution": report.solutions},
+        memories=chunks_out(report.memories),
+        seconds=round(report.seconds, 3),
+        model_load_seconds=round(report.model_seconds, 3),
+        memories_per_second=round(report.memories_per_second, 1),
+    )

@@ -1,0 +1,46 @@
+"""get_memories: the full records of memories by id, optionally with their earlier versions.
+
+No `from __future__ import annotations` in the tool modules: the SDK reads the annotations."""
+
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from interfaces.formatting import format_get
+from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.schemas import GetResult
+
+__all__ = ["MAX_IDS", "register"]
+
+MAX_IDS = 100
+
+DESCRIPTION = (
+    "Read memories by id (the ids recall_memories, list_memories and store_memory return): each "
+    "whole, with all of its text, tags, metadata, dates and access history. Ids that do not exist "
+    "are listed in `missing`. With include_history, each memory also carries the versions that "
+    "update_memory replaced, oldest first. Reading does not count as an access."
+)
+
+
+def register(server: MCPServer[ServerState]) -> None:
+    @server.tool(
+        name="get_memories",
+        title="Get memories",
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
+    def get_memories(
+        memory_ids: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=100)]],
+            Field(min_length=1, max_length=MAX_IDS, description="The ids of the memories to read."),
+        ],
+        ctx: Context[ServerState, Any],
+        include_history: Annotated[
+            bool, Field(description="Also return each memory's earlier versions, oldest first.")
+        ] = False,
+    ) -> Annotated[CallToolResult, GetResult]:
+        result = cli_of(ctx).get_memories(memory_ids, include_history)
+        return answer(result, format_get(result))

@@ -1,0 +1,173 @@
+"""Typed requests: the pydantic models tools publish as input schemas and the facade takes.
+
+Each rule about the shape of an argument lives here once; the MCP SDK applies it to tool calls,
+and the typer commands build the same models (``ValidationError`` becomes one ``Error:`` line).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS
+from interfaces.schemas import LevelValue, MemoryTypeName, RecallSource
+
+__all__ = [
+    "ALL_PROJECTS",
+    "MAX_PROJECT_CHARS",
+    "DateBound",
+    "MemoryChanges",
+    "ProjectName",
+    "RecallFilters",
+    "StoreContext",
+    "date_bound",
+]
+
+MAX_PROJECT_CHARS = 100
+# filters.projects: ["*"] searches every project.
+ALL_PROJECTS = "*"
+_PROJECT = re.compile(r"^[^\x00-\x1f\x7f*]+$")
+
+
+def _check_project(value: str) -> str:
+    name = value.strip()
+    if not name or not _PROJECT.match(name):
+        raise ValueError(
+            "a project name is 1-100 characters without control characters or '*' "
+            "(use filters.projects: ['*'] for every project)"
+        )
+    return name
+
+
+ProjectName = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_PROJECT_CHARS, description="A project name, e.g. the repository's."),
+    AfterValidator(_check_project),
+]
+
+
+def date_bound(value: str) -> datetime:
+    """An ISO 8601 date or date-time as an aware datetime (UTC when no offset is given); a date
+    alone means the start of that day in UTC."""
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), time(), UTC)
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(
+            f"{value!r} is not an ISO 8601 date (2024-05-01) or date-time (2024-05-01T09:30:00Z)"
+        ) from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _check_bound(value: str) -> str:
+    date_bound(value)
+    return value
+
+
+DateBound = Annotated[
+    str,
+    Field(max_length=40, description="ISO 8601 date or date-time; a date alone is that day, UTC."),
+    AfterValidator(_check_bound),
+]
+
+
+class StoreContext(BaseModel):
+    """Optional placement and labels for the memory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    hierarchy_level: Annotated[
+        int | None,
+        Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode; inferred if omitted."),
+    ] = None
+    memory_type: Annotated[
+        Literal["episodic", "semantic"] | None, Field(description="Inferred if omitted.")
+    ] = None
+    importance_score: Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0; default 0.5.")] = 0.5
+    tags: Annotated[
+        list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]],
+        Field(max_length=MAX_TAGS, description="Categorization tags."),
+    ] = Field(default_factory=list)
+    source_info: Annotated[
+        str | None, Field(max_length=500, description="Where this knowledge came from.")
+    ] = None
+    project: Annotated[
+        ProjectName | None,
+        Field(description="The project it belongs to ('global': seen from every project). Default: current."),
+    ] = None
+
+
+class RecallFilters(BaseModel):
+    """Only memories that match every given field (one of its values). Empty: no filter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tags: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
+        Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
+    ] = Field(default_factory=list)
+    hierarchy_levels: Annotated[
+        list[LevelValue], Field(description="0 concepts, 1 contexts, 2 episodes.")
+    ] = Field(default_factory=list)
+    memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
+        Field(default_factory=list)
+    )
+    sources: Annotated[
+        list[RecallSource],
+        Field(description="Loaded markdown sections, git history patterns, or session lessons."),
+    ] = Field(default_factory=list)
+    projects: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_PROJECT_CHARS)]],
+        Field(
+            max_length=50,
+            description="Projects to search instead of the current one and 'global'; ['*'] for all.",
+        ),
+    ] = Field(default_factory=list)
+    created_after: Annotated[
+        DateBound | None,
+        Field(description="Stored at or after this time (ISO 8601; a date alone: 00:00 UTC that day)."),
+    ] = None
+    created_before: Annotated[
+        DateBound | None,
+        Field(description="Stored before this time (ISO 8601; a date alone: 00:00 UTC that day)."),
+    ] = None
+
+
+class MemoryChanges(BaseModel):
+    """What update_memory changes; a field left out stays as it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: Annotated[
+        str | None,
+        Field(
+            min_length=1, max_length=MAX_TEXT_CHARS, description="The new text (embedded and indexed again)."
+        ),
+    ] = None
+    tags: Annotated[
+        list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None,
+        Field(max_length=MAX_TAGS, description="The new tags: they replace all of the memory's tags."),
+    ] = None
+    importance_score: Annotated[float | None, Field(ge=0.0, le=1.0, description="0.0 to 1.0.")] = None
+    hierarchy_level: Annotated[
+        int | None, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode.")
+    ] = None
+    memory_type: Annotated[
+        Literal["episodic", "semantic"] | None, Field(description="episodic or semantic.")
+    ] = None
+    source_info: Annotated[
+        str | None, Field(max_length=500, description="Where this knowledge came from.")
+    ] = None
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> MemoryChanges:
+        if all(getattr(self, name) is None for name in type(self).model_fields):
+            raise ValueError(
+                "give at least one of text, tags, importance_score, hierarchy_level, memory_type, source_info"
+            )
+        return self

@@ -1,0 +1,85 @@
+"""`get` and `list`: read memories by id, or browse them a page at a time, from a shell.
+
+Exit codes: 0 done, 1 bad input (one ``Error:`` line says why), 3 ``get`` did not find some ids.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memory_system.options import AfterOption, BeforeOption, InProjectOption, ProjectOption, recall_filters
+
+if TYPE_CHECKING:
+    from interfaces.cli import CognitiveCLI
+
+__all__ = ["EXIT_MISSING", "register"]
+
+EXIT_MISSING = 3
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+
+
+def _emit(result: Any, text: str, as_json: bool) -> None:
+    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
+
+
+def register(app: typer.Typer, facade: FacadeSource) -> None:
+    """Add ``get`` and ``list`` to ``app``; ``facade`` opens a CognitiveCLI."""
+
+    @app.command(name="get")
+    def get_command(
+        memory_ids: Annotated[list[str], typer.Argument(help="The ids of the memories to read.")],
+        history: Annotated[
+            bool, typer.Option("--history", help="Also show earlier versions, oldest first.")
+        ] = False,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Show memories whole by id (exit 3 if some were not found)."""
+        from interfaces.formatting import format_get
+
+        with facade() as cli:
+            result = cli.get_memories(memory_ids, include_history=history)
+        _emit(result, format_get(result), as_json)
+        if result.missing:
+            raise typer.Exit(code=EXIT_MISSING)
+
+    @app.command(name="list")
+    def list_command(
+        order_by: Annotated[
+            str,
+            typer.Option(
+                "--order-by", help="created, last_accessed, importance or access_count (highest first)."
+            ),
+        ] = "created",
+        limit: Annotated[int, typer.Option(min=1, max=100, help="Most memories on the page.")] = 20,
+        cursor: Annotated[str | None, typer.Option(help="The next cursor a previous page printed.")] = None,
+        tag: Annotated[
+            list[str] | None, typer.Option(help="Only memories with this tag (repeatable).")
+        ] = None,
+        level: Annotated[
+            list[int] | None, typer.Option(min=0, max=2, help="Only this level (repeatable).")
+        ] = None,
+        memory_type: Annotated[
+            list[str] | None, typer.Option("--type", help="Only episodic or semantic (repeatable).")
+        ] = None,
+        source: Annotated[
+            list[str] | None, typer.Option(help="Only markdown, git or session_lesson (repeatable).")
+        ] = None,
+        project: ProjectOption = None,
+        in_project: InProjectOption = None,
+        after: AfterOption = None,
+        before: BeforeOption = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """List memories of the project (and global ones) without a query, a page at a time."""
+        from interfaces.formatting import format_list
+
+        filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
+        with facade() as cli:
+            result = cli.list_memories(filters, order_by, limit, cursor, project=project)
+        _emit(result, format_list(result), as_json)

@@ -1,0 +1,82 @@
+"""Options several commands share, and typed requests built from them (one line on bad input)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from interfaces.requests import RecallFilters
+
+__all__ = [
+    "AfterOption",
+    "BeforeOption",
+    "InProjectOption",
+    "ProjectOption",
+    "recall_filters",
+    "request",
+]
+
+Model = TypeVar("Model", bound="BaseModel")
+
+ProjectOption = Annotated[
+    str | None,
+    typer.Option(help="The project to work in (default: COGNITIVE_MEMORY_PROJECT, else 'default')."),
+]
+InProjectOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--in-project",
+        help="Search this project instead of the current one and global (repeatable; '*' all).",
+    ),
+]
+AfterOption = Annotated[
+    str | None, typer.Option("--after", help="Only memories stored at or after this ISO 8601 date or time.")
+]
+BeforeOption = Annotated[
+    str | None, typer.Option("--before", help="Only memories stored before this ISO 8601 date or time.")
+]
+
+
+def request(model: type[Model], **fields: Any) -> Model:
+    """``model`` built from command-line values; a rule it breaks exits 1 with one ``Error:`` line."""
+    from pydantic import ValidationError
+
+    try:
+        return model(**{name: value for name, value in fields.items() if value is not None})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{err['loc'][0]} {err['input']!r}: {err['msg']}"
+            if err["loc"]
+            else err["msg"].removeprefix("Value error, ")
+            for err in exc.errors(include_url=False)
+        )
+        typer.echo(f"Error: {problems}", err=True)
+        raise typer.Exit(code=1) from None
+
+
+def recall_filters(
+    tags: list[str] | None,
+    levels: list[int] | None,
+    memory_types: list[str] | None,
+    sources: list[str] | None,
+    projects: list[str] | None,
+    after: str | None,
+    before: str | None,
+) -> RecallFilters:
+    """The filters of ``recall`` and ``list`` from their options."""
+    from interfaces.requests import RecallFilters
+
+    return request(
+        RecallFilters,
+        tags=tags,
+        hierarchy_levels=levels,
+        memory_types=memory_types,
+        sources=sources,
+        projects=projects,
+        created_after=after,
+        created_before=before,
+    )

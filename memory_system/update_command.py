@@ -1,0 +1,55 @@
+"""`update`: change a memory in place from a shell (its earlier state is kept as a version)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from memory_system.options import request
+
+if TYPE_CHECKING:
+    from interfaces.cli import CognitiveCLI
+
+__all__ = ["register"]
+
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+
+
+def register(app: typer.Typer, facade: FacadeSource) -> None:
+    @app.command()
+    def update(
+        memory_id: Annotated[str, typer.Argument(help="The id of the memory to change.")],
+        text: Annotated[str | None, typer.Option(help="The new text (embedded and indexed again).")] = None,
+        tag: Annotated[
+            list[str] | None, typer.Option(help="A new tag (repeatable; replaces all tags).")
+        ] = None,
+        importance: Annotated[float | None, typer.Option(help="0.0 to 1.0.")] = None,
+        level: Annotated[int | None, typer.Option(help="0 concept, 1 context, 2 episode.")] = None,
+        memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
+        source_info: Annotated[str | None, typer.Option(help="Where this knowledge came from.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """Change a memory's text, tags, importance, level, type or source in place."""
+        from interfaces.formatting import format_update
+        from interfaces.requests import MemoryChanges
+
+        changes = request(
+            MemoryChanges,
+            text=text,
+            tags=tag,
+            importance_score=importance,
+            hierarchy_level=level,
+            memory_type=memory_type,
+            source_info=source_info,
+        )
+        with facade() as cli:
+            result = cli.update_memory(memory_id, changes)
+        typer.echo(
+            json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
+            if as_json
+            else format_update(result)
+        )

@@ -1,0 +1,240 @@
+"""get_memories and list_memories through the SDK's in-memory client: whole records, missing ids,
+earlier versions, pages with a cursor, filters, scope, and refusals of every hostile argument."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import TextContent
+
+from cognitive_memory.system import CognitiveSystem
+from tests.mcp.tools import call
+
+pytestmark = pytest.mark.anyio
+
+LONG_TEXT = (
+    "The nightly export job writes one parquet file per tenant to the cold bucket, then verifies "
+    "the row counts against the warehouse; when a count differs it retries twice and pages the data "
+    "on-call with the tenant id, the two counts and the path of the file it wrote last night."
+)
+
+
+async def refusal(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.content
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    body: dict[str, Any] = json.loads(block.text)
+    assert body["success"] is False
+    return body
+
+
+async def page(client: Client, **arguments: Any) -> dict[str, Any]:
+    return await call(client, "list_memories", arguments)
+
+
+def add_version(system: CognitiveSystem, memory_id: str, version: int, content: str) -> None:
+    """A row as update_memory keeps it (written directly: this test is about reading versions)."""
+    with closing(sqlite3.connect(system.memories.path)) as conn, conn:
+        conn.execute(
+            "INSERT INTO memory_versions (memory_id, version, content, hierarchy_level, memory_type, "
+            "importance_score, tags, metadata, project, replaced_at, replaced_by_session) "
+            "VALUES (?, ?, ?, 1, 'semantic', 0.5, '[\"old\"]', '{}', 'default', ?, 'earlier-session')",
+            (memory_id, version, content, 1714550400.0 + version),
+        )
+
+
+async def test_get_memories_returns_whole_records_in_the_order_asked_and_names_the_missing(
+    client: Client,
+) -> None:
+    first = await call(client, "store_memory", {"text": LONG_TEXT, "context": {"tags": ["export"]}})
+    second = await call(client, "store_memory", {"text": "The warehouse lives in eu-west-1."})
+
+    result = await client.call_tool(
+        "get_memories", {"memory_ids": [second["memory_id"], "no-such-memory", first["memory_id"]]}
+    )
+
+    assert not result.is_error
+    body = result.structured_content
+    assert body is not None
+    assert [m["id"] for m in body["memories"]] == [second["memory_id"], first["memory_id"]]
+    assert (body["missing"], body["message"]) == (["no-such-memory"], "Found 2 of 3 memories")
+    record = body["memories"][1]
+    assert record["content"] == LONG_TEXT and record["tags"] == ["export"]
+    assert (record["project"], record["history"], record["access_count"]) == ("default", None, 0)
+    text = result.content[0].text  # type: ignore[union-attr]  # the first block is the text answer
+    assert LONG_TEXT in text and "Not found: no-such-memory" in text
+    again = await call(client, "get_memories", {"memory_ids": [first["memory_id"]]})
+    assert again["memories"][0]["access_count"] == 0
+
+
+async def test_include_history_returns_the_earlier_versions_oldest_first(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    edited = await call(client, "store_memory", {"text": "Deploys go out on Thursdays."})
+    plain = await call(client, "store_memory", {"text": "The staging cluster has three nodes."})
+    add_version(real_system, edited["memory_id"], 2, "Deploys go out on Wednesdays.")
+    add_version(real_system, edited["memory_id"], 1, "Deploys go out on Tuesdays.")
+
+    body = await call(
+        client,
+        "get_memories",
+        {"memory_ids": [edited["memory_id"], plain["memory_id"]], "include_history": True},
+    )
+    without = await call(client, "get_memories", {"memory_ids": [edited["memory_id"]]})
+
+    history = body["memories"][0]["history"]
+    assert [(v["version"], v["content"]) for v in history] == [
+        (1, "Deploys go out on Tuesdays."),
+        (2, "Deploys go out on Wednesdays."),
+    ]
+    assert history[0]["tags"] == ["old"] and history[0]["replaced_by_session"] == "earlier-session"
+    assert datetime.fromisoformat(history[0]["replaced_at"]) == datetime.fromtimestamp(1714550401.0, UTC)
+    assert body["memories"][1]["history"] == []
+    assert without["memories"][0]["history"] is None
+
+
+async def test_list_memories_pages_through_25_memories_with_a_cursor(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    stored = [
+        o.memory.id
+        for o in real_system.store_many([f"Runbook step {n}: check gauge {n}." for n in range(25)])
+    ]
+
+    first = await page(client, limit=10)
+    second = await page(client, limit=10, cursor=first["next_cursor"])
+    third = await page(client, limit=10, cursor=second["next_cursor"])
+
+    seen = [m["id"] for p in (first, second, third) for m in p["memories"]]
+    assert seen == list(reversed(stored))
+    assert [len(p["memories"]) for p in (first, second, third)] == [10, 10, 5]
+    assert {p["total"] for p in (first, second, third)} == {25}
+    assert third["next_cursor"] is None and first["order_by"] == "created"
+    assert first["message"] == "10 of 25 memories, newest first"
+
+
+async def test_created_after_tomorrow_returns_nothing(client: Client) -> None:
+    await call(client, "store_memory", {"text": "We decided to adopt trunk-based development."})
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+
+    after = await page(client, filters={"created_after": tomorrow})
+    before = await page(client, filters={"created_before": tomorrow})
+
+    assert (after["memories"], after["total"], after["next_cursor"]) == ([], 0, None)
+    assert before["total"] == 1
+
+
+async def test_list_sees_the_project_and_global_memories_as_recall_does(client: Client) -> None:
+    for project in ("api", "web", "global"):
+        await call(
+            client, "store_memory", {"text": f"Notes of the {project} team.", "context": {"project": project}}
+        )
+
+    def projects(body: dict[str, Any]) -> list[str]:
+        return [m["project"] for m in body["memories"]]
+
+    assert projects(await page(client, project="api")) == ["global", "api"]
+    assert projects(await page(client)) == ["global"]
+    assert projects(await page(client, filters={"projects": ["web"]})) == ["web"]
+    assert projects(await page(client, filters={"projects": ["*"]})) == ["global", "web", "api"]
+
+
+async def test_order_by_importance_and_tag_filters_combine(client: Client) -> None:
+    for text, importance, tags in (
+        ("Rotate the database password quarterly.", 0.9, ["ops"]),
+        ("The office plants need water on Mondays.", 0.1, ["ops"]),
+        ("Prefer small pull requests.", 0.6, ["dev"]),
+    ):
+        await call(
+            client, "store_memory", {"text": text, "context": {"importance_score": importance, "tags": tags}}
+        )
+
+    body = await page(client, order_by="importance", filters={"tags": ["ops"]})
+
+    assert [m["importance_score"] for m in body["memories"]] == [0.9, 0.1]
+    assert body["total"] == 2 and body["message"].endswith("most important first")
+
+
+async def test_both_tools_are_read_only_idempotent_and_publish_schemas(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+
+    for name in ("get_memories", "list_memories"):
+        annotations = tools[name].annotations
+        assert annotations is not None and tools[name].output_schema
+        assert (annotations.read_only_hint, annotations.idempotent_hint) == (True, True)
+    listing = tools["list_memories"].input_schema["properties"]
+    assert (listing["limit"]["minimum"], listing["limit"]["maximum"], listing["limit"]["default"]) == (
+        1,
+        100,
+        20,
+    )
+    assert tools["get_memories"].input_schema["required"] == ["memory_ids"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({}, "missing_field"),
+        ({"memory_ids": "abc"}, "invalid_type"),
+        ({"memory_ids": [1, 2]}, "invalid_type"),
+        ({"memory_ids": []}, "invalid_type"),
+        ({"memory_ids": [""]}, "empty_text"),
+        ({"memory_ids": ["x" * 101]}, "text_too_long"),
+        ({"memory_ids": [f"id-{n}" for n in range(101)]}, "too_many_items"),
+        ({"memory_ids": ["a"], "include_history": "maybe"}, "invalid_type"),
+    ],
+)
+async def test_get_memories_refuses_hostile_arguments(
+    client: Client, arguments: dict[str, Any], code: str
+) -> None:
+    assert (await refusal(client, "get_memories", arguments))["error"] == code
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"limit": 0}, "out_of_range"),
+        ({"limit": 101}, "out_of_range"),
+        ({"limit": "ten"}, "invalid_type"),
+        ({"order_by": "random"}, "invalid_value"),
+        ({"order_by": 3}, "invalid_value"),
+        ({"cursor": 5}, "invalid_type"),
+        ({"cursor": ""}, "empty_text"),
+        ({"cursor": "x" * 201}, "text_too_long"),
+        ({"cursor": "not-a-cursor"}, "invalid_cursor"),
+        ({"cursor": "eyJvIjoiY3JlYXRlZCIsInYiOjEuMCwiciI6IjEifQ"}, "invalid_cursor"),
+        ({"filters": {"created_after": "2024-13-45"}}, "invalid_value"),
+        ({"filters": {"created_after": "2024-05-02", "created_before": "2024-05-01"}}, "invalid_value"),
+        ({"filters": {"colour": ["red"]}}, "unknown_field"),
+        ({"filters": {"hierarchy_levels": [3]}}, "invalid_value"),
+        ({"filters": "tags=ops"}, "invalid_type"),
+        ({"project": "a*b"}, "invalid_value"),
+        ({"unexpected": 1}, "unknown_field"),
+    ],
+)
+async def test_list_memories_refuses_hostile_arguments(
+    client: Client, arguments: dict[str, Any], code: str
+) -> None:
+    body = await refusal(client, "list_memories", arguments)
+
+    assert body["error"] == code, body
+
+
+async def test_a_cursor_from_another_order_is_refused_with_the_way_out(client: Client) -> None:
+    for n in range(3):
+        await call(client, "store_memory", {"text": f"Checklist item number {n} for the release."})
+    created = await page(client, limit=1)
+
+    body = await refusal(
+        client, "list_memories", {"order_by": "importance", "cursor": created["next_cursor"]}
+    )
+
+    assert body["error"] == "invalid_cursor"
+    assert "'created'" in body["message"] and "without a cursor" in body["message"]

@@ -1,0 +1,215 @@
+"""update_memory, duplicates on store, projects and time filters through the in-memory client."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from cognitive_memory.system import CognitiveSystem
+from interfaces.cli import CognitiveCLI
+from tests.mcp.tools import call
+
+pytestmark = pytest.mark.anyio
+
+
+async def recalled(client: Client, query: str, **arguments: Any) -> list[dict[str, Any]]:
+    body = await call(client, "recall_memories", {"query": query, "max_results": 20, **arguments})
+    lists = body["memories"]
+    return [*lists["core"], *lists["peripheral"], *lists["bridge"]]
+
+
+async def refusal(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    body: dict[str, Any] = json.loads(result.content[0].text)  # type: ignore[union-attr]  # a text block
+    assert body["success"] is False
+    return body
+
+
+async def test_an_update_changes_the_text_in_place_and_recall_finds_the_new_words_only(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    stored = await call(
+        client, "store_memory", {"text": "The nightly backup job runs at 02:00 on the vault host."}
+    )
+    memory_id = stored["memory_id"]
+    await recalled(client, "nightly backup")  # one access before the update
+
+    updated = await call(
+        client,
+        "update_memory",
+        {
+            "memory_id": memory_id,
+            "text": "The nightly backup job runs at 04:30 on the archive host.",
+            "tags": ["ops"],
+        },
+    )
+
+    assert (updated["memory_id"], updated["changed"], updated["version"]) == (memory_id, ["text", "tags"], 1)
+    assert updated["reembedded"] is True
+    real_system.flush()
+    by_archive = {m["id"]: m for m in await recalled(client, "archive host backup time")}
+    assert by_archive[memory_id]["content"].startswith("The nightly backup job runs at 04:30")
+    assert by_archive[memory_id]["access_count"] >= 1  # its access history survived the update
+    assert by_archive[memory_id]["score"]["lexical"] > 0
+    (by_vault,) = [m for m in await recalled(client, "vault") if m["id"] == memory_id]
+    assert by_vault["score"]["lexical"] == 0.0  # the old words left the lexical index
+    (memory,) = real_system.memories.get([memory_id])
+    assert memory.tags == ("ops",)
+    assert real_system.vectors.count() == 1
+
+
+async def test_an_update_with_the_same_values_keeps_no_version(client: Client) -> None:
+    stored = await call(
+        client, "store_memory", {"text": "Use ruff for linting.", "context": {"tags": ["tooling"]}}
+    )
+
+    same = await call(client, "update_memory", {"memory_id": stored["memory_id"], "tags": ["tooling"]})
+
+    assert (same["changed"], same["version"]) == ([], None)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ({"memory_id": "no-such-memory", "text": "new"}, "not_found"),
+        ({"memory_id": "x"}, "not_found"),
+        ({"memory_id": "x", "importance_score": 2}, "out_of_range"),
+        ({"memory_id": "x", "text": ""}, "empty_text"),
+        ({"memory_id": "x", "tags": "ops"}, "invalid_type"),
+        ({"memory_id": "x", "hierarchy_level": 3}, "out_of_range"),
+        ({"memory_id": 7, "text": "new"}, "invalid_type"),
+    ],
+)
+async def test_update_refuses_bad_input_and_unknown_ids(
+    client: Client, arguments: dict[str, Any], code: str
+) -> None:
+    if arguments == {"memory_id": "x"}:
+        body = await refusal(client, "update_memory", arguments)
+        assert "give at least one of" in body["message"]
+        return
+    body = await refusal(client, "update_memory", arguments)
+    assert body["error"] == code
+
+
+async def test_an_update_that_would_duplicate_another_memory_is_refused(client: Client) -> None:
+    first = await call(client, "store_memory", {"text": "Staging runs Postgres 16."})
+    second = await call(client, "store_memory", {"text": "Production runs Postgres 15."})
+
+    body = await refusal(
+        client, "update_memory", {"memory_id": second["memory_id"], "text": "staging runs  postgres 16."}
+    )
+
+    assert body["error"] == "duplicate"
+    assert first["memory_id"] in body["message"]
+
+
+async def test_a_loaded_memory_is_refused_with_the_file_to_edit(
+    client: Client, real_system: CognitiveSystem, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Deploys\n\nDeploys happen on Tuesdays after the change review.\n")
+    CognitiveCLI(real_system).load_markdown(str(notes))
+    (loaded,) = [m for batch in real_system.memories.iter_memories() for m in batch]
+
+    body = await refusal(client, "update_memory", {"memory_id": loaded.id, "text": "Deploys happen daily."})
+
+    assert body["error"] == "loaded_memory"
+    assert str(notes) in body["message"]
+
+
+async def test_the_same_text_stored_twice_answers_duplicate_with_the_first_id(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    first = await call(client, "store_memory", {"text": "The API rate limit is 600 requests a minute."})
+
+    again = await call(client, "store_memory", {"text": "  the API rate limit is 600 requests   a minute. "})
+
+    assert (again["duplicate"], again["memory_id"]) == (True, first["memory_id"])
+    assert first["duplicate"] is False and first["novelty"] == 1.0
+    assert real_system.memories.counts().total == 1
+
+
+async def test_a_near_duplicate_is_stored_with_its_similar_memory_named(client: Client) -> None:
+    first = await call(client, "store_memory", {"text": "The API rate limit is 600 requests per minute."})
+
+    near = await call(client, "store_memory", {"text": "The API rate limit is 600 requests per minute!!"})
+
+    assert near["duplicate"] is False
+    assert [similar["id"] for similar in near["similar"]] == [first["memory_id"]]
+    assert near["novelty"] < 0.08
+    assert "update_memory" in near["message"]
+
+
+async def test_a_project_s_memories_are_not_recalled_from_another_project(client: Client) -> None:
+    alpha = await call(
+        client,
+        "store_memory",
+        {"text": "The alpha service deploys with Helm.", "context": {"project": "alpha"}},
+    )
+    shared = await call(
+        client,
+        "store_memory",
+        {"text": "Every service deploys on weekdays only.", "context": {"project": "global"}},
+    )
+
+    from_beta = {m["id"] for m in await recalled(client, "how does the service deploy", project="beta")}
+    from_all = {
+        m["id"]
+        for m in await recalled(
+            client, "how does the service deploy", project="beta", filters={"projects": ["*"]}
+        )
+    }
+
+    assert alpha["project"] == "alpha"
+    assert from_beta == {shared["memory_id"]}
+    assert from_all == {alpha["memory_id"], shared["memory_id"]}
+
+
+async def test_the_same_text_in_two_projects_is_two_memories(client: Client) -> None:
+    one = await call(
+        client, "store_memory", {"text": "Run make check before pushing.", "context": {"project": "a"}}
+    )
+    two = await call(
+        client, "store_memory", {"text": "Run make check before pushing.", "context": {"project": "b"}}
+    )
+
+    assert one["memory_id"] != two["memory_id"] and two["duplicate"] is False
+
+
+async def test_time_filters_keep_memories_stored_in_the_range(client: Client) -> None:
+    await call(client, "store_memory", {"text": "We decided to adopt trunk-based development."})
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    yesterday = (datetime.now(UTC) - timedelta(days=1)).date().isoformat()
+
+    assert await recalled(client, "what did we decide", filters={"created_after": tomorrow}) == []
+    assert len(await recalled(client, "what did we decide", filters={"created_after": yesterday})) == 1
+    assert await recalled(client, "what did we decide", filters={"created_before": yesterday}) == []
+
+
+@pytest.mark.parametrize(
+    ("filters", "code"),
+    [
+        ({"created_after": "2024-13-45"}, "invalid_value"),
+        ({"created_before": "last week"}, "invalid_value"),
+        ({"created_before": 20240501}, "invalid_type"),
+        ({"created_after": "2024-05-02", "created_before": "2024-05-01"}, "invalid_value"),
+        ({"projects": [""]}, "empty_text"),
+    ],
+)
+async def test_bad_dates_and_projects_are_refused(client: Client, filters: dict[str, Any], code: str) -> None:
+    body = await refusal(client, "recall_memories", {"query": "anything", "filters": filters})
+
+    assert body["error"] == code
+    assert "Nothing was stored or changed" in body["message"] or "created_after" in body["message"]
+
+
+async def test_a_project_name_with_a_star_is_refused(client: Client) -> None:
+    body = await refusal(client, "store_memory", {"text": "x marks the spot", "context": {"project": "a*b"}})
+
+    assert "project name" in body["message"]

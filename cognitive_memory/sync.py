@@ -92,7 +92,7 @@ def build_write(plan: SyncPlan, vectors: Iterator[Vector], now: datetime) -> tup
     unchanged = 0
     for position, match in enumerate(plan.matches):
         vector = next(vectors) if match.needs_vector else None
-        memory = _memory_for(match, vector, now)
+        memory = _memory_for(match, vector, now, plan.update.project)
         if match.stored is None:
             added.append(memory)
         elif memory != match.stored or vector is not None:
@@ -117,7 +117,7 @@ def build_write(plan: SyncPlan, vectors: Iterator[Vector], now: datetime) -> tup
     return write, SyncCounts(len(added), len(rewritten), len(plan.removed), unchanged)
 
 
-def _memory_for(match: _Match, vector: Vector | None, now: datetime) -> CognitiveMemory:
+def _memory_for(match: _Match, vector: Vector | None, now: datetime, project: str) -> CognitiveMemory:
     chunk, stored = match.chunk, match.stored
     if stored is None:
         stored = CognitiveMemory(
@@ -137,6 +137,7 @@ def _memory_for(match: _Match, vector: Vector | None, now: datetime) -> Cognitiv
         metadata=dict(chunk.metadata),
         tags=chunk.tags,
         source_date=chunk.source_date,
+        project=project,
     )
     if match.stored is None:
         return dataclasses.replace(fresh, cognitive_embedding=vector)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from memory_system.options import ProjectOption
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     @app.command(name="git-load")
     def git_load(
         repo: Annotated[Path, typer.Argument(help="A git repository (or any directory inside one).")],
+        project: ProjectOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     ) -> None:
         """Turn a repository's history into memories: files that change together, files that keep
@@ -44,7 +46,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             typer.echo(f"Error: {exc.message}", err=True)
             raise typer.Exit(code=1) from exc
         with facade() as cli, progress_bar(f"Reading {repo}", "commits", enabled=not as_json) as on_progress:
-            result = cli.load_git_history(repo, on_progress)
+            result = cli.load_git_history(repo, on_progress, project=project)
         text = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
         typer.echo(text if as_json else format_git_load(result))
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memory_system.options import ProjectOption
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -63,13 +64,14 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     @app.command(name="load")
     def load_command(
         path: Annotated[str, typer.Argument(help="A markdown file, or a directory to load recursively.")],
+        project: ProjectOption = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     ) -> None:
         """Load markdown notes: one memory per section; a re-load only touches what changed."""
         enabled = not quiet and not as_json
         with facade() as cli, progress_bar("Loading", "files", enabled=enabled) as advance:
-            result = cli.load_markdown(path, on_progress=advance)
+            result = cli.load_markdown(path, on_progress=advance, project=project)
         _emit(result, format_load(result), as_json)
         if result.skipped:
             raise typer.Exit(code=EXIT_SKIPPED)
@@ -88,6 +90,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     @app.command(name="watch")
     def watch_command(
         path: Annotated[str, typer.Argument(help="A markdown file or directory to follow.")],
+        project: ProjectOption = None,
     ) -> None:
         """Load markdown, then follow its changes (create, modify, delete, rename) until Ctrl-C."""
         import signal
@@ -104,5 +107,6 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
                 on_load=loaded,
                 on_batch=lambda batch: typer.echo(_format_batch(batch), err=True),
                 stop=stop,
+                project=project,
             )
         typer.echo("Stopped watching.", err=True)

@@ -22,9 +22,28 @@ __all__ = [
 
 Model = TypeVar("Model", bound="BaseModel")
 
+
+def _project(value: str | None) -> str | None:
+    """A --project value, checked by the rule the MCP tools apply."""
+    if value is None:
+        return None
+    from pydantic import TypeAdapter, ValidationError
+
+    from interfaces.requests import ProjectName
+
+    try:
+        return TypeAdapter(ProjectName).validate_python(value)
+    except ValidationError as exc:
+        raise typer.BadParameter(
+            exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+        ) from None
+
+
 ProjectOption = Annotated[
     str | None,
-    typer.Option(help="The project to work in (default: COGNITIVE_MEMORY_PROJECT, else 'default')."),
+    typer.Option(
+        callback=_project, help="The project to work in (default: COGNITIVE_MEMORY_PROJECT, else 'default')."
+    ),
 ]
 InProjectOption = Annotated[
     list[str] | None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from cognitive_memory.core.memory import HierarchyLevel, MemoryType
+from cognitive_memory.core.memory import DEFAULT_PROJECT, HierarchyLevel, MemoryType
 
 __all__ = ["SourceChunk", "SourceUpdate", "SyncCounts", "content_hash"]
 
@@ -45,13 +45,15 @@ class SourceChunk:
 class SourceUpdate:
     """The whole current content of one source. ``fingerprint`` identifies the source's raw
     content (a file hash, a commit): loaders skip a source whose fingerprint is unchanged.
-    ``state`` is loader bookkeeping kept with the source (for example the last commit read)."""
+    ``state`` is loader bookkeeping kept with the source (for example the last commit read).
+    ``project`` is the project its memories belong to."""
 
     key: str
     loader_type: str
     fingerprint: str
     chunks: tuple[SourceChunk, ...]
     state: Mapping[str, Any] = field(default_factory=dict)
+    project: str = DEFAULT_PROJECT
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,13 @@ keep their memory and are not embedded again; vanished patterns are removed.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
 from cognitive_memory.loaders.git_history import (
     Commit,
@@ -74,7 +76,9 @@ class GitLoadReport:
         return written / working if working > 0 else 0.0
 
 
-def load_git(store: SourceStore, repo: Path, *, on_progress: Progress | None = None) -> GitLoadReport:
+def load_git(
+    store: SourceStore, repo: Path, *, on_progress: Progress | None = None, project: str = DEFAULT_PROJECT
+) -> GitLoadReport:
     """Load (or bring up to date) the history patterns of the repository containing ``repo``.
     Raises InvalidInputError when it is not a git repository or git is missing."""
     started = time.perf_counter()
@@ -82,7 +86,7 @@ def load_git(store: SourceStore, repo: Path, *, on_progress: Progress | None = N
     key = f"git:{root}"
     head = head_commit(root)
     stored = next((s for s in store.sources(GIT_LOADER_TYPE, key) if s.key == key), None)
-    if head is None or _current(stored, head):
+    if head is None or _current(stored, head, project):
         return _unchanged(root, head, stored, time.perf_counter() - started)
     known = [commit_from_digest(d) for d in store.source_digests(key)] if stored else []
     since = _resume_point(root, stored, known, head)
@@ -93,7 +97,9 @@ def load_git(store: SourceStore, repo: Path, *, on_progress: Progress | None = N
     patterns = find_patterns(commits, files_at(root, head))
     chunks = tuple(pattern_chunks(patterns, root.name, str(root)))
     model_seconds = _load_model(store, key, chunks)
-    counts = _sync(store, key, head, chunks, patterns, len(commits))
+    counts = _sync(
+        store, SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, project=project), patterns, len(commits)
+    )
     store.build_index()
     return GitLoadReport(
         str(root),
@@ -127,10 +133,13 @@ def _unchanged(root: Path, head: str | None, stored: SourceRecord | None, second
     )
 
 
-def _current(stored: SourceRecord | None, head: str) -> bool:
+def _current(stored: SourceRecord | None, head: str, project: str) -> bool:
+    """The stored patterns are of this commit, pattern version and project."""
     if stored is None:
         return False
-    return stored.fingerprint == head and stored.state.get("version") == PATTERN_VERSION
+    state = stored.state
+    same_project = state.get("project", DEFAULT_PROJECT) == project
+    return stored.fingerprint == head and state.get("version") == PATTERN_VERSION and same_project
 
 
 def _resume_point(root: Path, stored: SourceRecord | None, known: list[Commit], head: str) -> str | None:
@@ -168,22 +177,17 @@ def _load_model(store: SourceStore, key: str, chunks: Sequence[SourceChunk]) -> 
     return time.perf_counter() - started
 
 
-def _sync(
-    store: SourceStore,
-    key: str,
-    head: str,
-    chunks: tuple[SourceChunk, ...],
-    patterns: Patterns,
-    commits: int,
-) -> SyncCounts:
+def _sync(store: SourceStore, update: SourceUpdate, patterns: Patterns, commits: int) -> SyncCounts:
+    """Sync the patterns (``update`` without its state, which is made here)."""
     state = {
         "version": PATTERN_VERSION,
-        "head": head,
+        "head": update.fingerprint,
         "commits": commits,
-        "memories": len(chunks),
+        "memories": len(update.chunks),
         "cochanges": len(patterns.cochanges),
         "hotspots": len(patterns.hotspots),
         "solutions": len(patterns.solutions),
+        "project": update.project,
     }
-    (counts,) = store.sync_sources([SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, state)])
+    (counts,) = store.sync_sources([dataclasses.replace(update, state=state)])
     return counts

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.loaders.files import Skipped, TextFile, read_text, walk_markdown
@@ -61,8 +62,11 @@ class LoadReport:
         return written / working if working > 0 else 0.0
 
 
-def load_markdown(store: SourceStore, path: Path, *, on_progress: Progress | None = None) -> LoadReport:
-    """Load a markdown file or every markdown file under a directory (see the module docstring)."""
+def load_markdown(
+    store: SourceStore, path: Path, *, on_progress: Progress | None = None, project: str = DEFAULT_PROJECT
+) -> LoadReport:
+    """Load a markdown file or every markdown file under a directory into ``project`` (see the
+    module docstring)."""
     started = time.perf_counter()
     root = existing_path(path)
     if root.is_dir():
@@ -71,7 +75,7 @@ def load_markdown(store: SourceStore, path: Path, *, on_progress: Progress | Non
     else:
         files, skipped, prefix = [root], [], None
     known = {source.key: source for source in store.sources(LOADER_TYPE, prefix or str(root))}
-    report = sync_files(store, files, known, on_progress=on_progress)
+    report = sync_files(store, files, known, on_progress=on_progress, project=project)
     removed = _vanished(known, files) if prefix is not None else []
     counts = report.chunks
     if removed:
@@ -93,9 +97,11 @@ def sync_files(
     known: Mapping[str, SourceRecord] | None = None,
     *,
     on_progress: Progress | None = None,
+    project: str = DEFAULT_PROJECT,
 ) -> LoadReport:
-    """Sync these markdown files (real paths): unchanged bytes are skipped, the rest is parsed and
-    synced in batches. ``known`` holds the stored sources (looked up when not given)."""
+    """Sync these markdown files (real paths) into ``project``: files with unchanged bytes in the
+    same project are skipped, the rest is parsed and synced in batches. ``known`` holds the stored
+    sources (looked up when not given)."""
     started = time.perf_counter()
     if known is None:
         known = {
@@ -111,11 +117,11 @@ def sync_files(
         read = read_text(file)
         if isinstance(read, Skipped):
             skipped.append(read)
-        elif (source := known.get(str(file))) is not None and source.fingerprint == read.fingerprint:
+        elif (source := known.get(str(file))) is not None and _current(source, read.fingerprint, project):
             unchanged += 1
             counts += SyncCounts(unchanged=int(source.state.get("chunks", 0)))
         else:
-            batch.append(_update(read))
+            batch.append(_update(read, project))
             loaded += 1
         if sum(len(update.chunks) for update in batch) >= BATCH_CHUNKS or done == len(files):
             if batch and not store.encoder.is_ready:
@@ -155,9 +161,15 @@ def existing_path(path: Path) -> Path:
     return resolved
 
 
-def _update(file: TextFile) -> SourceUpdate:
+def _current(source: SourceRecord, fingerprint: str, project: str) -> bool:
+    """The stored source holds these bytes in this project (a load into another project moves it)."""
+    return source.fingerprint == fingerprint and source.state.get("project", DEFAULT_PROJECT) == project
+
+
+def _update(file: TextFile, project: str) -> SourceUpdate:
     chunks = tuple(chunk_markdown(file.text, file.path))
-    return SourceUpdate(str(file.path), LOADER_TYPE, file.fingerprint, chunks, {"chunks": len(chunks)})
+    state = {"chunks": len(chunks), "project": project}
+    return SourceUpdate(str(file.path), LOADER_TYPE, file.fingerprint, chunks, state, project)
 
 
 def _sync(store: SourceStore, batch: Sequence[SourceUpdate]) -> SyncCounts:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.loaders.files import PRUNED_DIRECTORIES, Skipped, is_markdown, walk_markdown
 from cognitive_memory.loaders.notes import (
@@ -48,6 +49,7 @@ def watch_markdown(
     on_batch: Callable[[WatchBatch], None] | None = None,
     stop: threading.Event | None = None,
     debounce_ms: int = DEBOUNCE_MS,
+    project: str = DEFAULT_PROJECT,
 ) -> None:
     """Load ``path`` once, then follow its changes until ``stop`` is set (or the process is
     interrupted). ``on_load`` receives the first load's report, ``on_batch`` each later batch."""
@@ -67,12 +69,12 @@ def watch_markdown(
         rust_timeout=RUST_TIMEOUT_MS,
     ):
         if not loaded:
-            report = load_markdown(store, root)
+            report = load_markdown(store, root, project=project)
             loaded = True
             if on_load is not None:
                 on_load(report)
             continue
-        batch = apply_changes(store, root, (Path(name) for _, name in changes))
+        batch = apply_changes(store, root, (Path(name) for _, name in changes), project)
         if on_batch is not None and (batch.chunks.changed or batch.skipped):
             on_batch(batch)
 
@@ -89,7 +91,9 @@ def _relevant(root: Path, path: Path) -> bool:
     return not any(part.startswith(".") or part in PRUNED_DIRECTORIES for part in parts[:-1])
 
 
-def apply_changes(store: SourceStore, root: Path, paths: Iterable[Path]) -> WatchBatch:
+def apply_changes(
+    store: SourceStore, root: Path, paths: Iterable[Path], project: str = DEFAULT_PROJECT
+) -> WatchBatch:
     """Sync changed markdown files under ``root`` and forget those (or directories) that are gone."""
     changed: dict[Path, None] = {}
     removed: list[str] = []
@@ -112,7 +116,7 @@ def apply_changes(store: SourceStore, root: Path, paths: Iterable[Path]) -> Watc
                 removed.append(str(path))
                 counts += SyncCounts(removed=memories)
     if changed:
-        report = sync_files(store, list(changed))
+        report = sync_files(store, list(changed), project=project)
         counts += report.chunks
         skipped += report.skipped
         store.build_index()

@@ -22,6 +22,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.mcp.test_stdio import INITIALIZE
+from tests.mcp.tools import TOOL_NAMES
 
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
 TOKEN = "correct-horse-battery-staple"
@@ -131,7 +132,7 @@ async def test_all_tools_over_streamable_http(http_server: RunningServer) -> Non
             Client(streamable_http_client(f"{http_server.url}/mcp", http_client=http)) as client,
         ):
             tools = await client.list_tools()
-            assert len(tools.tools) == 5
+            assert {tool.name for tool in tools.tools} == TOOL_NAMES
             await exercise_all_tools(client, "streamable")
 
 

@@ -7,20 +7,14 @@ from mcp import Client
 
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
-from tests.mcp.tools import call
+from tests.mcp.tools import TOOL_NAMES, call
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_tools_list_publishes_every_tool_with_schemas(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == {
-        "store_memory",
-        "recall_memories",
-        "session_lessons",
-        "memory_status",
-        "forget_memories",
-    }
+    assert set(tools) == TOOL_NAMES
     recall = tools["recall_memories"].input_schema["properties"]
     assert recall["max_results"]["minimum"] == 1
     assert recall["max_results"]["maximum"] == 50

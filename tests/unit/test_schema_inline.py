@@ -42,6 +42,7 @@ MEMORY: dict[str, Any] = {
     "last_accessed": None,
     "access_count": 0,
     "tags": ["web"],
+    "project": "default",
     "metadata": {"any": ["thing"]},
 }
 BRIDGE = {

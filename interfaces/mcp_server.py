@@ -117,10 +117,15 @@ class MemoryServer(MCPServer[ServerState]):
 
 
 def create_server(
-    system: CognitiveSystem, *, session_id: str | None = None, max_results: int = 50
+    system: CognitiveSystem,
+    *,
+    session_id: str | None = None,
+    max_results: int = 50,
+    project: str | None = None,
 ) -> MemoryServer:
-    """Build the server over ``system``; ``max_results`` caps recall_memories' max_results."""
-    cli = CognitiveCLI(system, session_id)
+    """Build the server over ``system``; ``max_results`` caps recall_memories' max_results.
+    ``project`` is the server's project; without one, each client's roots choose (else default)."""
+    cli = CognitiveCLI(system, session_id, project)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:

@@ -16,6 +16,7 @@ __all__ = [
     "BeforeOption",
     "InProjectOption",
     "ProjectOption",
+    "project_name",
     "recall_filters",
     "request",
 ]
@@ -23,7 +24,7 @@ __all__ = [
 Model = TypeVar("Model", bound="BaseModel")
 
 
-def _project(value: str | None) -> str | None:
+def project_name(value: str | None) -> str | None:
     """A --project value, checked by the rule the MCP tools apply."""
     if value is None:
         return None
@@ -42,7 +43,8 @@ def _project(value: str | None) -> str | None:
 ProjectOption = Annotated[
     str | None,
     typer.Option(
-        callback=_project, help="The project to work in (default: COGNITIVE_MEMORY_PROJECT, else 'default')."
+        callback=project_name,
+        help="The project to work in (default: COGNITIVE_MEMORY_PROJECT, else 'default').",
     ),
 ]
 InProjectOption = Annotated[

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from interfaces.formatting import format_recall
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
 from interfaces.requests import ProjectName, RecallFilters
 from interfaces.schemas import RecallResult, RecallType
 
@@ -34,7 +34,7 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         description=DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
-    def recall_memories(
+    async def recall_memories(
         query: Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to recall.")],
         ctx: Context[ServerState, Any],
         types: Annotated[
@@ -54,7 +54,9 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
             Field(description="The project to recall from (with the global memories). Default: current."),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
-        result = cli_of(ctx).retrieve_memories(
-            query, types, max_results, include_bridges, filters, project=project
+        scope = await call_project(ctx, project)
+        cli = cli_of(ctx)
+        result = await off_loop(
+            lambda: cli.retrieve_memories(query, types, max_results, include_bridges, filters, project=scope)
         )
         return answer(result, format_recall(result))

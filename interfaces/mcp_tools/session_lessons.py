@@ -9,7 +9,7 @@ from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from interfaces.formatting import format_lesson
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
 from interfaces.requests import ProjectName
 from interfaces.schemas import ImportanceLevel, LessonResult, LessonType
 
@@ -36,7 +36,7 @@ def register(server: MCPServer[ServerState]) -> None:
         description=REFLECTION_PROMPT,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     )
-    def session_lessons(
+    async def session_lessons(
         lesson_content: Annotated[
             str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The key insight or learning.")
         ],
@@ -54,7 +54,11 @@ def register(server: MCPServer[ServerState]) -> None:
             ProjectName | None, Field(description="The project it belongs to ('global': every project).")
         ] = None,
     ) -> Annotated[CallToolResult, LessonResult]:
-        result = cli_of(ctx).store_session_lesson(
-            lesson_content, lesson_type, session_context, importance, project=project
+        scope = await call_project(ctx, project)
+        cli = cli_of(ctx)
+        result = await off_loop(
+            lambda: cli.store_session_lesson(
+                lesson_content, lesson_type, session_context, importance, project=scope
+            )
         )
         return answer(result, format_lesson(result))

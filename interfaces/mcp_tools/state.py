@@ -2,21 +2,38 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import logging
+import warnings
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
+import anyio
+from mcp import MCPError
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from interfaces.cli import CognitiveCLI
+from interfaces.roots import project_of_root
 
-__all__ = ["ServerState", "answer", "cli_of"]
+__all__ = ["ROOTS_TIMEOUT_SECONDS", "ServerState", "answer", "call_project", "cli_of", "off_loop"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# How long a tool call waits for the client to list its roots (asked once per connection).
+ROOTS_TIMEOUT_SECONDS = 2.0
 
 
 @dataclass(frozen=True, slots=True)
 class ServerState:
     cli: CognitiveCLI
+    # The project each client connection's roots stand for (None: no usable roots).
+    roots: weakref.WeakKeyDictionary[object, str | None] = field(default_factory=weakref.WeakKeyDictionary)
 
 
 def cli_of(ctx: Context[ServerState, Any]) -> CognitiveCLI:
@@ -30,3 +47,37 @@ def answer(result: BaseModel, text: str) -> CallToolResult:
         content=[TextContent(type="text", text=text)],
         structured_content=result.model_dump(mode="json"),
     )
+
+
+async def off_loop(call: Callable[[], T]) -> T:
+    """Run a blocking facade call in a worker thread, as the SDK does for sync tools."""
+    return await anyio.to_thread.run_sync(call)
+
+
+async def call_project(ctx: Context[ServerState, Any], given: str | None) -> str | None:
+    """The project of a tool call: its own argument, else None when the server has one (the
+    facade applies it), else the client's roots (asked once per connection), else None."""
+    if given or cli_of(ctx).project:
+        return given
+    session = ctx.request_context.session
+    capabilities = session.client_capabilities
+    if capabilities is None or capabilities.roots is None or not session.can_send_request:
+        return None  # no roots offered, or a stateless request that cannot ask for them
+    state = ctx.request_context.lifespan_context
+    connection = session._connection  # the stable per-client key: sessions are built per request
+    if connection not in state.roots:
+        state.roots[connection] = await _roots_project(session)
+    return state.roots[connection]
+
+
+async def _roots_project(session: Any) -> str | None:
+    try:
+        with anyio.fail_after(ROOTS_TIMEOUT_SECONDS), warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            listed = await session.list_roots()
+    except (MCPError, ValidationError, TimeoutError) as exc:
+        logger.info("The client did not list its roots (%s); using the default project", exc)
+        return None
+    project = next((p for root in listed.roots if (p := project_of_root(str(root.uri)))), None)
+    logger.info("Project from the client's roots: %s", project)
+    return project

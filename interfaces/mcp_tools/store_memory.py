@@ -9,7 +9,7 @@ from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from interfaces.formatting import format_store
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
 from interfaces.requests import StoreContext
 from interfaces.schemas import StoreResult
 
@@ -32,12 +32,14 @@ def register(server: MCPServer[ServerState]) -> None:
         description=DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     )
-    def store_memory(
+    async def store_memory(
         text: Annotated[
             str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The content to remember.")
         ],
         ctx: Context[ServerState, Any],
         context: StoreContext | None = None,
     ) -> Annotated[CallToolResult, StoreResult]:
-        result = cli_of(ctx).store_experience(text, context)
+        project = await call_project(ctx, context.project if context else None)
+        cli = cli_of(ctx)
+        result = await off_loop(lambda: cli.store_experience(text, context, project=project))
         return answer(result, format_store(result))

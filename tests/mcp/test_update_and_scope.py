@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.types import ListRootsResult, Root
 
 from cognitive_memory.system import CognitiveSystem
 from interfaces.cli import CognitiveCLI
+from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -213,3 +215,54 @@ async def test_a_project_name_with_a_star_is_refused(client: Client) -> None:
     body = await refusal(client, "store_memory", {"text": "x marks the spot", "context": {"project": "a*b"}})
 
     assert "project name" in body["message"]
+
+
+async def test_the_client_s_first_root_chooses_the_project_by_its_git_top_level(
+    real_system: CognitiveSystem, tmp_path: Path
+) -> None:
+    repository = tmp_path / "payments-api"
+    (repository / ".git").mkdir(parents=True)
+    (repository / "src").mkdir()
+    asked: list[int] = []
+
+    async def roots(_context: Any) -> ListRootsResult:
+        asked.append(1)
+        return ListRootsResult(roots=[Root(uri=(repository / "src").as_uri())])  # type: ignore[arg-type]  # pydantic coerces str
+
+    # Roots are a handshake-era capability (deprecated in 2026-07-28): the legacy client offers them.
+    server = create_server(real_system, session_id="s")
+    async with Client(server, mode="legacy", list_roots_callback=roots) as client:
+        stored = await call(client, "store_memory", {"text": "Refunds go through the ledger service."})
+        lesson = await call(
+            client, "session_lessons", {"lesson_content": "Ledger calls need idempotency keys."}
+        )
+        found = await recalled(client, "refunds ledger")
+
+    assert (stored["project"], lesson["project"]) == ("payments-api", "payments-api")
+    assert {m["id"] for m in found} == {stored["memory_id"], lesson["lesson_id"]}
+    assert asked == [1]  # asked once per connection
+
+
+async def test_a_server_project_wins_over_the_client_s_roots(
+    real_system: CognitiveSystem, tmp_path: Path
+) -> None:
+    async def roots(_context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=tmp_path.as_uri())])  # type: ignore[arg-type]  # pydantic coerces str
+
+    server = create_server(real_system, session_id="s", project="configured")
+    async with Client(server, mode="legacy", list_roots_callback=roots) as client:
+        stored = await call(client, "store_memory", {"text": "The configured project is used."})
+
+    assert stored["project"] == "configured"
+
+
+async def test_a_stateless_client_s_roots_cannot_be_asked_and_the_default_project_serves(
+    real_system: CognitiveSystem, tmp_path: Path
+) -> None:
+    async def roots(_context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=tmp_path.as_uri())])  # type: ignore[arg-type]  # pydantic coerces str
+
+    async with Client(create_server(real_system, session_id="s"), list_roots_callback=roots) as client:
+        stored = await call(client, "store_memory", {"text": "Stateless requests have no back-channel."})
+
+    assert stored["project"] == "default"

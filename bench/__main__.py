@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench import git_load, latency, load, locomo, suite
+from bench import duplicates, git_load, latency, load, locomo, suite
 
 BENCHMARKS = {
     "suite": suite.main,
@@ -12,6 +12,7 @@ BENCHMARKS = {
     "load": load.main,
     "git-load": git_load.main,
     "locomo": locomo.main,
+    "duplicates": duplicates.main,
 }
 
 

@@ -351,8 +351,9 @@ class CognitiveSystem:
         note: str | None = None,
         session_id: str | None = None,
     ) -> bool:
-        """Link ``from_id`` -[relation]-> ``to_id``; True when the link is new (linking again only
-        replaces the note). Refuses unknown ids, a link to itself and a supersedes cycle."""
+        """Link ``from_id`` -[relation]-> ``to_id``; True when the link is new (linking again
+        changes nothing, the note included). Refuses unknown ids, a link to itself and a supersedes
+        cycle."""
         ends = check_ends(from_id, to_id)
         kind = check_relation(relation)
         written = self.memories.link((*ends, kind), check_note(note), session_id)

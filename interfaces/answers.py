@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.loaders import GitLoadReport, LoadReport
 from cognitive_memory.retrieval import RankedMemory
 from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.storage.relations import Neighbour
 from cognitive_memory.system import SystemStatus
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
@@ -22,6 +23,8 @@ from interfaces.schemas import (
     MemoryCountsOut,
     MemoryOut,
     MemoryRecordOut,
+    RelatedOut,
+    RelationName,
     ScoreOut,
     SkippedOut,
     StatusResult,
@@ -38,12 +41,15 @@ __all__ = [
     "load_out",
     "memory_fields",
     "ranked_out",
+    "related_out",
     "record_out",
     "status_out",
     "version_out",
 ]
 
 MB = 1024 * 1024
+# Characters of a linked memory shown in a related_memories answer.
+RELATED_PREVIEW = 200
 
 
 def iso(value: datetime | None) -> str | None:
@@ -133,7 +139,24 @@ def ranked_out(ranked: RankedMemory) -> MemoryOut:
         total=s.total,
     )
     return MemoryOut(
-        **memory_fields(ranked.memory), rank=ranked.rank, similarity_score=s.similarity, score=score
+        **memory_fields(ranked.memory),
+        rank=ranked.rank,
+        similarity_score=s.similarity,
+        score=score,
+        superseded_by=list(ranked.superseded_by),
+    )
+
+
+def related_out(neighbour: Neighbour, content: str) -> RelatedOut:
+    """One memory of a ``related_memories`` answer (``content`` is cut to its first 200 characters)."""
+    return RelatedOut(
+        id=neighbour.memory_id,
+        content=content[:RELATED_PREVIEW],
+        relation=cast("RelationName", neighbour.relation),
+        direction=neighbour.direction,
+        depth=neighbour.depth,
+        path=list(neighbour.path),
+        note=neighbour.note,
     )
 
 
@@ -182,6 +205,7 @@ def status_out(status: SystemStatus, detailed: bool, session_id: str) -> StatusR
             episodic_memories=counts.by_type["episodic"],
             semantic_memories=counts.by_type["semantic"],
             session_lessons=counts.session_lessons,
+            by_project=counts.by_project,
         ),
         storage_stats=storage,
         recent_activity=activity,

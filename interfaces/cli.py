@@ -6,8 +6,9 @@ import threading
 import uuid
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from cognitive_memory.core.links import check_note
 from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
 from cognitive_memory.errors import InvalidInputError, LoadedMemoryError
 from cognitive_memory.loaders import load_git, load_markdown, remove_markdown
@@ -24,6 +25,7 @@ from interfaces.answers import (
     memory_out,
     ranked_out,
     record_out,
+    related_out,
     status_out,
 )
 from interfaces.paging import DEFAULT_PAGE_SIZE, checked_order, checked_size, decode_cursor, encode_cursor
@@ -35,15 +37,19 @@ from interfaces.schemas import (
     GitLoadResult,
     KeptOut,
     LessonResult,
+    LinkResult,
     ListResult,
     LoadResult,
     RecallLists,
     RecallResult,
+    RelatedResult,
+    RelationName,
     RemoveResult,
     SimilarOut,
     SkippedOut,
     StatusResult,
     StoreResult,
+    UnlinkResult,
     UpdateResult,
     WatchResult,
 )
@@ -232,6 +238,51 @@ class CognitiveCLI:
         message = f"Forgot {len(forgotten)} of {len(ids)} memories"
         return ForgetResult(forgotten=forgotten, missing=missing, kept=kept, message=message)
 
+    def link_memories(
+        self, from_id: str, to_id: str, relation: RelationName, note: str | None = None
+    ) -> LinkResult:
+        """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
+        created = self.system.link(from_id, to_id, relation, note=note, session_id=self.session_id)
+        link = f"{from_id} {relation} {to_id}"
+        message = f"Linked: {link}" if created else f"Already linked: {link} (unchanged)"
+        return LinkResult(
+            from_id=from_id,
+            to_id=to_id,
+            relation=relation,
+            note=check_note(note),
+            created=created,
+            message=message,
+        )
+
+    def unlink_memories(self, from_id: str, to_id: str, relation: RelationName | None = None) -> UnlinkResult:
+        """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
+        removed = cast("list[RelationName]", self.system.unlink(from_id, to_id, relation))
+        message = (
+            f"Removed {len(removed)} link(s) from {from_id} to {to_id}"
+            if removed
+            else f"No {relation or 'link'} from {from_id} to {to_id}: nothing to remove"
+        )
+        return UnlinkResult(from_id=from_id, to_id=to_id, removed=removed, message=message)
+
+    def related_memories(
+        self, memory_id: str, depth: int = 1, relations: Sequence[RelationName] = ()
+    ) -> RelatedResult:
+        """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest
+        first, each with the relation, direction and path that reached it."""
+        found = self.system.related(memory_id, depth, relations)
+        ids = [neighbour.memory_id for neighbour in found.found]
+        content = {memory.id: memory.content for memory in self.system.memories.get(ids)}
+        related = [related_out(n, content[n.memory_id]) for n in found.found if n.memory_id in content]
+        more = " (more are linked: narrow the relations or the depth)" if found.truncated else ""
+        return RelatedResult(
+            memory_id=memory_id,
+            depth=depth,
+            relations=list(dict.fromkeys(relations)),
+            related=related,
+            truncated=found.truncated,
+            message=f"{len(related)} memories linked to {memory_id} within {depth} link(s){more}",
+        )
+
     def get_memories(self, memory_ids: Sequence[str], include_history: bool = False) -> GetResult:
         """The memories with these ids, whole, in the order asked (ids not found are ``missing``);
         with ``include_history`` each carries its earlier versions, oldest first."""
@@ -266,7 +317,9 @@ class CognitiveCLI:
             total=page.total,
             memories=[memory_out(m) for m in page.memories],
             next_cursor=encode_cursor(order, page.next_key) if page.next_key else None,
-            message=f"{len(page.memories)} of {page.total} memories, {_ORDER_NAMES[order]}",
+            message=f"{len(page.memories)} of {page.total} memories, {_ORDER_NAMES[order]}"
+            if page.total
+            else "No memories match",
         )
 
     def update_memory(self, memory_id: str, changes: MemoryChanges) -> UpdateResult:
@@ -302,9 +355,13 @@ class CognitiveCLI:
         """Rewrite the vector index from the vectors in SQLite; returns the number written."""
         return self.system.rebuild_index()
 
-    def load_markdown(self, path: str, on_progress: Callable[[int, int], None] | None = None) -> LoadResult:
-        """Load a markdown file or tree incrementally; ``on_progress(done, total)`` counts files."""
-        return load_out(load_markdown(self.system, Path(path), on_progress=on_progress))
+    def load_markdown(
+        self, path: str, on_progress: Callable[[int, int], None] | None = None, *, project: str | None = None
+    ) -> LoadResult:
+        """Load a markdown file or tree incrementally into the project; ``on_progress(done, total)``
+        counts files."""
+        report = load_markdown(self.system, Path(path), on_progress=on_progress, project=self.scope(project))
+        return load_out(report)
 
     def watch_markdown(
         self,
@@ -312,6 +369,8 @@ class CognitiveCLI:
         on_load: Callable[[LoadResult], None],
         on_batch: Callable[[WatchResult], None],
         stop: threading.Event | None = None,
+        *,
+        project: str | None = None,
     ) -> None:
         """Load ``path``, then follow its changes until ``stop`` is set or the process is interrupted."""
         watch_markdown(
@@ -327,6 +386,7 @@ class CognitiveCLI:
                 )
             ),
             stop=stop,
+            project=self.scope(project),
         )
 
     def remove_file(self, path: str) -> RemoveResult:
@@ -339,11 +399,16 @@ class CognitiveCLI:
         return status_out(self.system.status(), detailed, self.session_id)
 
     def load_git_history(
-        self, repo: str | Path, on_progress: Callable[[int, int], None] | None = None
+        self,
+        repo: str | Path,
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        project: str | None = None,
     ) -> GitLoadResult:
         """Load or bring up to date the co-change, hotspot and solution patterns of a repository.
         ``on_progress(done, total)`` follows the commits read."""
-        return git_load_out(load_git(self.system, Path(repo), on_progress=on_progress))
+        report = load_git(self.system, Path(repo), on_progress=on_progress, project=self.scope(project))
+        return git_load_out(report)
 
 
 def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:

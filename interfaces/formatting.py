@@ -10,12 +10,15 @@ from interfaces.schemas import (
     ForgetResult,
     GetResult,
     LessonResult,
+    LinkResult,
     ListResult,
     MemoryOut,
     MemoryRecordOut,
     RecallResult,
+    RelatedResult,
     StatusResult,
     StoreResult,
+    UnlinkResult,
     UpdateResult,
     VersionOut,
 )
@@ -24,10 +27,13 @@ __all__ = [
     "format_forget",
     "format_get",
     "format_lesson",
+    "format_link",
     "format_list",
     "format_recall",
+    "format_related",
     "format_source_info",
     "format_status",
+    "format_unlink",
     "format_store",
     "format_update",
 ]
@@ -61,6 +67,31 @@ def format_forget(result: ForgetResult) -> str:
     lines += [f"Forgotten: {memory_id}" for memory_id in result.forgotten]
     lines += [f"Not found: {memory_id}" for memory_id in result.missing]
     lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
+    return "\n".join(lines)
+
+
+def format_link(result: LinkResult) -> str:
+    note = [f"Note: {result.note}"] if result.note and result.created else []
+    return "\n".join([f"✓ {result.message}", *note])
+
+
+def format_unlink(result: UnlinkResult) -> str:
+    return f"✓ {result.message}" if result.removed else f"✗ {result.message}"
+
+
+def format_related(result: RelatedResult) -> str:
+    """One block per memory: depth, the link that reached it (→ outgoing, ← incoming), the path."""
+    lines = [f"🔗 {result.message}"]
+    for item in result.related:
+        arrow = f"{item.relation} →" if item.direction == "outgoing" else f"← {item.relation}"
+        lines += [
+            "",
+            f"[depth {item.depth}] {arrow} {item.id}",
+            f"   {_preview(item.content)}",
+            f"   Path: {' > '.join(item.path)}",
+        ]
+        if item.note:
+            lines.append(f"   Note: {item.note}")
     return "\n".join(lines)
 
 
@@ -109,6 +140,7 @@ def _memory_lines(number: int, memory: MemoryOut) -> list[str]:
         f"   ID: {memory.id}, Level: L{memory.hierarchy_level}, {score}Strength: {memory.strength:.2f}",
         f"   Source: {memory.source_info}",
         f"   Created: {memory.created_date}, Accessed: {memory.access_count} times",
+        *([f"   Superseded by: {', '.join(memory.superseded_by)}"] if memory.superseded_by else []),
     ]
 
 
@@ -226,6 +258,7 @@ def format_status(result: StatusResult) -> str:
         f"  Episodic Memories: {counts.episodic_memories:,}",
         f"  Semantic Memories: {counts.semantic_memories:,}",
         f"  Session Lessons: {counts.session_lessons:,}",
+        *(f"  Project {name}: {count:,}" for name, count in counts.by_project.items()),
         "",
         "Storage Statistics:",
         f"  Qdrant: {storage.qdrant_backend} ({storage.qdrant_mode}), status {storage.qdrant_status}",

@@ -65,7 +65,8 @@ def _describe_validation(tool: str, exc: ValidationError) -> tuple[str, str]:
     errors = exc.errors(include_input=False, include_url=False)
     code = _VALIDATION_CODES.get(errors[0]["type"], "invalid_type")
     problems = "; ".join(
-        f"`{'.'.join(str(p) for p in err['loc']) or 'arguments'}`: {err['msg']}" for err in errors
+        f"`{'.'.join(str(p) for p in err['loc']) or 'arguments'}`: {err['msg'].removeprefix('Value error, ')}"
+        for err in errors
     )
     return code, f"Invalid arguments for {tool}: {problems}. Nothing was stored or changed."
 

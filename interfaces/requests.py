@@ -12,17 +12,24 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS
 from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS
-from interfaces.schemas import LevelValue, MemoryTypeName, RecallSource
+from interfaces.schemas import LevelValue, MemoryTypeName, RecallSource, RelationName
 
 __all__ = [
     "ALL_PROJECTS",
     "MAX_PROJECT_CHARS",
     "DateBound",
+    "LinkDepth",
+    "LinkNote",
+    "LinkRequest",
     "MemoryChanges",
+    "MemoryId",
     "ProjectName",
     "RecallFilters",
+    "RelatedRequest",
     "StoreContext",
+    "UnlinkRequest",
     "date_bound",
 ]
 
@@ -74,6 +81,44 @@ DateBound = Annotated[
     Field(max_length=40, description="ISO 8601 date or date-time; a date alone is that day, UTC."),
     AfterValidator(_check_bound),
 ]
+
+
+MemoryId = Annotated[
+    str, Field(min_length=1, max_length=100, description="A memory id, as store_memory or recall returns it.")
+]
+LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS, description="Why the memories are linked.")]
+LinkDepth = Annotated[int, Field(ge=1, le=MAX_DEPTH, description="How many links to follow from the memory.")]
+
+
+class LinkRequest(BaseModel):
+    """``from_id`` -[relation]-> ``to_id``, with an optional note."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_id: MemoryId
+    to_id: MemoryId
+    relation: RelationName
+    note: LinkNote | None = None
+
+
+class UnlinkRequest(BaseModel):
+    """The links from ``from_id`` to ``to_id`` to remove: of ``relation`` only, or all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_id: MemoryId
+    to_id: MemoryId
+    relation: RelationName | None = None
+
+
+class RelatedRequest(BaseModel):
+    """The neighbourhood of ``memory_id``: ``depth`` links away, over ``relations`` (empty: all)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: MemoryId
+    depth: LinkDepth = 1
+    relations: list[RelationName] = Field(default_factory=list)
 
 
 class StoreContext(BaseModel):

@@ -13,6 +13,8 @@ __all__ = [
     "ForgetResult",
     "GetResult",
     "KeptOut",
+    "LinkDirection",
+    "LinkResult",
     "GitLoadResult",
     "LessonResult",
     "LessonType",
@@ -28,11 +30,15 @@ __all__ = [
     "RecallResult",
     "RecallSource",
     "RecallType",
+    "RelatedOut",
+    "RelatedResult",
+    "RelationName",
     "ScoreOut",
     "SimilarOut",
     "StatusResult",
     "StorageStatsOut",
     "StoreResult",
+    "UnlinkResult",
     "VersionOut",
     "UpdateResult",
 ]
@@ -44,6 +50,9 @@ MemoryTypeName = Literal["episodic", "semantic"]
 RecallSource = Literal["markdown", "git", "session_lesson"]
 LessonType = Literal["discovery", "pattern", "solution", "warning", "context"]
 ImportanceLevel = Literal["low", "medium", "high", "critical"]
+# Typed links between memories (link_memories); the core's RELATIONS holds the same names.
+RelationName = Literal["relates_to", "supersedes", "contradicts", "caused_by", "example_of", "part_of"]
+LinkDirection = Literal["outgoing", "incoming"]
 # list_memories' orders, each newest or highest first.
 OrderBy = Literal["created", "last_accessed", "importance", "access_count"]
 
@@ -124,6 +133,9 @@ class MemoryOut(BaseModel):
     tags: list[str]
     project: str
     metadata: dict[str, Any]
+    superseded_by: list[str] = Field(
+        default_factory=list, description="Ids of memories that supersede this one (see link_memories)."
+    )
 
 
 class BridgeOut(MemoryOut):
@@ -174,6 +186,7 @@ class MemoryCountsOut(BaseModel):
     episodic_memories: int
     semantic_memories: int
     session_lessons: int
+    by_project: dict[str, int] = Field(default_factory=dict, description="Memories per project.")
 
 
 class StorageStatsOut(BaseModel):
@@ -213,6 +226,49 @@ class ForgetResult(BaseModel):
     forgotten: list[str]
     missing: list[str]
     kept: list[KeptOut]
+    message: str
+
+
+class LinkResult(BaseModel):
+    success: bool = True
+    from_id: str
+    to_id: str
+    relation: RelationName
+    note: str | None = None
+    created: bool = Field(description="False when the link already existed (it was left as it was).")
+    message: str
+
+
+class UnlinkResult(BaseModel):
+    success: bool = True
+    from_id: str
+    to_id: str
+    removed: list[RelationName] = Field(description="The relations removed; empty when there was no link.")
+    message: str
+
+
+class RelatedOut(BaseModel):
+    """A memory linked to the start, by the last link of its path."""
+
+    id: str
+    content: str = Field(description="Its first 200 characters.")
+    relation: RelationName
+    direction: LinkDirection = Field(
+        description="outgoing: the link points from the previous memory of the path to this one; "
+        "incoming: from this one to the previous memory."
+    )
+    depth: int = Field(description="Links between the start and this memory (1-3).")
+    path: list[str] = Field(description="Ids from the start to this memory.")
+    note: str | None = None
+
+
+class RelatedResult(BaseModel):
+    success: bool = True
+    memory_id: str
+    depth: int
+    relations: list[RelationName] = Field(description="The relations followed; empty: all.")
+    related: list[RelatedOut] = Field(description="Nearest first; each memory once, at its smallest depth.")
+    truncated: bool = Field(description="True when more memories were linked than the answer holds.")
     message: str
 
 

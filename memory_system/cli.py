@@ -23,6 +23,7 @@ from memory_system import (
     encoder_cli,
     git_commands,
     load_commands,
+    relation_commands,
     update_command,
 )
 from memory_system.options import (
@@ -30,6 +31,7 @@ from memory_system.options import (
     BeforeOption,
     InProjectOption,
     ProjectOption,
+    project_name,
     recall_filters,
 )
 from memory_system.options import request as _request
@@ -121,6 +123,7 @@ def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
 
 
 load_commands.register(app, _facade)
+relation_commands.register(app, _facade)
 browse_commands.register(app, _facade)
 git_commands.register(app, _facade)
 update_command.register(app, _facade)
@@ -136,6 +139,14 @@ def serve_mcp(
         int | None, typer.Option(min=1, max=65535, help="Serve over HTTP on this port (/mcp and /sse).")
     ] = None,
     host: Annotated[str | None, typer.Option(help="HTTP bind address (default 127.0.0.1).")] = None,
+    project: Annotated[
+        str | None,
+        typer.Option(
+            callback=project_name,
+            help="Serve this project (default: COGNITIVE_MEMORY_PROJECT, else the client's roots, "
+            "else 'default').",
+        ),
+    ] = None,
 ) -> None:
     """Serve the MCP tools over stdio, or over HTTP with --port (or MCP_SERVER_MODE=http)."""
     _configure_logging()
@@ -153,7 +164,11 @@ def serve_mcp(
         except InsecureBindError as exc:
             raise _fail(str(exc)) from exc
     with _system(settings, serving=True) as system:
-        server = create_server(system, max_results=settings.recall.max_memories_per_query)
+        server = create_server(
+            system,
+            max_results=settings.recall.max_memories_per_query,
+            project=project or settings.scope.project,
+        )
         if http:
             _serve_http(server, bind_host, bind_port, token, listen.extra_hosts)
         else:

@@ -110,7 +110,7 @@ class Retriever:
         rows = self._memories.ranking_rows(reached)
         if where is not None and not where.is_empty():
             # Words and links reach memories the vector filter never saw: the same rule applies.
-            rows = [row for row in rows if where.matches(row.payload())]
+            rows = [row for row in rows if where.matches(row.payload(with_tags=bool(where.tags)))]
         best = self._rank(rows, signals, query_names(query), query_vector, now)[:max_results]
         ranked = self._ranked(best)
         cut = split_core(ranked, self.config.core_ratio)

@@ -72,7 +72,7 @@ def insert_link(
     at: float,
 ) -> LinkWrite:
     """Add ``(from_id, to_id, relation)`` unless an id is missing or it closes a supersedes cycle.
-    Linking again keeps the link and replaces its note when a note is given."""
+    Linking again changes nothing: the link keeps its first note."""
     from_id, to_id, relation = link
     found = {row[0] for row in conn.execute("SELECT id FROM memories WHERE id IN (?, ?)", (from_id, to_id))}
     missing = tuple(i for i in dict.fromkeys((from_id, to_id)) if i not in found)
@@ -82,16 +82,12 @@ def insert_link(
         cycle = _supersedes_chain(conn, to_id, from_id)
         if cycle:
             return LinkWrite(cycle=cycle)
-    existed = conn.execute(
-        "SELECT 1 FROM relations WHERE from_id = ? AND to_id = ? AND relation = ?", link
-    ).fetchone()
-    conn.execute(
+    inserted = conn.execute(
         "INSERT INTO relations (from_id, to_id, relation, note, created_at, session_id) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (from_id, to_id, relation) DO UPDATE SET "
-        "note = coalesce(excluded.note, note)",
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (from_id, to_id, relation) DO NOTHING",
         (*link, note, at, session_id),
     )
-    return LinkWrite(created=existed is None)
+    return LinkWrite(created=inserted.rowcount == 1)
 
 
 def _supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:

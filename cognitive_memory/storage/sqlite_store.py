@@ -7,7 +7,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -52,13 +52,14 @@ class RankingRow:
     memory_type: str
     tags_json: str
 
-    def payload(self) -> dict[str, Any]:
-        """The fields ``VectorFilter.matches`` reads, as the index's payload holds them."""
+    def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
+        """The fields ``VectorFilter.matches`` reads, as the index's payload holds them (the tags,
+        parsed from JSON, only when asked)."""
         return {
             "hierarchy_level": self.hierarchy_level,
             "memory_type": self.memory_type,
             "loader_type": self.loader_type,
-            "tags": json.loads(self.tags_json),
+            "tags": json.loads(self.tags_json) if with_tags else [],
             "project": self.project,
             "created_at": self.timestamp,
         }
@@ -72,6 +73,7 @@ class MemoryCounts:
     by_level: dict[int, int]
     by_type: dict[str, int]
     session_lessons: int
+    by_project: dict[str, int] = field(default_factory=dict)
 
 
 class SQLiteMemoryStore:
@@ -396,7 +398,8 @@ class SQLiteMemoryStore:
             by_level[level] += n
             by_type[kind] += n
             lessons += n if is_lesson else 0
-        return MemoryCounts(sum(by_level.values()), by_level, by_type, lessons)
+        projects = self._query("SELECT project, COUNT(*) FROM memories GROUP BY project ORDER BY 2 DESC")
+        return MemoryCounts(sum(by_level.values()), by_level, by_type, lessons, dict(projects))
 
     def activity(self) -> dict[str, datetime]:
         """When memories were last stored and retrieved."""

@@ -7,11 +7,14 @@ from mcp.server import MCPServer
 from interfaces.mcp_tools import (
     forget_memories,
     get_memories,
+    link_memories,
     list_memories,
     memory_status,
     recall_memories,
+    related_memories,
     session_lessons,
     store_memory,
+    unlink_memories,
     update_memory,
 )
 from interfaces.mcp_tools.state import ServerState
@@ -28,3 +31,6 @@ def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
     get_memories.register(server)
     list_memories.register(server)
     update_memory.register(server)
+    link_memories.register(server)
+    unlink_memories.register(server)
+    related_memories.register(server)

@@ -10,7 +10,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from interfaces.formatting import format_list
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
 from interfaces.paging import DEFAULT_PAGE_SIZE, MAX_CURSOR_CHARS, MAX_PAGE_SIZE
 from interfaces.requests import ProjectName, RecallFilters
 from interfaces.schemas import ListResult, OrderBy
@@ -33,7 +33,7 @@ def register(server: MCPServer[ServerState]) -> None:
         description=DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
-    def list_memories(
+    async def list_memories(
         ctx: Context[ServerState, Any],
         filters: Annotated[
             RecallFilters | None,
@@ -58,5 +58,7 @@ def register(server: MCPServer[ServerState]) -> None:
             Field(description="The project to list (with the global memories). Default: current."),
         ] = None,
     ) -> Annotated[CallToolResult, ListResult]:
-        result = cli_of(ctx).list_memories(filters, order_by, limit, cursor, project=project)
+        scope = await call_project(ctx, project)
+        cli = cli_of(ctx)
+        result = await off_loop(lambda: cli.list_memories(filters, order_by, limit, cursor, project=scope))
         return answer(result, format_list(result))

@@ -35,6 +35,8 @@ KNOWN_CODES = {
     "invalid_text",
     "invalid_metadata",
     "unknown_tool",
+    "invalid_cursor",
+    "not_found",
 }
 INJECTIONS = ["'; DROP TABLE memories; --", '" OR 1=1 --', "NEAR(a b)", "*", "memory_fts MATCH 'x'", "\x00"]
 FIELDS = {
@@ -43,6 +45,11 @@ FIELDS = {
     "session_lessons": ["lesson_content", "lesson_type", "session_context", "importance"],
     "memory_status": ["detailed"],
     "forget_memories": ["memory_ids"],
+    "get_memories": ["memory_ids", "include_history"],
+    "list_memories": ["filters", "order_by", "limit", "cursor", "project"],
+    "link_memories": ["from_id", "to_id", "relation", "note"],
+    "unlink_memories": ["from_id", "to_id", "relation"],
+    "related_memories": ["memory_id", "depth", "relations"],
 }
 
 texts = st.one_of(st.text(max_size=40), st.sampled_from(INJECTIONS), st.just(" "), st.just("x" * 100_001))

@@ -185,6 +185,7 @@ async def test_memory_status_reports_counts_storage_and_configuration(client: Cl
         "episodic_memories": 1,
         "semantic_memories": 2,
         "session_lessons": 1,
+        "by_project": {"default": 3},
     }
     storage = body["storage_stats"]
     assert (storage["qdrant_backend"], storage["qdrant_mode"], storage["qdrant_status"]) == (

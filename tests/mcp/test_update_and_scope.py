@@ -266,3 +266,25 @@ async def test_a_stateless_client_s_roots_cannot_be_asked_and_the_default_projec
         stored = await call(client, "store_memory", {"text": "Stateless requests have no back-channel."})
 
     assert stored["project"] == "default"
+
+
+async def test_get_memories_shows_the_versions_an_update_kept(client: Client) -> None:
+    stored = await call(client, "store_memory", {"text": "The on-call rotation changes on Mondays."})
+    await call(
+        client,
+        "update_memory",
+        {"memory_id": stored["memory_id"], "text": "The on-call rotation changes on Fridays."},
+    )
+    await call(client, "update_memory", {"memory_id": stored["memory_id"], "importance_score": 0.9})
+
+    body = await call(client, "get_memories", {"memory_ids": [stored["memory_id"]], "include_history": True})
+
+    (memory,) = body["memories"]
+    assert (memory["content"], memory["importance_score"]) == (
+        "The on-call rotation changes on Fridays.",
+        0.9,
+    )
+    assert [(v["version"], v["content"], v["importance_score"]) for v in memory["history"]] == [
+        (1, "The on-call rotation changes on Mondays.", 0.5),
+        (2, "The on-call rotation changes on Fridays.", 0.5),
+    ]

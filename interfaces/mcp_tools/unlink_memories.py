@@ -1,0 +1,44 @@
+"""unlink_memories: remove typed links from one memory to another.
+
+No `from __future__ import annotations` in the tool modules: the SDK reads the annotations."""
+
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from interfaces.formatting import format_unlink
+from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.requests import MemoryId
+from interfaces.schemas import RelationName, UnlinkResult
+
+__all__ = ["register"]
+
+DESCRIPTION = (
+    "Remove the links from from_id to to_id that link_memories made: only those of relation, or "
+    "all of them. Links in the other direction stay. No link to remove is not an error (removed is "
+    "empty); unknown memory ids are refused."
+)
+
+
+def register(server: MCPServer[ServerState]) -> None:
+    @server.tool(
+        name="unlink_memories",
+        title="Unlink memories",
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        ),
+    )
+    def unlink_memories(
+        from_id: Annotated[MemoryId, Field(description="The memory the links start from.")],
+        to_id: Annotated[MemoryId, Field(description="The memory the links point to.")],
+        ctx: Context[ServerState, Any],
+        relation: Annotated[
+            RelationName | None, Field(description="Remove only this relation. Default: every one.")
+        ] = None,
+    ) -> Annotated[CallToolResult, UnlinkResult]:
+        result = cli_of(ctx).unlink_memories(from_id, to_id, relation)
+        return answer(result, format_unlink(result))

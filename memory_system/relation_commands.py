@@ -1,0 +1,87 @@
+"""`link`, `unlink` and `related`: typed links between memories, from a shell.
+
+Arguments become the same typed requests the MCP tools take (a rule they break is one ``Error:``
+line, exit 1); core errors (unknown ids, a supersedes cycle) leave through the facade the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memory_system.options import request
+
+if TYPE_CHECKING:
+    from interfaces.cli import CognitiveCLI
+
+__all__ = ["register"]
+
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+RELATION_HELP = "relates_to, supersedes, contradicts, caused_by, example_of or part_of"
+
+
+def _emit(result: Any, text: str, as_json: bool) -> None:
+    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
+
+
+def register(app: typer.Typer, facade: FacadeSource) -> None:
+    """Add ``link``, ``unlink`` and ``related`` to ``app``; ``facade`` opens a CognitiveCLI."""
+
+    @app.command(name="link")
+    def link_command(
+        from_id: Annotated[str, typer.Argument(help="The memory the link starts from.")],
+        to_id: Annotated[str, typer.Argument(help="The memory the link points to.")],
+        relation: Annotated[
+            str, typer.Option("--relation", "-r", help=f"How FROM relates to TO: {RELATION_HELP}.")
+        ],
+        note: Annotated[str | None, typer.Option(help="Why they are linked.")] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """Link two memories: FROM --relation--> TO (linking again changes nothing)."""
+        from interfaces.formatting import format_link
+        from interfaces.requests import LinkRequest
+
+        given = request(LinkRequest, from_id=from_id, to_id=to_id, relation=relation, note=note)
+        with facade() as cli:
+            result = cli.link_memories(given.from_id, given.to_id, given.relation, given.note)
+        _emit(result, format_link(result), as_json)
+
+    @app.command(name="unlink")
+    def unlink_command(
+        from_id: Annotated[str, typer.Argument(help="The memory the links start from.")],
+        to_id: Annotated[str, typer.Argument(help="The memory the links point to.")],
+        relation: Annotated[
+            str | None, typer.Option("--relation", "-r", help=f"Only this relation ({RELATION_HELP}).")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """Remove the links from FROM to TO (all of them, or those of --relation)."""
+        from interfaces.formatting import format_unlink
+        from interfaces.requests import UnlinkRequest
+
+        given = request(UnlinkRequest, from_id=from_id, to_id=to_id, relation=relation)
+        with facade() as cli:
+            result = cli.unlink_memories(given.from_id, given.to_id, given.relation)
+        _emit(result, format_unlink(result), as_json)
+
+    @app.command(name="related")
+    def related_command(
+        memory_id: Annotated[str, typer.Argument(help="The memory to start from.")],
+        depth: Annotated[int, typer.Option(help="Links to follow, 1 to 3.")] = 1,
+        relation: Annotated[
+            list[str] | None, typer.Option("--relation", "-r", help="Follow only this relation (repeatable).")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    ) -> None:
+        """The memories linked to MEMORY_ID (both directions), nearest first, with their paths."""
+        from interfaces.formatting import format_related
+        from interfaces.requests import RelatedRequest
+
+        given = request(RelatedRequest, memory_id=memory_id, depth=depth, relations=relation)
+        with facade() as cli:
+            result = cli.related_memories(given.memory_id, given.depth, given.relations)
+        _emit(result, format_related(result), as_json)

@@ -1,0 +1,81 @@
+"""`get` and `list` through typer's runner: whole records, exit 3 on unknown ids, pages with a
+cursor, filters, and one-line refusals of bad input."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memory_system.cli import app
+
+runner = CliRunner()
+
+LONG_TEXT = (
+    "When the ingest queue backs up past ten thousand messages, scale the workers to eight, wait for "
+    "the lag graph to turn, then drain the dead-letter queue by hand with the replay script in the "
+    "ops repository; never purge it, the messages there are the ones customers are waiting for."
+)
+
+
+def stored_id(*arguments: str) -> str:
+    result = runner.invoke(app, ["store", *arguments, "--json"])
+    assert result.exit_code == 0, result.output
+    memory_id: str = json.loads(result.output)["memory_id"]
+    return memory_id
+
+
+def test_get_prints_a_memory_whole_and_exits_3_when_an_id_is_unknown(data_dir: Path) -> None:
+    memory_id = stored_id(LONG_TEXT, "--tag", "ops")
+
+    shown = runner.invoke(app, ["get", memory_id, "--history"])
+    partly = runner.invoke(app, ["get", memory_id, "no-such-memory", "--json"])
+
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith("✓ Found 1 of 1 memories")
+    assert LONG_TEXT in shown.output and "History (0 earlier versions):" in shown.output
+    assert partly.exit_code == 3
+    body = json.loads(partly.output)
+    assert body["missing"] == ["no-such-memory"]
+    assert [m["id"] for m in body["memories"]] == [memory_id]
+    assert body["memories"][0]["history"] is None
+
+
+def test_list_pages_with_the_cursor_it_prints_and_filters_like_recall(data_dir: Path) -> None:
+    ids = [
+        stored_id("Rotate the staging TLS certificate every sixty days.", "--tag", "ops"),
+        stored_id("The staging TLS certificate renewal failed last night.", "--tag", "incident"),
+        stored_id("Staging runs on three nodes behind one load balancer.", "--tag", "ops"),
+    ]
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+
+    first = json.loads(runner.invoke(app, ["list", "--limit", "2", "--json"]).output)
+    rest = json.loads(
+        runner.invoke(app, ["list", "--limit", "2", "--cursor", first["next_cursor"], "--json"]).output
+    )
+    ops = runner.invoke(app, ["list", "--tag", "ops"])
+    later = runner.invoke(app, ["list", "--after", tomorrow])
+
+    assert [m["id"] for m in first["memories"] + rest["memories"]] == list(reversed(ids))
+    assert (first["total"], rest["next_cursor"]) == (3, None)
+    assert ops.exit_code == 0, ops.output
+    assert ops.output.startswith("📋 2 of 2 memories, newest first")
+    assert "Staging runs on three nodes" in ops.output and "renewal failed" not in ops.output
+    assert later.exit_code == 0 and later.output.strip() == "📋 No memories match"
+
+
+def test_list_refuses_a_bad_cursor_order_date_or_limit_in_one_line(data_dir: Path) -> None:
+    garbled = runner.invoke(app, ["list", "--cursor", "not-a-cursor"])
+    order = runner.invoke(app, ["list", "--order-by", "random"])
+    date = runner.invoke(app, ["list", "--after", "2024-13-45"])
+    limit = runner.invoke(app, ["list", "--limit", "101"])
+
+    assert garbled.exit_code == 1
+    assert (
+        garbled.output.startswith("Error: `cursor` is not a cursor") and "without a cursor" in garbled.output
+    )
+    assert order.exit_code == 1 and "created, last_accessed, importance, access_count" in order.output
+    assert date.exit_code == 1 and date.output.startswith("Error: created_after '2024-13-45'")
+    assert limit.exit_code == 2

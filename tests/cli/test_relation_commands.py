@@ -1,0 +1,63 @@
+"""`link`, `unlink` and `related` through typer's runner: links made, walked and removed, and one
+`Error:` line with exit 1 for what the core or the request refuses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memory_system.cli import app
+
+runner = CliRunner()
+
+
+def stored(text: str) -> str:
+    result = runner.invoke(app, ["store", text, "--json"])
+    assert result.exit_code == 0, result.output
+    return str(json.loads(result.output)["memory_id"])
+
+
+def test_link_related_and_unlink_from_the_shell(data_dir: Path) -> None:
+    old, new = stored("Backups run at 02:00 UTC."), stored("Backups now run hourly.")
+
+    linked = runner.invoke(app, ["link", new, old, "--relation", "supersedes", "--note", "ops change"])
+    walked = runner.invoke(app, ["related", old, "--depth", "2", "--relation", "supersedes", "--json"])
+    text = runner.invoke(app, ["related", new])
+    unlinked = runner.invoke(app, ["unlink", new, old, "--json"])
+    after = runner.invoke(app, ["related", old, "--json"])
+
+    assert linked.exit_code == 0, linked.output
+    assert linked.output.splitlines() == [f"✓ Linked: {new} supersedes {old}", "Note: ops change"]
+    assert walked.exit_code == 0, walked.output
+    (item,) = json.loads(walked.output)["related"]
+    assert (item["id"], item["relation"], item["direction"], item["path"]) == (
+        new,
+        "supersedes",
+        "incoming",
+        [old, new],
+    )
+    assert f"[depth 1] supersedes → {old}" in text.output and f"Path: {new} > {old}" in text.output
+    assert json.loads(unlinked.output)["removed"] == ["supersedes"]
+    assert json.loads(after.output)["related"] == []
+
+
+def test_refusals_are_one_error_line_and_exit_1(data_dir: Path) -> None:
+    a, b = stored("The CDN caches images for a day."), stored("The CDN purges on deploy.")
+    runner.invoke(app, ["link", a, b, "--relation", "supersedes"])
+
+    unknown = runner.invoke(app, ["link", a, "no-such-id", "--relation", "relates_to"])
+    cycle = runner.invoke(app, ["link", b, a, "--relation", "supersedes"])
+    itself = runner.invoke(app, ["link", a, a, "--relation", "relates_to"])
+    relation = runner.invoke(app, ["link", a, b, "--relation", "replaces"])
+    depth = runner.invoke(app, ["related", a, "--depth", "4"])
+
+    for result in (unknown, cycle, itself, relation, depth):
+        assert result.exit_code == 1, result.output
+        assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
+    assert "'no-such-id'" in unknown.output
+    assert f"{b} cannot supersede {a}" in cycle.output
+    assert "cannot be linked to itself" in itself.output
+    assert "relation 'replaces'" in relation.output
+    assert "depth 4" in depth.output

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,7 +22,15 @@ from cognitive_memory.core.links import (
     check_relations,
     cycle_message,
 )
-from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, Vector
+from cognitive_memory.core.records import (
+    EDITABLE_FIELDS,
+    MemoryEdit,
+    apply_edit,
+    check_kind,
+    check_level,
+    new_memory,
+)
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
@@ -82,19 +89,6 @@ class StoreOutcome:
     duplicate: bool = False
     novelty: float | None = None
     similar: tuple[VectorHit, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryEdit:
-    """Fields to change in a memory; None leaves a field as it is (``tags`` replaces all tags,
-    ``metadata`` is merged into the memory's)."""
-
-    text: str | None = None
-    tags: Sequence[str] | None = None
-    importance_score: float | None = None
-    hierarchy_level: int | None = None
-    memory_type: str | None = None
-    metadata: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +195,7 @@ class CognitiveSystem:
         access is refreshed and it comes back as a duplicate.
         """
         content = check_text(text)
-        level, kind = classify(content, _level(hierarchy_level), _kind(memory_type))
+        level, kind = classify(content, check_level(hierarchy_level), check_kind(memory_type))
         importance, labels, extra = (
             check_importance(importance_score),
             check_tags(tags),
@@ -214,7 +208,7 @@ class CognitiveSystem:
         vector = self.encoder.encode([content])[0]
         novelty, similar = self._novelty(vector, project)
         now = self._clock()
-        memory = _memory(
+        memory = new_memory(
             content, vector, level, kind, now, importance, labels, extra, source_date, session_id, project
         )
         outcome = self._commit([memory])[0]
@@ -238,8 +232,8 @@ class CognitiveSystem:
         (previous,) = self.memories.get([memory_id]) or (None,)
         if previous is None:
             raise NotFoundError(f"No memory has the id {memory_id!r}.")
-        memory = _edited(previous, edit, self._clock())
-        changed = tuple(name for name in _EDITABLE if getattr(memory, name) != getattr(previous, name))
+        memory = apply_edit(previous, edit, self._clock())
+        changed = tuple(name for name in EDITABLE_FIELDS if getattr(memory, name) != getattr(previous, name))
         if not changed:
             return UpdateOutcome(previous, ())
         if "content" in changed:
@@ -263,7 +257,7 @@ class CognitiveSystem:
         vectors = self.encoder.encode(contents)
         now = self._clock()
         batch = [
-            _memory(content, vector, *classify(content), now, 0.5, (), {}, None, session_id)
+            new_memory(content, vector, *classify(content), now, 0.5, (), {}, None, session_id)
             for content, vector in zip(contents, vectors, strict=True)
         ]
         return self._commit(batch)
@@ -470,84 +464,8 @@ class CognitiveSystem:
         self.memories.close()
 
 
-def _memory(
-    content: str,
-    vector: Vector,
-    level: HierarchyLevel,
-    kind: MemoryType,
-    now: datetime,
-    importance: float,
-    tags: tuple[str, ...],
-    metadata: dict[str, Any],
-    source_date: datetime | None,
-    session_id: str | None,
-    project: str = DEFAULT_PROJECT,
-) -> CognitiveMemory:
-    return CognitiveMemory(
-        id=str(uuid.uuid4()),
-        content=content,
-        hierarchy_level=level,
-        memory_type=kind,
-        created_date=now,
-        timestamp=now,
-        source_date=source_date,
-        importance_score=importance,
-        tags=tags,
-        metadata=metadata,
-        cognitive_embedding=vector,
-        session_id=session_id,
-        project=project,
-    )
-
-
-_EDITABLE = ("content", "tags", "importance_score", "hierarchy_level", "memory_type", "metadata")
-
-
-def _edited(memory: CognitiveMemory, edit: MemoryEdit, now: datetime) -> CognitiveMemory:
-    """``memory`` with ``edit`` applied, each field validated as a store validates it."""
-    content = check_text(edit.text) if edit.text is not None else memory.content
-    level, kind = _level(edit.hierarchy_level), _kind(edit.memory_type)
-    level = memory.hierarchy_level if level is None else level  # HierarchyLevel(0) is falsy
-    kind = memory.memory_type if kind is None else kind
-    metadata = check_metadata({**memory.metadata, **(edit.metadata or {})})
-    return dataclasses.replace(
-        memory,
-        content=content,
-        hierarchy_level=level,
-        memory_type=kind,
-        importance_score=check_importance(edit.importance_score)
-        if edit.importance_score is not None
-        else memory.importance_score,
-        tags=check_tags(edit.tags) if edit.tags is not None else memory.tags,
-        metadata=metadata,
-        modified_date=now,
-    )
-
-
 def _unknown(ids: Sequence[str]) -> str:
     names = ", ".join(repr(memory_id) for memory_id in ids)
     return (
         f"No memory has the id {names} (forgotten, or never stored): check the ids recall_memories returned."
     )
-
-
-def _level(value: int | None) -> HierarchyLevel | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value not in (0, 1, 2):
-        raise InvalidInputError(
-            f"`hierarchy_level` is {value!r}; use 0 (concept), 1 (context) or 2 (episode).",
-            code="out_of_range",
-        )
-    return HierarchyLevel(value)
-
-
-def _kind(value: str | None) -> MemoryType | None:
-    if value is None:
-        return None
-    try:
-        return MemoryType(value)
-    except ValueError as exc:
-        raise InvalidInputError(
-            f"`memory_type` is {value!r}; use 'episodic' or 'semantic'.", code="invalid_value"
-        ) from exc

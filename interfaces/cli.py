@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from cognitive_memory.core.links import check_note
-from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
-from cognitive_memory.errors import InvalidInputError, LoadedMemoryError
+from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory
+from cognitive_memory.errors import LoadedMemoryError
 from cognitive_memory.loaders import load_git, load_markdown, remove_markdown
 from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.loaders.watch import watch_markdown
-from cognitive_memory.storage import VectorFilter
 from cognitive_memory.system import CognitiveSystem, MemoryEdit, StoreOutcome
 from interfaces.answers import (
     bridge_out,
@@ -28,8 +27,9 @@ from interfaces.answers import (
     related_out,
     status_out,
 )
+from interfaces.lessons import IMPORTANCE_SCORES, LESSON_PLACEMENT, LESSON_SUGGESTIONS
 from interfaces.paging import DEFAULT_PAGE_SIZE, checked_order, checked_size, decode_cursor, encode_cursor
-from interfaces.requests import ALL_PROJECTS, MemoryChanges, RecallFilters, StoreContext, date_bound
+from interfaces.requests import MemoryChanges, RecallFilters, StoreContext, scope_filter
 from interfaces.schemas import (
     DeleteResult,
     ForgetResult,
@@ -54,19 +54,9 @@ from interfaces.schemas import (
     WatchResult,
 )
 
-__all__ = ["IMPORTANCE_SCORES", "LESSON_PLACEMENT", "RECALL_TYPES", "CognitiveCLI", "scope_filter"]
+__all__ = ["RECALL_TYPES", "CognitiveCLI"]
 
 RECALL_TYPES = ("core", "peripheral", "bridge")
-IMPORTANCE_SCORES = {"low": 0.3, "medium": 0.5, "high": 0.8, "critical": 1.0}
-# lesson_type -> (hierarchy level, memory type): rules are concepts, fixes and context are
-# contexts, and a discovery is an episode (something that happened in this session).
-LESSON_PLACEMENT = {
-    "pattern": (0, "semantic"),
-    "warning": (0, "semantic"),
-    "solution": (1, "semantic"),
-    "context": (1, "semantic"),
-    "discovery": (2, "episodic"),
-}
 # How a list_memories page is sorted, in its message.
 _ORDER_NAMES = {
     "created": "newest first",
@@ -76,15 +66,6 @@ _ORDER_NAMES = {
 }
 # Characters of a similar memory shown in a store's answer.
 SIMILAR_PREVIEW = 200
-LESSON_SUGGESTIONS = {
-    "discovery": "Consider recording how this discovery changes the approach (a pattern) or what to avoid "
-    "(a warning).",
-    "pattern": "Consider adding a concrete case as a solution lesson so the pattern is easy to recognise.",
-    "solution": "Consider noting the symptoms that led here, so a future session finds the fix from "
-    "the problem.",
-    "warning": "Consider adding the safe alternative as a solution lesson.",
-    "context": "Consider updating this context lesson when the focus of the work changes.",
-}
 
 
 class CognitiveCLI:
@@ -409,33 +390,6 @@ class CognitiveCLI:
         ``on_progress(done, total)`` follows the commits read."""
         report = load_git(self.system, Path(repo), on_progress=on_progress, project=self.scope(project))
         return git_load_out(report)
-
-
-def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
-    """The core's filter from the caller's (``sources`` are loader types). Without
-    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all."""
-    given = filters or RecallFilters()
-    if ALL_PROJECTS in given.projects:
-        projects: tuple[str, ...] = ()
-    else:
-        projects = tuple(dict.fromkeys(given.projects)) or tuple(dict.fromkeys((project, GLOBAL_PROJECT)))
-    after = date_bound(given.created_after) if given.created_after else None
-    before = date_bound(given.created_before) if given.created_before else None
-    if after is not None and before is not None and after >= before:
-        raise InvalidInputError(
-            f"`created_after` ({given.created_after}) is not before "
-            f"`created_before` ({given.created_before}): no memory can match.",
-            code="invalid_value",
-        )
-    return VectorFilter(
-        hierarchy_levels=tuple(given.hierarchy_levels),
-        memory_types=tuple(given.memory_types),
-        loader_types=tuple(given.sources),
-        tags=tuple(given.tags),
-        projects=projects,
-        created_after=after.timestamp() if after else None,
-        created_before=before.timestamp() if before else None,
-    )
 
 
 def _rounded(value: float | None) -> float | None:

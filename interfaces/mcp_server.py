@@ -32,7 +32,10 @@ INSTRUCTIONS = (
     "Cognitive Memory is your long-term memory across sessions. Call recall_memories at the start of "
     "a task and whenever earlier context could help; call store_memory for facts, decisions and "
     "experiences worth keeping; call session_lessons before a session ends to record what a future "
-    "session (which will remember nothing) needs to know."
+    "session (which will remember nothing) needs to know. When a remembered fact changed, correct it "
+    "with update_memory (or store the new one and link_memories it with relation 'supersedes'); "
+    "get_memories opens memories by id. Memories are scoped to the current project; store what holds "
+    "everywhere with project 'global'."
 )
 
 _VALIDATION_CODES = {

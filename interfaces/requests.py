@@ -13,7 +13,10 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS
+from cognitive_memory.core.memory import GLOBAL_PROJECT
 from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.storage.vector_store import VectorFilter
 from interfaces.schemas import LevelValue, MemoryTypeName, RecallSource, RelationName
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "StoreContext",
     "UnlinkRequest",
     "date_bound",
+    "scope_filter",
 ]
 
 MAX_PROJECT_CHARS = 100
@@ -216,3 +220,30 @@ class MemoryChanges(BaseModel):
                 "give at least one of text, tags, importance_score, hierarchy_level, memory_type, source_info"
             )
         return self
+
+
+def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
+    """The core's filter from the caller's (``sources`` are loader types). Without
+    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all."""
+    given = filters or RecallFilters()
+    if ALL_PROJECTS in given.projects:
+        projects: tuple[str, ...] = ()
+    else:
+        projects = tuple(dict.fromkeys(given.projects)) or tuple(dict.fromkeys((project, GLOBAL_PROJECT)))
+    after = date_bound(given.created_after) if given.created_after else None
+    before = date_bound(given.created_before) if given.created_before else None
+    if after is not None and before is not None and after >= before:
+        raise InvalidInputError(
+            f"`created_after` ({given.created_after}) is not before "
+            f"`created_before` ({given.created_before}): no memory can match.",
+            code="invalid_value",
+        )
+    return VectorFilter(
+        hierarchy_levels=tuple(given.hierarchy_levels),
+        memory_types=tuple(given.memory_types),
+        loader_types=tuple(given.sources),
+        tags=tuple(given.tags),
+        projects=projects,
+        created_after=after.timestamp() if after else None,
+        created_before=before.timestamp() if before else None,
+    )

@@ -14,12 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector, content_key
+from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations, browse
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage.migrations import apply_migrations
+from cognitive_memory.storage.rows import (
+    MEMORY_COLUMNS,
+    delete_memories,
+    fill_content_keys,
+    insert_memories,
+    memory_from_row,
+    queue_vector_writes,
+)
 from cognitive_memory.storage.vector_store import VectorFilter
 from cognitive_memory.storage.versions import rewrite_memory
 
@@ -27,12 +35,6 @@ __all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "RankingRow", "SQLiteMemoryStore"]
 
 # BM25 weight of a memory's temporal context (its neighbours' words) against its own words.
 CONTEXT_WEIGHT = 0.3
-
-_COLUMNS = (
-    "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
-    "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding, "
-    "session_id, project"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +90,7 @@ class SQLiteMemoryStore:
             self._conn.execute("PRAGMA synchronous=FULL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             apply_migrations(self._conn)
-            _fill_content_keys(self._conn)
+            fill_content_keys(self._conn)
         except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
@@ -122,14 +124,14 @@ class SQLiteMemoryStore:
         """Insert memories in one transaction: rows, lexical index, links in time, vector outbox."""
         now = datetime.now(UTC).timestamp()
         with self._transaction() as conn:
-            _insert(conn, memories, now)
+            insert_memories(conn, memories, now)
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete memories with their links and lexical entries, queue their vector deletions,
         and re-index their neighbours in time. Returns the ids that existed."""
         with self._transaction() as conn:
-            return _delete(conn, ids, datetime.now(UTC).timestamp())
+            return delete_memories(conn, ids, datetime.now(UTC).timestamp())
 
     def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
         """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);
@@ -146,12 +148,12 @@ class SQLiteMemoryStore:
         now = datetime.now(UTC).timestamp()
         with self._transaction() as conn:
             for write in writes:
-                _delete(conn, write.removed, now)
-                _insert(conn, write.added, now)
+                delete_memories(conn, write.removed, now)
+                insert_memories(conn, write.added, now)
                 rewritten = source_sql.write_source(conn, write, now)
                 for memory_id in rewritten:
                     associations.index_memory(conn, memory_id)
-                _queue_vector_writes(conn, rewritten, "upsert", now)
+                queue_vector_writes(conn, rewritten, "upsert", now)
             source_sql.resolve_links(conn, now)
             if any(write.added or write.rewritten for write in writes):
                 conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
@@ -163,7 +165,7 @@ class SQLiteMemoryStore:
         with self._transaction() as conn:
             for key in keys:
                 ids = [chunk.memory_id for chunk in source_sql.chunks_of(conn, key)]
-                removed += _delete(conn, ids, now)
+                removed += delete_memories(conn, ids, now)
                 source_sql.forget_source(conn, key)
         return removed
 
@@ -194,17 +196,18 @@ class SQLiteMemoryStore:
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        rows = self._query(f"SELECT {_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
-        by_id = {row[0]: _from_row(row) for row in rows}
+        rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
+        by_id = {row[0]: memory_from_row(row) for row in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
         """A memory of ``project`` whose text equals ``text`` up to whitespace and case."""
         rows = self._query(
-            f"SELECT {_COLUMNS} FROM memories WHERE content_key = ? AND project = ? ORDER BY rowid LIMIT 1",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE content_key = ? AND project = ? "
+            "ORDER BY rowid LIMIT 1",
             (content_key(text), project),
         )
-        return _from_row(rows[0]) if rows else None
+        return memory_from_row(rows[0]) if rows else None
 
     def list_memories(
         self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
@@ -213,10 +216,10 @@ class SQLiteMemoryStore:
         ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
         with self._lock:
             try:
-                page = browse.page_rows(self._conn, _COLUMNS, where, order_by, limit, after)
+                page = browse.page_rows(self._conn, MEMORY_COLUMNS, where, order_by, limit, after)
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
-        return browse.MemoryPage([_from_row(row) for row in page.rows], page.total, page.next_key)
+        return browse.MemoryPage([memory_from_row(row) for row in page.rows], page.total, page.next_key)
 
     def versions(self, ids: Sequence[str]) -> dict[str, list[browse.VersionRow]]:
         """The earlier versions of each of ``ids`` that was updated, oldest first."""
@@ -257,12 +260,12 @@ class SQLiteMemoryStore:
         last_rowid = 0
         while True:
             rows = self._query(
-                f"SELECT {_COLUMNS}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                f"SELECT {MEMORY_COLUMNS}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
                 (last_rowid, batch_size),
             )
             if not rows:
                 return
-            yield [_from_row(row) for row in rows]
+            yield [memory_from_row(row) for row in rows]
             last_rowid = rows[-1][-1]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
@@ -416,122 +419,3 @@ class SQLiteMemoryStore:
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-
-
-def _fill_content_keys(conn: sqlite3.Connection) -> None:
-    """Give memories stored before duplicate detection their content key (once, in batches)."""
-    while rows := conn.execute(
-        "SELECT id, content FROM memories WHERE content_key IS NULL LIMIT 1000"
-    ).fetchall():
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.executemany(
-                "UPDATE memories SET content_key = ? WHERE id = ?",
-                [(content_key(text), i) for i, text in rows],
-            )
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
-
-def _insert(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
-    """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
-    conn.executemany(
-        f"INSERT INTO memories ({_COLUMNS}, loader_type, content_key) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [_to_row(memory) for memory in memories],
-    )
-    for memory in memories:
-        stamp = memory.timestamp.timestamp()
-        linked = associations.link_in_time(conn, memory.id, memory.session_id, stamp)
-        for memory_id in (memory.id, *linked):
-            associations.index_memory(conn, memory_id)
-    _queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
-
-
-def _delete(conn: sqlite3.Connection, ids: Sequence[str], now: float) -> list[str]:
-    """Delete rows, lexical entries and links, queue vector deletions, re-index neighbours in time."""
-    if not ids:
-        return []
-    marks = ",".join("?" * len(ids))
-    found = conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall()
-    existing = [memory_id for memory_id, _ in found]
-    if not existing:
-        return []
-    marks = ",".join("?" * len(existing))
-    touched = {
-        row[0]
-        for row in conn.execute(
-            f"SELECT target_id FROM connections WHERE source_id IN ({marks}) AND kind = 'temporal'",
-            existing,
-        )
-    } - set(existing)
-    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
-    conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
-    _queue_vector_writes(conn, existing, "delete", now)
-    for memory_id in sorted(touched):
-        associations.index_memory(conn, memory_id)
-    return existing
-
-
-def _queue_vector_writes(conn: sqlite3.Connection, ids: Sequence[str], operation: str, at: float) -> None:
-    """Record vector writes the index has yet to confirm (replayed at start-up)."""
-    conn.executemany(
-        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)",
-        [(memory_id, operation, at) for memory_id in ids],
-    )
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
-def _to_row(memory: CognitiveMemory) -> tuple[Any, ...]:
-    if memory.cognitive_embedding is None:
-        raise StorageError(f"Memory {memory.id} has no embedding; it cannot be stored.")
-    return (
-        memory.id,
-        memory.content,
-        int(memory.hierarchy_level),
-        memory.memory_type.value,
-        memory.created_date.isoformat(),
-        memory.timestamp.timestamp(),
-        _iso(memory.modified_date),
-        _iso(memory.source_date),
-        memory.last_accessed.timestamp() if memory.last_accessed else None,
-        memory.access_count,
-        memory.importance_score,
-        memory.strength,
-        json.dumps(dict(memory.metadata), ensure_ascii=False),
-        json.dumps(list(memory.tags), ensure_ascii=False),
-        json.dumps(dict(memory.dimensions)),
-        memory.cognitive_embedding.astype("<f4").tobytes(),
-        memory.session_id,
-        memory.project,
-        memory.loader_type,
-        content_key(memory.content),
-    )
-
-
-def _from_row(row: Sequence[Any]) -> CognitiveMemory:
-    return CognitiveMemory(
-        id=row[0],
-        content=row[1],
-        hierarchy_level=HierarchyLevel(row[2]),
-        memory_type=MemoryType(row[3]),
-        created_date=datetime.fromisoformat(row[4]),
-        timestamp=datetime.fromtimestamp(row[5], UTC),
-        modified_date=datetime.fromisoformat(row[6]) if row[6] else None,
-        source_date=datetime.fromisoformat(row[7]) if row[7] else None,
-        last_accessed=datetime.fromtimestamp(row[8], UTC) if row[8] is not None else None,
-        access_count=row[9],
-        importance_score=row[10],
-        strength=row[11],
-        metadata=json.loads(row[12]),
-        tags=tuple(json.loads(row[13])),
-        dimensions=json.loads(row[14]),
-        cognitive_embedding=np.frombuffer(row[15], dtype="<f4").astype(np.float32),
-        session_id=row[16],
-        project=row[17],
-    )

@@ -8,6 +8,7 @@ import sqlite3
 from cognitive_memory.core.memory import CognitiveMemory, content_key
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
+from cognitive_memory.storage.rows import queue_vector_writes
 
 __all__ = ["rewrite_memory"]
 
@@ -68,8 +69,5 @@ def rewrite_memory(
         ).fetchall()
         for memory_id in (memory.id, *(row[0] for row in neighbours)):
             associations.index_memory(conn, memory_id)
-    conn.execute(
-        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, 'upsert', ?)",
-        (memory.id, at),
-    )
+    queue_vector_writes(conn, [memory.id], "upsert", at)
     return int(last) + 1

@@ -286,3 +286,19 @@ async def test_ten_thousand_links_on_one_memory_stay_bounded_and_fast(
     assert len(beyond["related"]) == RELATED_LIMIT and beyond["truncated"] is True
     assert recall["total_results"] > 0 and extra["created"] is True
     assert elapsed < 10
+
+
+async def test_two_servers_on_one_data_directory_see_each_others_updates_at_once(
+    hash_clients: list[Client],
+) -> None:
+    first, second = hash_clients
+    memory_id = await store(first, "The cache TTL is five minutes.")
+
+    await call(second, "update_memory", {"memory_id": memory_id, "text": "The cache TTL is ten minutes."})
+    seen = await call(first, "get_memories", {"memory_ids": [memory_id], "include_history": True})
+    again = await call(first, "store_memory", {"text": "the cache TTL is ten minutes."})
+
+    (memory,) = seen["memories"]
+    assert memory["content"] == "The cache TTL is ten minutes."
+    assert [version["content"] for version in memory["history"]] == ["The cache TTL is five minutes."]
+    assert (again["duplicate"], again["memory_id"]) == (True, memory_id)

@@ -1,0 +1,151 @@
+"""Memory rows: the columns of a whole memory, and the SQL that inserts and deletes memories
+inside SQLiteMemoryStore's transactions."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, content_key
+from cognitive_memory.errors import StorageError
+from cognitive_memory.storage import associations
+
+__all__ = [
+    "MEMORY_COLUMNS",
+    "delete_memories",
+    "fill_content_keys",
+    "insert_memories",
+    "memory_from_row",
+    "memory_row",
+    "queue_vector_writes",
+]
+
+MEMORY_COLUMNS = (
+    "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
+    "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding, "
+    "session_id, project"
+)
+
+
+def fill_content_keys(conn: sqlite3.Connection) -> None:
+    """Give memories stored before duplicate detection their content key (once, in batches)."""
+    while rows := conn.execute(
+        "SELECT id, content FROM memories WHERE content_key IS NULL LIMIT 1000"
+    ).fetchall():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "UPDATE memories SET content_key = ? WHERE id = ?",
+                [(content_key(text), i) for i, text in rows],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
+    """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
+    conn.executemany(
+        f"INSERT INTO memories ({MEMORY_COLUMNS}, loader_type, content_key) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [memory_row(memory) for memory in memories],
+    )
+    for memory in memories:
+        stamp = memory.timestamp.timestamp()
+        linked = associations.link_in_time(conn, memory.id, memory.session_id, stamp)
+        for memory_id in (memory.id, *linked):
+            associations.index_memory(conn, memory_id)
+    queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
+
+
+def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) -> list[str]:
+    """Delete rows, lexical entries and links, queue vector deletions, re-index neighbours in time."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    found = conn.execute(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids).fetchall()
+    existing = [memory_id for memory_id, _ in found]
+    if not existing:
+        return []
+    marks = ",".join("?" * len(existing))
+    touched = {
+        row[0]
+        for row in conn.execute(
+            f"SELECT target_id FROM connections WHERE source_id IN ({marks}) AND kind = 'temporal'",
+            existing,
+        )
+    } - set(existing)
+    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
+    conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
+    queue_vector_writes(conn, existing, "delete", now)
+    for memory_id in sorted(touched):
+        associations.index_memory(conn, memory_id)
+    return existing
+
+
+def queue_vector_writes(conn: sqlite3.Connection, ids: Sequence[str], operation: str, at: float) -> None:
+    """Record vector writes the index has yet to confirm (replayed at start-up)."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)",
+        [(memory_id, operation, at) for memory_id in ids],
+    )
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
+    if memory.cognitive_embedding is None:
+        raise StorageError(f"Memory {memory.id} has no embedding; it cannot be stored.")
+    return (
+        memory.id,
+        memory.content,
+        int(memory.hierarchy_level),
+        memory.memory_type.value,
+        memory.created_date.isoformat(),
+        memory.timestamp.timestamp(),
+        _iso(memory.modified_date),
+        _iso(memory.source_date),
+        memory.last_accessed.timestamp() if memory.last_accessed else None,
+        memory.access_count,
+        memory.importance_score,
+        memory.strength,
+        json.dumps(dict(memory.metadata), ensure_ascii=False),
+        json.dumps(list(memory.tags), ensure_ascii=False),
+        json.dumps(dict(memory.dimensions)),
+        memory.cognitive_embedding.astype("<f4").tobytes(),
+        memory.session_id,
+        memory.project,
+        memory.loader_type,
+        content_key(memory.content),
+    )
+
+
+def memory_from_row(row: Sequence[Any]) -> CognitiveMemory:
+    return CognitiveMemory(
+        id=row[0],
+        content=row[1],
+        hierarchy_level=HierarchyLevel(row[2]),
+        memory_type=MemoryType(row[3]),
+        created_date=datetime.fromisoformat(row[4]),
+        timestamp=datetime.fromtimestamp(row[5], UTC),
+        modified_date=datetime.fromisoformat(row[6]) if row[6] else None,
+        source_date=datetime.fromisoformat(row[7]) if row[7] else None,
+        last_accessed=datetime.fromtimestamp(row[8], UTC) if row[8] is not None else None,
+        access_count=row[9],
+        importance_score=row[10],
+        strength=row[11],
+        metadata=json.loads(row[12]),
+        tags=tuple(json.loads(row[13])),
+        dimensions=json.loads(row[14]),
+        cognitive_embedding=np.frombuffer(row[15], dtype="<f4").astype(np.float32),
+        session_id=row[16],
+        project=row[17],
+    )

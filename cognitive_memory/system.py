@@ -231,7 +231,7 @@ class CognitiveSystem:
         same crash-safe way as a store."""
         (previous,) = self.memories.get([memory_id]) or (None,)
         if previous is None:
-            raise NotFoundError(f"No memory has the id {memory_id!r}.")
+            raise NotFoundError(_unknown([memory_id]))
         memory = apply_edit(previous, edit, self._clock())
         changed = tuple(name for name in EDITABLE_FIELDS if getattr(memory, name) != getattr(previous, name))
         if not changed:

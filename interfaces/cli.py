@@ -402,7 +402,7 @@ def _store_message(outcome: StoreOutcome) -> str:
     if outcome.similar:
         return (
             "Experience stored successfully. Similar memories exist: if this one corrects or extends "
-            "one of them, update_memory on that id keeps one memory instead of two."
+            "one of them, update_memory (memory_system update) on that id keeps one memory instead of two."
         )
     return "Experience stored successfully"
 

@@ -112,10 +112,16 @@ def format_store(result: StoreResult) -> str:
         f"Hierarchy Level: {level}",
         f"Memory Type: {result.memory_type}",
         f"Importance Score: {result.importance_score}",
+        f"Project: {result.project}",
         f"Stored At: {result.stored_at}",
     ]
     if result.tags:
         lines.append(f"Tags: {', '.join(result.tags)}")
+    if result.novelty is not None and not result.duplicate:
+        lines.append(f"Novelty: {result.novelty:.2f}")
+    if result.similar:
+        lines += ["", "Similar memories:"]
+        lines += [f"  {s.id} ({s.similarity:.2f}): {_preview(s.preview)}" for s in result.similar]
     if result.queued:
         lines.append(
             "Note: the vector index is unavailable; this memory is saved and will be indexed "

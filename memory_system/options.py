@@ -69,14 +69,15 @@ def request(model: type[Model], **fields: Any) -> Model:
     try:
         return model(**{name: value for name, value in fields.items() if value is not None})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{err['loc'][0]} {err['input']!r}: {err['msg']}"
-            if err["loc"]
-            else err["msg"].removeprefix("Value error, ")
-            for err in exc.errors(include_url=False)
-        )
+        problems = "; ".join(_problem(err) for err in exc.errors(include_url=False))
         typer.echo(f"Error: {problems}", err=True)
         raise typer.Exit(code=1) from None
+
+
+def _problem(error: Any) -> str:
+    """One validation error as ``field value: what is wrong``."""
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{error['loc'][0]} {error['input']!r}: {message}" if error["loc"] else message
 
 
 def recall_filters(

@@ -1,0 +1,57 @@
+"""A store made before projects (migrations 0001-0005) opens with every memory in `default`, its
+content key filled and its index payload rewritten, so the project filter finds it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.main import build_system
+from cognitive_memory.settings import Settings
+from cognitive_memory.storage import migrations
+from cognitive_memory.storage.vector_store import VectorFilter
+
+OLD_ID = "0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
+OLD_INSERT = (
+    "INSERT INTO memories (id, content, hierarchy_level, memory_type, created_date, timestamp, "
+    "access_count, importance_score, strength, metadata, tags, dimensions, embedding) "
+    "VALUES (?, ?, 1, 'semantic', '2024-05-01T00:00:00+00:00', 1714521600, 0, 0.5, 1.0, '{}', '[]', '{}', ?)"
+)
+
+
+def make_old_store(path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shipped = migrations.MIGRATIONS
+    monkeypatch.setattr(migrations, "MIGRATIONS", shipped[:5])
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrations.apply_migrations(conn)
+    vector = HashEncoder().encode([text])[0].astype("<f4").tobytes()
+    conn.execute(OLD_INSERT, (OLD_ID, text, vector))
+    conn.close()
+    monkeypatch.setattr(migrations, "MIGRATIONS", shipped)
+
+
+def test_an_old_store_joins_the_default_project_everywhere(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "The billing service retries webhooks three times."
+    make_old_store(data_dir / "cognitive_memory.db", text, monkeypatch)
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        (memory,) = system.memories.get([OLD_ID])
+        vector = HashEncoder().encode([text])[0]
+        in_default = system.vectors.search(vector, 5, VectorFilter(projects=("default",)))
+        elsewhere = system.vectors.search(vector, 5, VectorFilter(projects=("other",)))
+        again = system.store("  the billing service retries webhooks three times. ")
+    finally:
+        system.close()
+
+    assert memory.project == "default"
+    assert [hit.id for hit in in_default] == [OLD_ID] and elsewhere == []
+    assert np.allclose(memory.cognitive_embedding, vector)
+    assert (again.duplicate, again.memory.id) == (True, OLD_ID)

@@ -23,6 +23,12 @@ __all__ = [
     "ALL_PROJECTS",
     "MAX_PROJECT_CHARS",
     "DateBound",
+    "Importance",
+    "Kind",
+    "Level",
+    "NewText",
+    "SourceInfo",
+    "Tags",
     "LinkDepth",
     "LinkNote",
     "LinkRequest",
@@ -125,26 +131,27 @@ class RelatedRequest(BaseModel):
     relations: list[RelationName] = Field(default_factory=list)
 
 
+# Field types shared by store_memory, update_memory and the typer commands: one rule each.
+Level = Annotated[int, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode.")]
+Kind = Literal["episodic", "semantic"]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0.")]
+Tags = Annotated[
+    list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS, description="Tags.")
+]
+SourceInfo = Annotated[str, Field(max_length=500, description="Where this knowledge came from.")]
+NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The new text.")]
+
+
 class StoreContext(BaseModel):
     """Optional placement and labels for the memory."""
 
     model_config = ConfigDict(extra="forbid")
 
-    hierarchy_level: Annotated[
-        int | None,
-        Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode; inferred if omitted."),
-    ] = None
-    memory_type: Annotated[
-        Literal["episodic", "semantic"] | None, Field(description="Inferred if omitted.")
-    ] = None
-    importance_score: Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0; default 0.5.")] = 0.5
-    tags: Annotated[
-        list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]],
-        Field(max_length=MAX_TAGS, description="Categorization tags."),
-    ] = Field(default_factory=list)
-    source_info: Annotated[
-        str | None, Field(max_length=500, description="Where this knowledge came from.")
-    ] = None
+    hierarchy_level: Annotated[Level | None, Field(description="Inferred if omitted.")] = None
+    memory_type: Annotated[Kind | None, Field(description="Inferred if omitted.")] = None
+    importance_score: Annotated[Importance, Field(description="Default 0.5.")] = 0.5
+    tags: Annotated[Tags, Field(description="Categorization tags.")] = Field(default_factory=list)
+    source_info: SourceInfo | None = None
     project: Annotated[
         ProjectName | None,
         Field(description="The project it belongs to ('global': seen from every project). Default: current."),
@@ -192,26 +199,14 @@ class MemoryChanges(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    text: Annotated[
-        str | None,
-        Field(
-            min_length=1, max_length=MAX_TEXT_CHARS, description="The new text (embedded and indexed again)."
-        ),
-    ] = None
+    text: Annotated[NewText | None, Field(description="The new text (embedded and indexed again).")] = None
     tags: Annotated[
-        list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None,
-        Field(max_length=MAX_TAGS, description="The new tags: they replace all of the memory's tags."),
+        Tags | None, Field(description="The new tags: they replace all of the memory's tags.")
     ] = None
-    importance_score: Annotated[float | None, Field(ge=0.0, le=1.0, description="0.0 to 1.0.")] = None
-    hierarchy_level: Annotated[
-        int | None, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode.")
-    ] = None
-    memory_type: Annotated[
-        Literal["episodic", "semantic"] | None, Field(description="episodic or semantic.")
-    ] = None
-    source_info: Annotated[
-        str | None, Field(max_length=500, description="Where this knowledge came from.")
-    ] = None
+    importance_score: Importance | None = None
+    hierarchy_level: Level | None = None
+    memory_type: Kind | None = None
+    source_info: SourceInfo | None = None
 
     @model_validator(mode="after")
     def _something_changes(self) -> MemoryChanges:

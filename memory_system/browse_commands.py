@@ -12,7 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from memory_system.options import AfterOption, BeforeOption, InProjectOption, ProjectOption, recall_filters
+from memory_system.options import (
+    AfterOption,
+    BeforeOption,
+    InProjectOption,
+    JsonOption,
+    LevelsOption,
+    ProjectOption,
+    SourcesOption,
+    TagsOption,
+    TypesOption,
+    recall_filters,
+)
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -21,7 +32,6 @@ __all__ = ["EXIT_MISSING", "register"]
 
 EXIT_MISSING = 3
 FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
 def _emit(result: Any, text: str, as_json: bool) -> None:
@@ -58,18 +68,10 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         ] = "created",
         limit: Annotated[int, typer.Option(min=1, max=100, help="Most memories on the page.")] = 20,
         cursor: Annotated[str | None, typer.Option(help="The next cursor a previous page printed.")] = None,
-        tag: Annotated[
-            list[str] | None, typer.Option(help="Only memories with this tag (repeatable).")
-        ] = None,
-        level: Annotated[
-            list[int] | None, typer.Option(min=0, max=2, help="Only this level (repeatable).")
-        ] = None,
-        memory_type: Annotated[
-            list[str] | None, typer.Option("--type", help="Only episodic or semantic (repeatable).")
-        ] = None,
-        source: Annotated[
-            list[str] | None, typer.Option(help="Only markdown, git or session_lesson (repeatable).")
-        ] = None,
+        tag: TagsOption = None,
+        level: LevelsOption = None,
+        memory_type: TypesOption = None,
+        source: SourcesOption = None,
         project: ProjectOption = None,
         in_project: InProjectOption = None,
         after: AfterOption = None,

@@ -30,7 +30,12 @@ from memory_system.options import (
     AfterOption,
     BeforeOption,
     InProjectOption,
+    JsonOption,
+    LevelsOption,
     ProjectOption,
+    SourcesOption,
+    TagsOption,
+    TypesOption,
     project_name,
     recall_filters,
 )
@@ -263,21 +268,15 @@ def recall(
     query: Annotated[str, typer.Argument(help="What to recall.")],
     max_results: Annotated[int, typer.Option(min=1, help="Most core + peripheral memories.")] = 10,
     no_bridges: Annotated[bool, typer.Option("--no-bridges", help="Skip bridge discovery.")] = False,
-    tag: Annotated[list[str] | None, typer.Option(help="Only memories with this tag (repeatable).")] = None,
-    level: Annotated[
-        list[int] | None, typer.Option(min=0, max=2, help="Only this level (repeatable).")
-    ] = None,
-    memory_type: Annotated[
-        list[str] | None, typer.Option("--type", help="Only episodic or semantic (repeatable).")
-    ] = None,
-    source: Annotated[
-        list[str] | None, typer.Option(help="Only markdown, git or session_lesson (repeatable).")
-    ] = None,
+    tag: TagsOption = None,
+    level: LevelsOption = None,
+    memory_type: TypesOption = None,
+    source: SourcesOption = None,
     project: ProjectOption = None,
     in_project: InProjectOption = None,
     after: AfterOption = None,
     before: BeforeOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Recall memories of the project (and global ones) for a query, optionally filtered."""
     from interfaces.formatting import format_recall

@@ -15,7 +15,12 @@ __all__ = [
     "AfterOption",
     "BeforeOption",
     "InProjectOption",
+    "JsonOption",
+    "LevelsOption",
     "ProjectOption",
+    "SourcesOption",
+    "TagsOption",
+    "TypesOption",
     "project_name",
     "recall_filters",
     "request",
@@ -54,6 +59,19 @@ InProjectOption = Annotated[
         help="Search this project instead of the current one and global (repeatable; '*' all).",
     ),
 ]
+TagsOption = Annotated[
+    list[str] | None, typer.Option("--tag", help="Only memories with this tag (repeatable).")
+]
+LevelsOption = Annotated[
+    list[int] | None, typer.Option("--level", min=0, max=2, help="Only this level (repeatable).")
+]
+TypesOption = Annotated[
+    list[str] | None, typer.Option("--type", help="Only episodic or semantic (repeatable).")
+]
+SourcesOption = Annotated[
+    list[str] | None, typer.Option("--source", help="Only markdown, git or session_lesson (repeatable).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 AfterOption = Annotated[
     str | None, typer.Option("--after", help="Only memories stored at or after this ISO 8601 date or time.")
 ]

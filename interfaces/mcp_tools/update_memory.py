@@ -2,17 +2,16 @@
 
 No `from __future__ import annotations` in the tool modules: the SDK reads the annotations."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS
 from interfaces.formatting import format_update
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.requests import MemoryChanges
+from interfaces.requests import Importance, Kind, Level, MemoryChanges, MemoryId, NewText, SourceInfo, Tags
 from interfaces.schemas import UpdateResult
 
 __all__ = ["register"]
@@ -36,25 +35,16 @@ def register(server: MCPServer[ServerState]) -> None:
         ),
     )
     def update_memory(
-        memory_id: Annotated[str, Field(min_length=1, max_length=100, description="The memory to change.")],
+        memory_id: Annotated[MemoryId, Field(description="The memory to change.")],
         ctx: Context[ServerState, Any],
         text: Annotated[
-            str | None, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The new text.")
+            NewText | None, Field(description="The new text (embedded and indexed again).")
         ] = None,
-        tags: Annotated[
-            list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None,
-            Field(max_length=MAX_TAGS, description="New tags; they replace all of its tags."),
-        ] = None,
-        importance_score: Annotated[float | None, Field(ge=0.0, le=1.0, description="0.0 to 1.0.")] = None,
-        hierarchy_level: Annotated[
-            int | None, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode.")
-        ] = None,
-        memory_type: Annotated[
-            Literal["episodic", "semantic"] | None, Field(description="The new type.")
-        ] = None,
-        source_info: Annotated[
-            str | None, Field(max_length=500, description="Where this knowledge came from.")
-        ] = None,
+        tags: Annotated[Tags | None, Field(description="New tags; they replace all of its tags.")] = None,
+        importance_score: Importance | None = None,
+        hierarchy_level: Level | None = None,
+        memory_type: Kind | None = None,
+        source_info: SourceInfo | None = None,
     ) -> Annotated[CallToolResult, UpdateResult]:
         changes = MemoryChanges(
             text=text,

@@ -5,10 +5,9 @@ Exit codes: 0 done, 1 bad input (one ``Error:`` line says why), 3 ``get`` did no
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,6 +21,7 @@ from memory_system.options import (
     SourcesOption,
     TagsOption,
     TypesOption,
+    emit,
     recall_filters,
 )
 
@@ -32,10 +32,6 @@ __all__ = ["EXIT_MISSING", "register"]
 
 EXIT_MISSING = 3
 FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
-
-
-def _emit(result: Any, text: str, as_json: bool) -> None:
-    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
@@ -54,7 +50,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
         with facade() as cli:
             result = cli.get_memories(memory_ids, include_history=history)
-        _emit(result, format_get(result), as_json)
+        emit(result, format_get(result), as_json)
         if result.missing:
             raise typer.Exit(code=EXIT_MISSING)
 
@@ -84,4 +80,4 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
         with facade() as cli:
             result = cli.list_memories(filters, order_by, limit, cursor, project=project)
-        _emit(result, format_list(result), as_json)
+        emit(result, format_list(result), as_json)

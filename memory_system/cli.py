@@ -36,6 +36,7 @@ from memory_system.options import (
     SourcesOption,
     TagsOption,
     TypesOption,
+    emit,
     project_name,
     recall_filters,
 )
@@ -134,10 +135,6 @@ git_commands.register(app, _facade)
 update_command.register(app, _facade)
 
 
-def _emit(result: Any, text: str, as_json: bool) -> None:
-    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
-
-
 @serve_app.command("mcp")
 def serve_mcp(
     port: Annotated[
@@ -233,7 +230,7 @@ def status(
 
     with _facade() as cli:
         result = cli.show_status(detailed)
-        _emit(result, format_status(result), as_json)
+        emit(result, format_status(result), as_json)
 
 
 @app.command()
@@ -260,7 +257,7 @@ def store(
     )
     with _facade() as cli:
         result = cli.store_experience(text, context)
-        _emit(result, format_store(result), as_json)
+        emit(result, format_store(result), as_json)
 
 
 @app.command()
@@ -284,7 +281,7 @@ def recall(
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
     with _facade() as cli:
         result = cli.retrieve_memories(query, None, max_results, not no_bridges, filters, project=project)
-        _emit(result, format_recall(result), as_json)
+        emit(result, format_recall(result), as_json)
 
 
 @app.command()
@@ -297,7 +294,7 @@ def forget(
 
     with _facade() as cli:
         result = cli.forget_memories(memory_ids)
-        _emit(result, format_forget(result), as_json)
+        emit(result, format_forget(result), as_json)
     if result.missing or result.kept:
         raise typer.Exit(3)
 

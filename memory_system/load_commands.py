@@ -7,14 +7,13 @@ files were skipped (each is listed with its reason).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import ProjectOption
+from memory_system.options import ProjectOption, emit
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -54,10 +53,6 @@ def _format_batch(batch: WatchResult) -> str:
     return "\n".join(lines)
 
 
-def _emit(result: Any, text: str, as_json: bool) -> None:
-    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
-
-
 def register(app: typer.Typer, facade: FacadeSource) -> None:
     """Add ``load``, ``remove-file`` and ``watch`` to ``app``; ``facade`` opens a CognitiveCLI."""
 
@@ -72,7 +67,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         enabled = not quiet and not as_json
         with facade() as cli, progress_bar("Loading", "files", enabled=enabled) as advance:
             result = cli.load_markdown(path, on_progress=advance, project=project)
-        _emit(result, format_load(result), as_json)
+        emit(result, format_load(result), as_json)
         if result.skipped:
             raise typer.Exit(code=EXIT_SKIPPED)
 
@@ -85,7 +80,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         with facade() as cli:
             result = cli.remove_file(path)
         text = f"Removed {result.memories_removed} memories of {result.files_removed} files under {path}"
-        _emit(result, text, as_json)
+        emit(result, text, as_json)
 
     @app.command(name="watch")
     def watch_command(

@@ -15,6 +15,7 @@ __all__ = [
     "AfterOption",
     "BeforeOption",
     "InProjectOption",
+    "emit",
     "JsonOption",
     "LevelsOption",
     "ProjectOption",
@@ -78,6 +79,13 @@ AfterOption = Annotated[
 BeforeOption = Annotated[
     str | None, typer.Option("--before", help="Only memories stored before this ISO 8601 date or time.")
 ]
+
+
+def emit(result: BaseModel, text: str, as_json: bool) -> None:
+    """Print a command's answer: its JSON with ``--json``, else the text for people."""
+    import json
+
+    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
 
 
 def request(model: type[Model], **fields: Any) -> Model:

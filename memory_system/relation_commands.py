@@ -6,14 +6,13 @@ line, exit 1); core errors (unknown ids, a supersedes cycle) leave through the f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import request
+from memory_system.options import emit, request
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -22,10 +21,6 @@ __all__ = ["register"]
 
 FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 RELATION_HELP = "relates_to, supersedes, contradicts, caused_by, example_of or part_of"
-
-
-def _emit(result: Any, text: str, as_json: bool) -> None:
-    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
@@ -48,7 +43,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         given = request(LinkRequest, from_id=from_id, to_id=to_id, relation=relation, note=note)
         with facade() as cli:
             result = cli.link_memories(given.from_id, given.to_id, given.relation, given.note)
-        _emit(result, format_link(result), as_json)
+        emit(result, format_link(result), as_json)
 
     @app.command(name="unlink")
     def unlink_command(
@@ -66,7 +61,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         given = request(UnlinkRequest, from_id=from_id, to_id=to_id, relation=relation)
         with facade() as cli:
             result = cli.unlink_memories(given.from_id, given.to_id, given.relation)
-        _emit(result, format_unlink(result), as_json)
+        emit(result, format_unlink(result), as_json)
 
     @app.command(name="related")
     def related_command(
@@ -84,4 +79,4 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         given = request(RelatedRequest, memory_id=memory_id, depth=depth, relations=relation)
         with facade() as cli:
             result = cli.related_memories(given.memory_id, given.depth, given.relations)
-        _emit(result, format_related(result), as_json)
+        emit(result, format_related(result), as_json)

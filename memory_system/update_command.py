@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import request
+from memory_system.options import emit, request
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -48,8 +47,4 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         )
         with facade() as cli:
             result = cli.update_memory(memory_id, changes)
-        typer.echo(
-            json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
-            if as_json
-            else format_update(result)
-        )
+        emit(result, format_update(result), as_json)

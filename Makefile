@@ -32,8 +32,10 @@ test: install
 
 check: lint typecheck test
 
-serve: install
-	$(BIN)/memory_system serve mcp
+# stdout is the JSON-RPC stream: the install step and make's own echo go to stderr.
+serve:
+	@$(MAKE) --no-print-directory install >&2
+	@$(BIN)/memory_system serve mcp
 
 bench: install
 	$(BIN)/python -m bench

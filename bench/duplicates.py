@@ -11,6 +11,9 @@ conversation, one memory per dialogue turn as ``bench locomo`` stores them) and 
   whose cosine to their original reaches it (restatements a store should flag);
 - exact: memories whose text equals another's after case and whitespace folding (a store answers
   them ``duplicate: true``).
+Then what the check costs a store: the novelty search (``SIMILAR_LIMIT`` nearest memories of the
+project) and the same-text lookup, p50 at 1,000 and 10,000 memories, and at 10,000 again with the
+HNSW index built.
 """
 
 from __future__ import annotations
@@ -19,20 +22,26 @@ import argparse
 import json
 import random
 import re
-from collections.abc import Sequence
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bench.corpus import memory_texts, query_texts
 from bench.latency import RESULTS
 from bench.locomo import DEFAULT_DATA as LOCOMO_DATA
 from bench.locomo import turns
-from cognitive_memory.core.memory import content_key
+from cognitive_memory.core.memory import DEFAULT_PROJECT, content_key
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.loaders.markdown import chunk_markdown
-from cognitive_memory.main import model_encoder
+from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
+from cognitive_memory.storage.vector_store import VectorFilter
+from cognitive_memory.system import SIMILAR_LIMIT
 
 __all__ = ["main", "run"]
 
@@ -88,14 +97,54 @@ def measure(encoder: Encoder, projects: Sequence[Sequence[str]], sample: int) ->
     }
 
 
+def check_cost(encoder: Encoder, data_dir: Path) -> dict[str, float]:
+    """p50 ms of the store-time checks at 1,000 and 10,000 memories (the bench corpus)."""
+    settings = Settings(env_file=None)
+    settings.storage.data_dir = data_dir
+    system = build_system(settings, encoder=encoder)
+    texts, probes = memory_texts(10_000), query_texts(200)
+    vectors = encoder.encode(probes)
+    where = VectorFilter(projects=(DEFAULT_PROJECT,))
+    costs: dict[str, float] = {}
+    try:
+        for size in (1_000, 10_000):
+            for start in range(system.memories.counts().total, size, 1_000):
+                system.store_many(texts[start : start + 1_000], session_id=f"bulk-{start}")
+            costs[f"novelty_search_{size}"] = _p50(
+                lambda i: system.vectors.search(vectors[i], SIMILAR_LIMIT, where)
+            )
+            costs[f"same_text_{size}"] = _p50(
+                lambda i: system.memories.find_same_text(probes[i], DEFAULT_PROJECT)
+            )
+        system.build_index()
+        costs["novelty_search_10000_indexed"] = _p50(
+            lambda i: system.vectors.search(vectors[i], SIMILAR_LIMIT, where)
+        )
+    finally:
+        system.close()
+    return costs
+
+
+def _p50(call: Callable[[int], object], n: int = 200) -> float:
+    samples = []
+    for index in range(n):
+        started = time.perf_counter()
+        call(index)
+        samples.append(time.perf_counter() - started)
+    return round(statistics.median(samples) * 1000, 3)
+
+
 def run(sample: int) -> dict[str, Any]:
     encoder = model_encoder(Settings(env_file=None))
     encoder.warm_up()
+    with tempfile.TemporaryDirectory() as data_dir:
+        cost = check_cost(encoder, Path(data_dir))
     return {
         "benchmark": "duplicates",
         "encoder": encoder.name,
         "locomo": measure(encoder, locomo_projects(), sample),
         "npm_readmes": measure(encoder, readme_projects(), sample),
+        "check_cost_p50_ms": cost,
     }
 
 

@@ -5,7 +5,6 @@ Heavy imports (torch, the MCP SDK, Qdrant) happen inside command bodies so ``--h
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -13,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,6 +23,7 @@ from memory_system import (
     git_commands,
     load_commands,
     relation_commands,
+    serving,
     update_command,
 )
 from memory_system.options import (
@@ -150,8 +150,15 @@ def serve_mcp(
         ),
     ] = None,
 ) -> None:
-    """Serve the MCP tools over stdio, or over HTTP with --port (or MCP_SERVER_MODE=http)."""
+    """Serve the MCP tools over stdio, or over HTTP with --port (or MCP_SERVER_MODE=http).
+    SIGINT and SIGTERM (Ctrl-C) end it with status 0."""
+    serving.stop_on_signals()
     _configure_logging()
+    _serve(port, host, project)
+    serving.exit_now(0)
+
+
+def _serve(port: int | None, host: str | None, project: str | None) -> None:
     from interfaces.http_app import InsecureBindError, check_bind
     from interfaces.mcp_server import create_server
 
@@ -172,52 +179,10 @@ def serve_mcp(
             project=project or settings.scope.project,
         )
         if http:
-            _serve_http(server, bind_host, bind_port, token, listen.extra_hosts)
+            serving.serve_http(server, bind_host, bind_port, token, listen.extra_hosts)
         else:
-            _serve_stdio(server)
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _serve_stdio(server: Any) -> None:
-    """Serve until stdin closes, SIGINT or SIGTERM; a signal ends the session without a traceback."""
-    import signal
-
-    signal.signal(signal.SIGTERM, _interrupt)
-    # A signal that lands while a task runs reaches us wrapped in the task group's exception group.
-    try:
-        server.run()
-    except* KeyboardInterrupt:
-        pass
-
-
-def _serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
-    """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning."""
-    import uvicorn
-
-    from interfaces.http_app import create_http_app
-
-    app = create_http_app(server, host=host, port=port, token=token, allowed_hosts=extra_hosts)
-    logging.getLogger(__name__).info(
-        "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s",
-        host,
-        port,
-        " with bearer auth" if token else "",
-    )
-
-    class _Server(uvicorn.Server):
-        """uvicorn re-raises the stopping signal after its graceful shutdown, which would kill the
-        process before the memory system is closed; here the shutdown ends with a clean return."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            with super().capture_signals():
-                yield
-                self._captured_signals.clear()
-
-    _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
+            serving.on_stop(system.flush)
+            serving.serve_stdio(server)
 
 
 @app.command()

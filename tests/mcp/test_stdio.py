@@ -108,7 +108,7 @@ async def test_a_server_whose_vector_store_is_held_elsewhere_still_answers_and_l
     assert "held by another process" in json.dumps(status.structured_content)
 
 
-def test_sigterm_ends_a_stdio_server_cleanly(data_dir: Path) -> None:
+def _initialized(data_dir: Path) -> subprocess.Popen[bytes]:
     process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
@@ -118,9 +118,44 @@ def test_sigterm_ends_a_stdio_server_cleanly(data_dir: Path) -> None:
         "name": "cognitive-memory",
         "version": metadata.version("cognitive-memory"),
     }
+    return process
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("when", ["after initialize", "0.3 s after start"])
+def test_a_signal_ends_a_stdio_server_with_stdin_still_open(data_dir: Path, signum: int, when: str) -> None:
+    if when == "after initialize":
+        process = _initialized(data_dir)
+    else:
+        process = spawn_raw_server(data_dir)
+        time.sleep(0.3)
     started = time.monotonic()
-    process.send_signal(signal.SIGTERM)
-    _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 0
+    process.send_signal(signum)
+    returncode = process.wait(timeout=10)  # stdin stays open: only the signal can end it
+    elapsed = time.monotonic() - started
+    _, stderr = process.communicate()
+
+    assert returncode == 0
+    assert elapsed < 5
     assert b"Traceback" not in stderr
-    assert time.monotonic() - started < 30
+    assert b"terminate called" not in stderr
+
+
+def test_make_serve_writes_nothing_but_json_rpc_on_stdout(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    repository = Path(__file__).resolve().parents[2]
+    env = {**server_parameters(data_dir).env, "VENV": str(Path(sys.executable).parents[1])}  # type: ignore[dict-item]  # env is set above
+    process = subprocess.Popen(
+        ["make", "--no-print-directory", "-C", str(repository), "serve", f"VENV={env['VENV']}"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    process.stdin.flush()
+    first = process.stdout.readline()
+    process.communicate(timeout=30)
+
+    assert json.loads(first)["id"] == INITIALIZE["id"]

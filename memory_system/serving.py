@@ -1,0 +1,101 @@
+"""Running `serve mcp`: stdio or HTTP, and how SIGINT and SIGTERM end it (status 0, no traceback).
+
+In stdio mode the SDK reads stdin in a worker thread that only more input or end-of-file wakes,
+and the event loop waits for that thread when it shuts down: an interrupted event loop would
+leave the server answering on. So a signal ends a stdio server from a helper thread: it waits
+(at most ``GRACE_SECONDS``) for what ``on_stop`` registered (the bookkeeping writes of the last
+recall), then ends the process. Nothing acknowledged is lost: a memory is acknowledged only
+after SQLite committed it, and the vector outbox replays what the index had not confirmed.
+Before a server runs, a signal ends the process at once (SQLite's migrations are transactions).
+The HTTP server handles the signals itself (uvicorn finishes open requests, then returns).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+__all__ = ["GRACE_SECONDS", "exit_now", "on_stop", "serve_http", "serve_stdio", "stop_on_signals"]
+
+logger = logging.getLogger(__name__)
+
+GRACE_SECONDS = 2.0
+_stopping = threading.Event()
+_on_stop: list[Callable[[], object]] = []
+
+
+def stop_on_signals() -> None:
+    """From now on SIGINT and SIGTERM end the process with status 0 (see the module docstring)."""
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+
+
+def on_stop(callback: Callable[[], object]) -> None:
+    """Run ``callback`` (at most ``GRACE_SECONDS``) when a signal ends the server."""
+    _on_stop.append(callback)
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    if _stopping.is_set():
+        return
+    _stopping.set()
+    logger.info("%s received: stopping", signal.Signals(signum).name)
+    threading.Thread(target=_wind_down, name="stop", daemon=True).start()
+
+
+def _wind_down() -> None:
+    for callback in _on_stop:
+        worker = threading.Thread(target=callback, daemon=True)
+        worker.start()
+        worker.join(GRACE_SECONDS)
+    exit_now(0)
+
+
+def exit_now(code: int = 0) -> None:
+    """End the process at once with ``code``, logs and standard streams flushed. Also the normal
+    end of `serve mcp`: it skips the interpreter's teardown, which aborts ("terminate called
+    without an active exception") while a native encoder thread still runs."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def serve_stdio(server: Any) -> None:
+    """Serve until stdin closes, SIGINT or SIGTERM."""
+    server.run()
+
+
+def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
+    """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning."""
+    import uvicorn
+
+    from interfaces.http_app import create_http_app
+
+    app = create_http_app(server, host=host, port=port, token=token, allowed_hosts=extra_hosts)
+    logger.info(
+        "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s",
+        host,
+        port,
+        " with bearer auth" if token else "",
+    )
+
+    class _Server(uvicorn.Server):
+        """uvicorn re-raises the stopping signal after its graceful shutdown, which would kill the
+        process before the memory system is closed; here the shutdown ends with a clean return."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                yield
+                self._captured_signals.clear()
+
+    _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()

@@ -4,6 +4,7 @@ Every error carries a short machine-readable ``code`` and a message that tells t
 what to do. The edges (MCP tools, the typer CLI) translate them; nothing below does.
 
     CognitiveMemoryError            code + actionable message
+    ├── ConfigurationError          a setting (environment or .env) has a value that cannot work
     ├── InvalidInputError           the caller's input is wrong; nothing was stored
     │   ├── NotFoundError           a memory id the call needs does not exist
     │   └── LoadedMemoryError       the memory comes from a file or repository: change it there
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 __all__ = [
     "CognitiveMemoryError",
+    "ConfigurationError",
     "EncoderError",
     "IndexMismatchError",
     "InvalidInputError",
@@ -36,6 +38,12 @@ class CognitiveMemoryError(Exception):
         super().__init__(message)
         self.code = code or self.default_code
         self.message = message
+
+
+class ConfigurationError(CognitiveMemoryError):
+    """A setting from the environment or .env cannot be used as given."""
+
+    default_code = "invalid_setting"
 
 
 class InvalidInputError(CognitiveMemoryError):

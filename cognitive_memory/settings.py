@@ -9,8 +9,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationInfo, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from cognitive_memory.errors import ConfigurationError
 
 __all__ = [
     "EncoderSettings",
@@ -21,6 +23,7 @@ __all__ = [
     "StorageSettings",
     "default_cache_dir",
     "default_data_dir",
+    "describe_invalid",
 ]
 
 APP_DIR_NAME = "cognitive-memory"
@@ -107,7 +110,7 @@ class EncoderSettings(BaseSettings):
     def _blank_is_default(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str) and not value.strip():
             return "onnx" if info.field_name == "backend" else default_cache_dir()
-        return value
+        return value.strip().lower() if info.field_name == "backend" and isinstance(value, str) else value
 
 
 class RecallSettings(BaseSettings):
@@ -152,6 +155,11 @@ class ServerSettings(BaseSettings):
 
     _blank = field_validator("auth_token", mode="before")(_blank_is_none)
 
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
     @property
     def extra_hosts(self) -> list[str]:
         """Host names (besides loopback) that DNS-rebinding protection accepts."""
@@ -162,8 +170,22 @@ class Settings:
     """All settings, read together from the environment and one ``.env`` file."""
 
     def __init__(self, env_file: Path | str | None = ".env") -> None:
-        self.storage = StorageSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
-        self.encoder = EncoderSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
-        self.recall = RecallSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
-        self.server = ServerSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
-        self.scope = ScopeSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+        """Raises ConfigurationError naming each variable whose value cannot be used."""
+        try:
+            self.storage = StorageSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+            self.encoder = EncoderSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+            self.recall = RecallSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+            self.server = ServerSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+            self.scope = ScopeSettings(_env_file=env_file)  # type: ignore[call-arg]  # pydantic-settings init kwarg
+        except ValidationError as exc:
+            raise ConfigurationError(describe_invalid(exc)) from None
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """One sentence per bad variable: its name, the value given and what it accepts."""
+    problems = "; ".join(
+        f"{error['loc'][0] if error['loc'] else 'a setting'}={error['input']!r}: "
+        f"{str(error['msg']).removeprefix('Value error, ')}"
+        for error in exc.errors(include_url=False)
+    )
+    return f"Invalid setting {problems}. Fix it in the environment or in .env (see .env.example)."

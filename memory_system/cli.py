@@ -60,7 +60,7 @@ serve_app = typer.Typer(help="Run a server.", no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
 qdrant_app = typer.Typer(help="Run a Qdrant server for this data directory.", no_args_is_help=True)
 app.add_typer(qdrant_app, name="qdrant")
-doctor.register(app, lambda: _settings())
+doctor.register(app, lambda: _resolve_settings())
 encoder_cli.register(app, lambda: _settings())
 
 
@@ -79,6 +79,16 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _settings() -> Settings:
+    """``_resolve_settings``, with a setting that cannot be used as one ``Error:`` line (exit 1)."""
+    from cognitive_memory.errors import CognitiveMemoryError
+
+    try:
+        return _resolve_settings()
+    except CognitiveMemoryError as exc:
+        raise _fail(exc.message) from None
+
+
+def _resolve_settings() -> Settings:
     """Settings from the environment and .env; without QDRANT_URL, a Qdrant server that
     `memory_system qdrant start` runs for this data directory is used when it answers."""
     from cognitive_memory.settings import Settings

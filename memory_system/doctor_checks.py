@@ -85,15 +85,13 @@ def _mask_url(url: str) -> str:
 def check_config(resolve: SettingsSource | None = None) -> tuple[Settings | None, CheckResult]:
     """Resolve the settings (``Settings()``: environment and ./.env, unless ``resolve`` is given)
     and summarise them with secrets masked."""
-    from pydantic import ValidationError
-
+    from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.settings import Settings
 
     try:
         settings = resolve() if resolve is not None else Settings()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        return None, CheckResult("config", "fail", f"invalid setting: {problems}")
+    except CognitiveMemoryError as exc:
+        return None, CheckResult("config", "fail", exc.message)
     storage, encoder = settings.storage, settings.encoder
     env_file = Path(".env")
     parts = [

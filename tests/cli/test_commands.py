@@ -115,3 +115,38 @@ def test_db_path_variable_moves_the_sqlite_file(tmp_path: Path, monkeypatch: pyt
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["storage_stats"]["database_path"] == str(db)
     assert db.exists()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("COGNITIVE_MEMORY_ENCODER", "bogus", "Input should be 'onnx' or 'torch'"),
+        ("MCP_SESSION_LESSON_BOOST", "9", "less than or equal to 3"),
+        ("COGNITIVE_MEMORY_TORCH_THREADS", "abc", "valid integer"),
+        ("MCP_MAX_MEMORIES_PER_QUERY", "0", "greater than or equal to 1"),
+        ("COGNITIVE_MEMORY_NEAR_DUPLICATE", "2", "less than or equal to 1"),
+    ],
+)
+@pytest.mark.parametrize("command", [["status"], ["serve", "mcp"], ["recall", "x"]])
+def test_a_bad_setting_is_one_line_naming_the_variable_and_value(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str, command: list[str]
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    result = runner.invoke(app, command)
+
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: Invalid setting {variable}={value!r}: ")
+    assert said in lines[0] and "Traceback" not in result.output
+
+
+def test_setting_values_in_capitals_are_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_SERVER_MODE", "HTTP")
+    monkeypatch.setenv("COGNITIVE_MEMORY_ENCODER", "ONNX")
+
+    from cognitive_memory.settings import Settings
+
+    settings = Settings(env_file=None)
+
+    assert (settings.server.mode, settings.encoder.backend) == ("http", "onnx")

@@ -147,7 +147,7 @@ def test_an_invalid_setting_fails_the_config_check(monkeypatch: pytest.MonkeyPat
     result = runner.invoke(app, ["doctor"])
 
     assert result.exit_code == 1
-    assert "FAIL  config      invalid setting: MCP_MAX_MEMORIES_PER_QUERY" in result.output
+    assert "FAIL  config      Invalid setting MCP_MAX_MEMORIES_PER_QUERY='lots'" in result.output
     assert "Traceback" not in result.output
 
 

@@ -152,13 +152,20 @@ class ServerSettings(BaseSettings):
     port: int = Field(default=8080, ge=1, le=65535, validation_alias="MCP_SERVER_PORT")
     auth_token: SecretStr | None = Field(default=None, validation_alias="MCP_AUTH_TOKEN")
     allowed_hosts: str = Field(default="", validation_alias="MCP_ALLOWED_HOSTS")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
+        default="INFO", validation_alias="COGNITIVE_MEMORY_LOG_LEVEL"
+    )
 
     _blank = field_validator("auth_token", mode="before")(_blank_is_none)
 
-    @field_validator("mode", mode="before")
+    @field_validator("mode", "log_level", mode="before")
     @classmethod
-    def _any_case(cls, value: Any) -> Any:
-        return value.strip().lower() if isinstance(value, str) else value
+    def _any_case(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            return "stdio" if info.field_name == "mode" else "INFO"
+        return value.strip().upper() if info.field_name == "log_level" else value.strip().lower()
 
     @property
     def extra_hosts(self) -> list[str]:

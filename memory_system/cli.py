@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -64,12 +63,9 @@ doctor.register(app, lambda: _resolve_settings())
 encoder_cli.register(app, lambda: _settings())
 
 
-def _configure_logging() -> None:
-    level = os.environ.get("COGNITIVE_MEMORY_LOG_LEVEL", "INFO").upper()
+def _configure_logging(level: str) -> None:
     logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level, logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr, level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
 
 
@@ -163,7 +159,6 @@ def serve_mcp(
     """Serve the MCP tools over stdio, or over HTTP with --port (or MCP_SERVER_MODE=http).
     SIGINT and SIGTERM (Ctrl-C) end it with status 0."""
     serving.stop_on_signals()
-    _configure_logging()
     _serve(port, host, project)
     serving.exit_now(0)
 
@@ -174,6 +169,7 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
 
     settings = _settings()
     listen = settings.server
+    _configure_logging(listen.log_level)
     http = port is not None or host is not None or listen.mode == "http"
     bind_host, bind_port = host or listen.host, port or listen.port
     token = listen.auth_token.get_secret_value() if listen.auth_token else None

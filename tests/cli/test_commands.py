@@ -150,3 +150,12 @@ def test_setting_values_in_capitals_are_read_in_any_case(monkeypatch: pytest.Mon
     settings = Settings(env_file=None)
 
     assert (settings.server.mode, settings.encoder.backend) == ("http", "onnx")
+
+
+def test_the_log_level_is_read_from_the_env_file_too(tmp_path: Path) -> None:
+    from cognitive_memory.settings import Settings
+
+    env_file = tmp_path / ".env"
+    env_file.write_text("COGNITIVE_MEMORY_LOG_LEVEL=warning\n")
+
+    assert Settings(env_file=env_file).server.log_level == "WARNING"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -30,6 +32,10 @@ _SCHEMA = {
     "keyword": models.PayloadSchemaType.KEYWORD,
     "float": models.PayloadSchemaType.FLOAT,
 }
+logger = logging.getLogger(__name__)
+
+# How often calls try a Qdrant server that did not answer before failing at once.
+RETRY_SECONDS = 5.0
 _CLIENT_ERRORS = (UnexpectedResponse, ResponseHandlingException, OSError, ValueError)
 _ID_PAGE = 1000  # point ids per scroll page
 
@@ -55,7 +61,16 @@ class QdrantServerVectorStore:
         self._location = location
         self._dimension = dimension
         self._search_ef = search_ef  # None: the client's default (local mode searches exactly)
-        self._guard(self._ensure_collection)
+        self._ready = False
+        self._next_try = 0.0
+        try:
+            self._ready_collection()
+        except IndexMismatchError:
+            raise
+        except StorageError as exc:
+            # A server that is down is not a reason to refuse to start: stores queue in SQLite's
+            # outbox and recall goes by words until it answers (each call tries it again).
+            logger.warning("%s; stores are queued and recall uses words until it answers", exc.message)
 
     @classmethod
     def connect(
@@ -66,6 +81,20 @@ class QdrantServerVectorStore:
         # `memory_system qdrant status` and doctor report the server's version instead.
         client = QdrantClient(url=url, api_key=api_key, timeout=10, check_compatibility=False)
         return cls(client, collection, url, dimension, search_ef=SEARCH_EF)
+
+    def _ready_collection(self) -> None:
+        """Make sure the collection exists, once; while the server is unreachable, ask again at
+        most every ``RETRY_SECONDS`` (in between, fail at once rather than wait for a timeout)."""
+        if self._ready:
+            return
+        now = time.monotonic()
+        if now < self._next_try:
+            raise StorageError(
+                f"Qdrant at {self._location} is unreachable (retrying every {RETRY_SECONDS:.0f} s)."
+            )
+        self._next_try = now + RETRY_SECONDS
+        self._translated(self._ensure_collection)
+        self._ready = True
 
     def _ensure_collection(self) -> None:
         if self._client.collection_exists(self._collection):
@@ -151,6 +180,11 @@ class QdrantServerVectorStore:
         self._client.close()
 
     def _guard(self, call: Callable[[], T]) -> T:
+        """``call`` on a ready collection; client failures become StorageError."""
+        self._ready_collection()
+        return self._translated(call)
+
+    def _translated(self, call: Callable[[], T]) -> T:
         try:
             return call()
         except _CLIENT_ERRORS as exc:

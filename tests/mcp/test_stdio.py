@@ -159,3 +159,29 @@ def test_make_serve_writes_nothing_but_json_rpc_on_stdout(data_dir: Path) -> Non
     process.communicate(timeout=30)
 
     assert json.loads(first)["id"] == INITIALIZE["id"]
+
+
+async def test_a_qdrant_server_that_is_down_leaves_a_server_that_queues_and_recalls_by_words(
+    data_dir: Path,
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    parameters = server_parameters(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    parameters.env = {**(parameters.env or {}), "QDRANT_URL": f"http://127.0.0.1:{port}"}
+    with anyio.fail_after(120):
+        async with Client(parameters) as client:
+            stored = await client.call_tool("store_memory", {"text": "The VPN gateway lives in rack 12."})
+            recalled = await client.call_tool("recall_memories", {"query": "where is the VPN gateway?"})
+            status = await client.call_tool("memory_status", {})
+
+    assert stored.structured_content is not None and stored.structured_content["queued"] is True
+    assert recalled.structured_content is not None and recalled.structured_content["degraded"] is True
+    core = recalled.structured_content["memories"]["core"]
+    assert [memory["id"] for memory in core] == [stored.structured_content["memory_id"]]
+    assert status.structured_content is not None
+    assert status.structured_content["system_status"] == "degraded"
+    assert status.structured_content["storage_stats"]["pending_vector_writes"] == 1

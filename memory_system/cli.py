@@ -206,7 +206,7 @@ def status(
 
 @app.command()
 def store(
-    text: Annotated[str, typer.Argument(help="The content to remember.")],
+    text: Annotated[str, typer.Argument(help="The content to remember ('-': read it from stdin).")],
     level: Annotated[int | None, typer.Option(min=0, max=2, help="0 concept, 1 context, 2 episode.")] = None,
     memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
     importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="0.0 to 1.0.")] = 0.5,
@@ -218,6 +218,8 @@ def store(
     from interfaces.formatting import format_store
     from interfaces.requests import StoreContext
 
+    if text == "-":
+        text = sys.stdin.read()
     context = _request(
         StoreContext,
         hierarchy_level=level,
@@ -250,7 +252,11 @@ def recall(
     from interfaces.formatting import format_recall
 
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
-    with _facade() as cli:
+    settings = _settings()
+    most = settings.recall.max_memories_per_query
+    if max_results > most:
+        raise _fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
+    with _facade(settings) as cli:
         result = cli.retrieve_memories(query, None, max_results, not no_bridges, filters, project=project)
         emit(result, format_recall(result), as_json)
 

@@ -159,3 +159,22 @@ def test_the_log_level_is_read_from_the_env_file_too(tmp_path: Path) -> None:
     env_file.write_text("COGNITIVE_MEMORY_LOG_LEVEL=warning\n")
 
     assert Settings(env_file=env_file).server.log_level == "WARNING"
+
+
+def test_store_dash_reads_the_text_from_stdin() -> None:
+    stored = runner.invoke(app, ["store", "-", "--json"], input="The nightly job writes to s3://backups.\n")
+
+    assert stored.exit_code == 0, stored.output
+    memory_id = json.loads(stored.output)["memory_id"]
+    shown = runner.invoke(app, ["get", memory_id, "--json"])
+    assert json.loads(shown.output)["memories"][0]["content"] == "The nightly job writes to s3://backups."
+
+
+def test_recall_keeps_to_the_configured_most_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    refused = runner.invoke(app, ["recall", "anything", "--max-results", "51"])
+    monkeypatch.setenv("MCP_MAX_MEMORIES_PER_QUERY", "100")
+    allowed = runner.invoke(app, ["recall", "anything", "--max-results", "51"])
+
+    assert refused.exit_code == 1
+    assert refused.output.strip() == "Error: --max-results is 51; at most 50 (MCP_MAX_MEMORIES_PER_QUERY)."
+    assert allowed.exit_code == 0, allowed.output

@@ -21,7 +21,7 @@ from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding.onnx_model import OnnxModel
 from cognitive_memory.errors import EncoderError
 
-__all__ = ["CHECK_TEXTS", "MIN_COSINE", "export_onnx", "min_cosine"]
+__all__ = ["CHECK_TEXTS", "MIN_COSINE", "export_onnx", "min_cosine", "remove_abandoned_exports"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,8 @@ def export_onnx(
     ``EncoderError`` and writes nothing unless that cosine exceeds ``MIN_COSINE``; the file
     appears atomically, so a concurrent reader never sees half of it."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=".export-", suffix=".onnx", dir=target.parent)
+    remove_abandoned_exports(target.parent)
+    handle, name = tempfile.mkstemp(prefix=f".export-{os.getpid()}-", suffix=".onnx", dir=target.parent)
     os.close(handle)
     scratch = Path(name)
     try:
@@ -76,6 +77,26 @@ def export_onnx(
             scratch.unlink()
     logger.info("Exported %s to ONNX at %s (min cosine against torch %.6f)", model_dir, target, cosine)
     return cosine
+
+
+def remove_abandoned_exports(directory: Path) -> None:
+    """Delete scratch files of exports whose process is gone (it ended before it could)."""
+    for scratch in directory.glob(".export-*.onnx"):
+        owner = scratch.name.split("-")[1]
+        if not owner.isdigit() or not _alive(int(owner)):
+            with contextlib.suppress(OSError):
+                scratch.unlink()
+                logger.info("Removed %s, left by an export that did not finish", scratch)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector]) -> float:

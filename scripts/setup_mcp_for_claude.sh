@@ -1,9 +1,45 @@
 #!/usr/bin/env bash
 # Register Cognitive Memory with Claude Desktop (and print the line for Claude Code).
-# Safe to run again: it backs the config up, merges one "cognitive-memory" entry and keeps every
-# other key and server, then runs `memory_system doctor`. Never prompts.
-# Usage: scripts/setup_mcp_for_claude.sh [--config PATH]
+# Safe to run again: it merges one "cognitive-memory" entry and keeps every other key and server,
+# backs the config up only when it changes it, then runs `memory_system doctor` with the entry's
+# env (so doctor checks the data directory the server will use). Never prompts.
 set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: scripts/setup_mcp_for_claude.sh [--config PATH]
+
+Adds (or updates) the "cognitive-memory" server in Claude Desktop's configuration, then checks the
+installation with `memory_system doctor`.
+
+  --config PATH   the claude_desktop_config.json to edit (default: Claude Desktop's own)
+  -h, --help      show this help and change nothing
+EOF
+}
+
+config=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h | --help)
+      usage
+      exit 0
+      ;;
+    --config)
+      if [ $# -lt 2 ] || [ -z "$2" ]; then
+        echo "Error: --config needs the path of a claude_desktop_config.json." >&2
+        usage >&2
+        exit 2
+      fi
+      config="$2"
+      shift 2
+      ;;
+    *)
+      echo "Error: unknown argument '$1'." >&2
+      usage >&2
+      exit 2
+      ;;
+  esac
+done
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$repo/.venv/bin/memory_system"
@@ -14,28 +50,22 @@ if [ ! -x "$bin" ]; then
   exit 1
 fi
 
-config=""
-if [ "${1:-}" = "--config" ] && [ -n "${2:-}" ]; then
-  config="$2"
-elif [ "$(uname -s)" = "Darwin" ]; then
-  config="$HOME/Library/Application Support/Claude/claude_desktop_config.json"
-else
-  config="${XDG_CONFIG_HOME:-$HOME/.config}/Claude/claude_desktop_config.json"
+if [ -z "$config" ]; then
+  if [ "$(uname -s)" = "Darwin" ]; then
+    config="$HOME/Library/Application Support/Claude/claude_desktop_config.json"
+  else
+    config="${XDG_CONFIG_HOME:-$HOME/.config}/Claude/claude_desktop_config.json"
+  fi
 fi
 
 mkdir -p "$(dirname "$config")"
-if [ -f "$config" ]; then
-  stamp="$(date +%Y%m%d%H%M%S)"
-  backup="$config.backup.$stamp"
-  n=1
-  while [ -e "$backup" ]; do backup="$config.backup.$stamp.$n"; n=$((n + 1)); done
-  cp -p "$config" "$backup"
-  echo "Backed up $config to $backup"
-fi
-
-"$python" - "$config" "$bin" <<'PY'
+# Merges the entry; prints the entry's env as KEY=VALUE lines (for doctor) on stdout and what it
+# did on stderr.
+entry_env="$("$python" - "$config" "$bin" <<'PY'
 import json
+import shutil
 import sys
+import time
 from pathlib import Path
 
 path, command = Path(sys.argv[1]), sys.argv[2]
@@ -50,20 +80,45 @@ servers = config.setdefault("mcpServers", {})
 if not isinstance(servers, dict):
     sys.exit(f'"mcpServers" in {path} is not an object; fix it, then run again.')
 entry = servers.get("cognitive-memory", {})
+if not isinstance(entry, dict):
+    sys.exit(f'"mcpServers"."cognitive-memory" in {path} is not an object; fix it, then run again.')
 entry.update({"command": command, "args": ["serve", "mcp"]})
-entry.setdefault("env", {})
+env = entry.setdefault("env", {})
 servers["cognitive-memory"] = entry
-tmp = path.with_suffix(path.suffix + ".tmp")
-tmp.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-tmp.replace(path)
-print(f"Registered cognitive-memory in {path}")
+new_text = json.dumps(config, indent=2, ensure_ascii=False) + "\n"
+if text.strip() and json.loads(text) == config:
+    print(f"{path} already registers cognitive-memory: nothing changed.", file=sys.stderr)
+else:
+    if path.exists():
+        backup = path.with_name(f"{path.name}.backup.{time.strftime('%Y%m%d%H%M%S')}")
+        n = 1
+        while backup.exists():
+            backup = path.with_name(f"{path.name}.backup.{time.strftime('%Y%m%d%H%M%S')}.{n}")
+            n += 1
+        shutil.copy2(path, backup)
+        print(f"Backed up {path} to {backup}", file=sys.stderr)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(new_text, encoding="utf-8")
+    tmp.replace(path)
+    print(f"Registered cognitive-memory in {path}", file=sys.stderr)
+for key, value in (env.items() if isinstance(env, dict) else ()):
+    print(f"{key}={value}")
 PY
+)"
 
 echo
 echo "Claude Code: claude mcp add cognitive-memory -- \"$bin\" serve mcp"
 echo "Restart Claude Desktop to load the server."
 echo
-echo "Checking the installation (memory_system doctor):"
-if ! "$bin" doctor; then
+doctor_env=()  # bash 3.2 (macOS) has no mapfile, and "${a[@]}" of an empty array trips set -u
+while IFS= read -r line; do
+  [ -n "$line" ] && doctor_env+=("$line")
+done <<<"$entry_env"
+if [ ${#doctor_env[@]} -gt 0 ]; then
+  echo "Checking the installation with the entry's env (${doctor_env[*]%%=*}):"
+else
+  echo "Checking the installation (memory_system doctor):"
+fi
+if ! env ${doctor_env[@]+"${doctor_env[@]}"} "$bin" doctor; then
   echo "doctor reported a problem (above); the configuration was still written." >&2
 fi

@@ -10,14 +10,19 @@ from pathlib import Path
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "setup_mcp_for_claude.sh"
 
 
-def run_setup(home: Path, data_dir: Path) -> subprocess.CompletedProcess[str]:
+def run_setup(home: Path, data_dir: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     env = {
         "HOME": str(home),
         "PATH": os.environ["PATH"],
         "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
     }
     return subprocess.run(
-        ["bash", str(SCRIPT)], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120
+        ["bash", str(SCRIPT), *arguments],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -39,9 +44,9 @@ def test_setup_merges_one_entry_keeps_the_rest_and_is_idempotent(tmp_path: Path,
     assert Path(entry["command"]).is_absolute() and entry["command"].endswith("/.venv/bin/memory_system")
     assert entry["args"] == ["serve", "mcp"]
     assert len(merged["mcpServers"]) == 2
-    backups = list(config.parent.glob("claude_desktop_config.json.backup.*"))
-    assert len(backups) == 2
-    assert any(json.loads(backup.read_text()) == original for backup in backups)
+    (backup,) = config.parent.glob("claude_desktop_config.json.backup.*")  # the second run changed nothing
+    assert json.loads(backup.read_text()) == original
+    assert "nothing changed" in second.stderr
     assert "claude mcp add cognitive-memory" in first.stdout
     assert "OK    round_trip" in first.stdout  # the script ends with a passing doctor run
 
@@ -54,3 +59,33 @@ def test_setup_refuses_a_config_that_is_not_json_and_leaves_it_alone(tmp_path: P
     assert result.returncode != 0
     assert "is not valid JSON" in result.stderr
     assert config.read_text() == "{ not json"
+
+
+def test_help_and_bad_arguments_change_nothing(tmp_path: Path, data_dir: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+
+    shown = run_setup(home, data_dir, "--help")
+    missing = run_setup(home, data_dir, "--config")
+    unknown = run_setup(home, data_dir, "--bogus")
+
+    assert shown.returncode == 0 and shown.stdout.startswith("Usage: ")
+    assert (missing.returncode, unknown.returncode) == (2, 2)
+    assert "--config needs the path" in missing.stderr and "unknown argument '--bogus'" in unknown.stderr
+    assert list(home.iterdir()) == []  # no config, no backup, no doctor run
+
+
+def test_doctor_checks_the_data_directory_of_the_entry_s_env(tmp_path: Path, data_dir: Path) -> None:
+    config = tmp_path / "claude.json"
+    entry_dir = tmp_path / "entry-data"
+    config.write_text(
+        json.dumps(
+            {"mcpServers": {"cognitive-memory": {"env": {"COGNITIVE_MEMORY_DATA_DIR": str(entry_dir)}}}}
+        )
+    )
+
+    result = run_setup(tmp_path / "home", data_dir, "--config", str(config))
+
+    assert result.returncode == 0, result.stderr
+    assert f"data_dir={entry_dir}," in result.stdout
+    assert json.loads(config.read_text())["mcpServers"]["cognitive-memory"]["args"] == ["serve", "mcp"]

@@ -111,8 +111,15 @@ class SentenceBertEncoder:
             if self._threads:
                 torch.set_num_threads(self._threads)
             model = SentenceTransformer(str(path), device=self._device)
-        except (OSError, ValueError, RuntimeError, ImportError) as exc:
-            raise EncoderError(f"Could not load the embedding model from {path}: {exc}") from exc
+        # torch reports a device it cannot use ("Torch not compiled with CUDA enabled") as an
+        # AssertionError.
+        except (AssertionError, OSError, ValueError, RuntimeError, ImportError) as exc:
+            hint = (
+                f" (COGNITIVE_MEMORY_DEVICE={self._device}: use cpu, or a device this machine has)"
+                if self._device != "cpu"
+                else ""
+            )
+            raise EncoderError(f"Could not load the embedding model from {path}: {exc}{hint}") from exc
         # sentence-transformers 6 renamed get_sentence_embedding_dimension (the old name warns).
         dimension_of = getattr(model, "get_embedding_dimension", None)
         produced = dimension_of() if dimension_of else model.get_sentence_embedding_dimension()

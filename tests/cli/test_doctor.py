@@ -247,3 +247,16 @@ def test_the_qdrant_check_warns_about_unindexed_vectors_until_repair_builds_the_
     )
     assert repaired.status == "ok", repaired.detail
     assert (healthy.status, healthy.detail) == ("ok", warned.detail.split(";")[0])
+
+
+def test_a_device_the_machine_lacks_fails_the_model_check_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COGNITIVE_MEMORY_DEVICE", "cuda:97")  # no machine has 98 GPUs
+
+    result = runner.invoke(app, ["doctor"])
+
+    assert result.exit_code == 1
+    (model,) = [line for line in result.output.splitlines() if line.startswith("FAIL  model")]
+    assert "COGNITIVE_MEMORY_DEVICE=cuda:97: use cpu" in model
+    assert "Traceback" not in result.output

@@ -63,6 +63,7 @@ class QdrantServerVectorStore:
         self._search_ef = search_ef  # None: the client's default (local mode searches exactly)
         self._ready = False
         self._next_try = 0.0
+        self._failure = f"Qdrant at {location} did not answer"
         try:
             self._ready_collection()
         except IndexMismatchError:
@@ -89,11 +90,13 @@ class QdrantServerVectorStore:
             return
         now = time.monotonic()
         if now < self._next_try:
-            raise StorageError(
-                f"Qdrant at {self._location} is unreachable (retrying every {RETRY_SECONDS:.0f} s)."
-            )
+            raise StorageError(f"{self._failure} (tried again every {RETRY_SECONDS:.0f} s)")
         self._next_try = now + RETRY_SECONDS
-        self._translated(self._ensure_collection)
+        try:
+            self._translated(self._ensure_collection)
+        except StorageError as exc:
+            self._failure = exc.message
+            raise
         self._ready = True
 
     def _ensure_collection(self) -> None:

@@ -260,3 +260,22 @@ def test_a_device_the_machine_lacks_fails_the_model_check_in_one_line(
     (model,) = [line for line in result.output.splitlines() if line.startswith("FAIL  model")]
     assert "COGNITIVE_MEMORY_DEVICE=cuda:97: use cpu" in model
     assert "Traceback" not in result.output
+
+
+def test_a_qdrant_server_that_is_down_fails_its_check_and_the_model_is_still_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("QDRANT_URL", f"http://127.0.0.1:{port}")
+
+    result = runner.invoke(app, ["doctor"])
+
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert any(line.startswith("FAIL  qdrant") and "Connection refused" in line for line in lines)
+    assert any(line.startswith("OK    model") for line in lines)
+    assert "Traceback" not in result.output

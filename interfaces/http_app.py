@@ -6,15 +6,27 @@ import contextlib
 import hmac
 import ipaddress
 import json
+import logging
+import socket
 from collections.abc import AsyncIterator, Sequence
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interfaces.mcp_server import MemoryServer
 
-__all__ = ["BearerTokenMiddleware", "InsecureBindError", "check_bind", "create_http_app", "is_loopback"]
+__all__ = [
+    "BearerTokenMiddleware",
+    "HostHintMiddleware",
+    "InsecureBindError",
+    "check_bind",
+    "create_http_app",
+    "is_loopback",
+    "own_addresses",
+]
+
+logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
@@ -81,15 +93,76 @@ class BearerTokenMiddleware:
 
 
 def _security(host: str, port: int, extra_hosts: Sequence[str]) -> TransportSecuritySettings:
-    """DNS-rebinding protection stays on: only loopback names, the bound host and listed hosts."""
+    """DNS-rebinding protection stays on: only loopback names, the bound host (all of this
+    machine's names and addresses when it listens on every interface) and listed hosts."""
     hosts = ["127.0.0.1", "localhost", "[::1]", *extra_hosts]
-    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
+    if host in ("0.0.0.0", "::"):
+        hosts += own_addresses()
+    elif not is_loopback(host):
         hosts.append(host)
     allowed = [f"{name}:{port}" for name in hosts] + list(hosts)
     origins = [f"{scheme}://{entry}" for scheme in ("http", "https") for entry in allowed]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=allowed, allowed_origins=origins
     )
+
+
+def own_addresses() -> list[str]:
+    """This machine's host names and the addresses they and its default route resolve to (IPv6 in
+    brackets, as a Host header writes them)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    addresses: set[str] = set()
+    for name in names:
+        with contextlib.suppress(OSError):
+            addresses.update(str(info[4][0]) for info in socket.getaddrinfo(name, None))
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
+        addresses.add(str(probe.getsockname()[0]))
+    bracketed = {f"[{a.split('%')[0]}]" if ":" in a else a for a in addresses}
+    return sorted(name for name in names | bracketed if name and not is_loopback(name.strip("[]")))
+
+
+class HostHintMiddleware:
+    """The SDK answers a Host it does not accept with a bare 421; say which setting accepts it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+        rejected = False
+
+        async def hinted(message: Message) -> None:
+            nonlocal rejected
+            if message["type"] == "http.response.start" and message["status"] == 421:
+                rejected = True
+                logger.warning("Refused a request for host %r: add it to MCP_ALLOWED_HOSTS", host)
+                body = _host_hint(host)
+                headers = [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ]
+                await send({**message, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+            elif not rejected:
+                await send(message)
+
+        await self._app(scope, receive, hinted)
+
+
+def _host_hint(host: str) -> bytes:
+    name = host[: host.rindex(":")] if ":" in host.rsplit("]", 1)[-1] else host  # without the port
+    return json.dumps(
+        {
+            "error": "invalid_host",
+            "message": f"Host {host!r} is not one this server answers (DNS-rebinding protection). "
+            f"If it is this machine, start the server with MCP_ALLOWED_HOSTS={name} "
+            "(comma-separated, names or addresses).",
+        }
+    ).encode()
 
 
 def create_http_app(
@@ -108,5 +181,5 @@ def create_http_app(
         async with server.session_manager.run():
             yield
 
-    app: ASGIApp = Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan)
+    app: ASGIApp = HostHintMiddleware(Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan))
     return BearerTokenMiddleware(app, token) if token else app

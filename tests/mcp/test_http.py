@@ -162,6 +162,7 @@ def test_dns_rebinding_protection_stays_on(http_server: RunningServer) -> None:
         f"{http_server.url}/mcp", json=INITIALIZE, headers={**accept, "Host": "evil.example"}, timeout=10
     )
     assert foreign_host.status_code == 421
+    assert "MCP_ALLOWED_HOSTS=evil.example" in foreign_host.json()["message"]
     foreign_origin = httpx2.post(
         f"{http_server.url}/mcp",
         json=INITIALIZE,
@@ -169,6 +170,35 @@ def test_dns_rebinding_protection_stays_on(http_server: RunningServer) -> None:
         timeout=10,
     )
     assert foreign_origin.status_code == 403
+
+
+def test_listening_on_every_interface_answers_the_machine_s_own_names(tmp_path: Path) -> None:
+    from interfaces.http_app import own_addresses
+
+    port = free_port()
+    data_dir = tmp_path / "lan"
+    data_dir.mkdir()
+    process = subprocess.Popen(
+        [str(MEMORY_SYSTEM), "serve", "mcp", "--host", "0.0.0.0", "--port", str(port)],
+        env=server_env(data_dir, MCP_AUTH_TOKEN=TOKEN),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        accept = {"Accept": "application/json, text/event-stream", **authorised()}
+        answers = {
+            name: httpx2.post(
+                f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers={**accept, "Host": f"{name}:{port}"}
+            ).status_code
+            for name in own_addresses()
+        }
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+
+    assert answers and all(status == 200 for status in answers.values()), answers
 
 
 def test_listening_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> None:

@@ -30,6 +30,8 @@ def register(app: typer.Typer, resolve_settings: Callable[[], Settings]) -> None
         if encoder is None:
             typer.echo("COGNITIVE_MEMORY_ENCODER=torch (or a GPU device): nothing to export.")
             return
+        if not encoder.export_file().is_file():
+            typer.echo("Exporting the model to ONNX and checking it against torch (about 30 s)...", err=True)
         path = encoder.export()
         if path is None:
             typer.echo("Error: the ONNX export failed (see the log above); torch will serve.", err=True)
@@ -44,8 +46,13 @@ def register(app: typer.Typer, resolve_settings: Callable[[], Settings]) -> None
             typer.echo("backend: torch (configured)")
             return
         path = encoder.export_file()
-        state = "ready" if path.is_file() else "missing (run `memory_system encoder export`)"
-        typer.echo(f"backend: onnx\nexport: {path} ({state})")
+        if path.is_file():
+            typer.echo(f"backend: onnx\nexport: {path} (ready)")
+        else:
+            typer.echo(
+                "backend: torch until the ONNX export exists (a server makes it in the background; "
+                f"`memory_system encoder export` makes it now)\nexport: {path} (missing)"
+            )
 
 
 def _onnx_encoder(settings: Settings) -> OnnxEncoder | None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memory_system.options import ProjectOption
+from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -75,6 +76,6 @@ def format_git_load(result: GitLoadResult) -> str:
             f"Patterns: {found}",
             f"Memories: {memories.added} added, {memories.updated} updated, {memories.removed} removed, "
             f"{memories.unchanged} unchanged",
-            f"Took {result.seconds:.2f} s{model}, {result.memories_per_second:.1f} memories/s",
+            f"Took {result.seconds:.2f} s{model}" + _rate(result.memories, result.memories_per_second),
         ]
     )

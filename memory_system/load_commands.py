@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memory_system.options import ProjectOption, emit
+from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def format_load(result: LoadResult) -> str:
         f"{result.files_unchanged} unchanged, {result.files_removed} removed, {len(result.skipped)} skipped)",
         f"Chunks: {chunks.added} added, {chunks.updated} updated, {chunks.removed} removed, "
         f"{chunks.unchanged} unchanged",
-        f"Took {result.seconds:.2f} s{model}, {result.memories_per_second:.1f} memories/s",
+        f"Took {result.seconds:.2f} s{model}" + _rate(result.chunks, result.memories_per_second),
     ]
     if result.skipped:
         lines.append("Skipped:")

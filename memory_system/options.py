@@ -10,12 +10,14 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from interfaces.requests import RecallFilters
+    from interfaces.schemas import ChunkCountsOut
 
 __all__ = [
     "AfterOption",
     "BeforeOption",
     "InProjectOption",
     "emit",
+    "rate",
     "JsonOption",
     "LevelsOption",
     "ProjectOption",
@@ -79,6 +81,11 @@ AfterOption = Annotated[
 BeforeOption = Annotated[
     str | None, typer.Option("--before", help="Only memories stored before this ISO 8601 date or time.")
 ]
+
+
+def rate(counts: ChunkCountsOut, per_second: float) -> str:
+    """The end of a load's summary: its writing rate, or that nothing needed writing."""
+    return f", {per_second:.1f} memories/s" if counts.added + counts.updated else ", nothing changed"
 
 
 def emit(result: BaseModel, text: str, as_json: bool) -> None:

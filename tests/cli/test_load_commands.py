@@ -54,6 +54,10 @@ def test_load_reload_recall_and_remove_with_the_real_model(notes: Path) -> None:
     assert "2 files (2 new or changed, 0 unchanged, 0 removed, 0 skipped)" in first.output
     assert "Chunks: 4 added, 0 updated, 0 removed, 0 unchanged" in first.output
 
+    assert "memories/s" in first.output
+    unchanged = runner.invoke(app, ["load", str(notes)])
+    assert unchanged.output.rstrip().endswith(", nothing changed"), unchanged.output
+
     again = runner.invoke(app, ["load", str(notes), "--json"])
     assert again.exit_code == 0, again.output
     body = json.loads(again.output)

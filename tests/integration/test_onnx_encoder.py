@@ -114,8 +114,8 @@ def test_encoder_status_reports_a_missing_export(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("COGNITIVE_MEMORY_CACHE_DIR", str(tmp_path / "cache"))
     result = CliRunner().invoke(app, ["encoder", "status"])
     assert result.exit_code == 0, result.output
-    assert "backend: onnx" in result.output
-    assert "missing (run `memory_system encoder export`)" in result.output
+    assert result.output.startswith("backend: torch until the ONNX export exists")
+    assert "(missing)" in result.output and "`memory_system encoder export` makes it now" in result.output
 
 
 def test_warm_up_replaces_a_corrupt_export(

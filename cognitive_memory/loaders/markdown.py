@@ -237,8 +237,11 @@ def chunk_markdown(text: str, document: Path) -> list[SourceChunk]:
     """The chunks of a markdown document (see the module docstring for the rules)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
     fields, body = front_matter(text)
-    sections = _merge_tiny(split_sections(body))
-    title = str(fields.get("title") or _first_title(sections) or document.stem)
+    split = split_sections(body)
+    # The title comes before merging: an H1 with no text of its own is folded into its first
+    # subsection and would otherwise leave the document titled by its file name.
+    title = str(fields.get("title") or _first_title(split) or document.stem)
+    sections = _merge_tiny(split)
     tags = tuple(dict.fromkeys(str(tag) for tag in fields.get("tags", ()) if str(tag).strip()))
     chunks: list[SourceChunk] = []
     keys: dict[tuple[str, ...], str] = {}

@@ -156,3 +156,14 @@ def test_titles_drop_badges_images_and_tags_and_keep_link_text() -> None:
     chunks = chunk_markdown(text, DOC)
     assert [chunk.metadata["section"] for chunk in chunks] == ["cssesc", "Install npm"]
     assert chunks[0].content.startswith(f"# cssesc {badge}")
+
+
+def test_an_h1_without_text_of_its_own_still_titles_the_document() -> None:
+    text = (
+        "# Payments runbook\n\n## Refunds\n\n"
+        "Refunds go through the ledger service and need an idempotency key.\n"
+    )
+
+    chunks = chunk_markdown(text, Path("/notes/runbook.md"))
+
+    assert {chunk.metadata["title"] for chunk in chunks} == {"Payments runbook"}

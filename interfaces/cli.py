@@ -340,7 +340,7 @@ class CognitiveCLI:
         self, path: str, on_progress: Callable[[int, int], None] | None = None, *, project: str | None = None
     ) -> LoadResult:
         """Load a markdown file or tree incrementally into the project; ``on_progress(done, total)``
-        counts files."""
+        counts kilobytes of markdown stored."""
         report = load_markdown(self.system, Path(path), on_progress=on_progress, project=self.scope(project))
         return load_out(report)
 

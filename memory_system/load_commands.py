@@ -66,7 +66,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     ) -> None:
         """Load markdown notes: one memory per section; a re-load only touches what changed."""
         enabled = not quiet and not as_json
-        with facade() as cli, progress_bar("Loading", "files", enabled=enabled) as advance:
+        with facade() as cli, progress_bar("Loading", "KB of markdown", enabled=enabled) as advance:
             result = cli.load_markdown(path, on_progress=advance, project=project)
         emit(result, format_load(result), as_json)
         if result.skipped:

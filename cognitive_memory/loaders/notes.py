@@ -101,7 +101,8 @@ def sync_files(
 ) -> LoadReport:
     """Sync these markdown files (real paths) into ``project``: files with unchanged bytes in the
     same project are skipped, the rest is parsed and synced in batches. ``known`` holds the stored
-    sources (looked up when not given)."""
+    sources (looked up when not given). ``on_progress(done, total)`` counts kilobytes of markdown
+    whose memories are stored (a changed file counts once its batch is embedded and committed)."""
     started = time.perf_counter()
     if known is None:
         known = {
@@ -113,25 +114,41 @@ def sync_files(
     batch: list[SourceUpdate] = []
     skipped: list[Skipped] = []
     counts, loaded, unchanged, model_seconds = SyncCounts(), 0, 0, 0.0
-    for done, file in enumerate(files, start=1):
+    sizes = [_size(file) for file in files]
+    total_kb, settled, pending = _kilobytes(sum(sizes)), 0, 0
+    for done, (file, size) in enumerate(zip(files, sizes, strict=True), start=1):
         read = read_text(file)
         if isinstance(read, Skipped):
             skipped.append(read)
+            settled += size
         elif (source := known.get(str(file))) is not None and _current(source, read.fingerprint, project):
             unchanged += 1
             counts += SyncCounts(unchanged=int(source.state.get("chunks", 0)))
+            settled += size
         else:
             batch.append(_update(read, project))
             loaded += 1
+            pending += size
         if sum(len(update.chunks) for update in batch) >= BATCH_CHUNKS or done == len(files):
             if batch and not store.encoder.is_ready:
                 model_seconds = _load_model(store)
             counts += _sync(store, batch)
-            batch = []
+            batch, settled, pending = [], settled + pending, 0
         if on_progress is not None:
-            on_progress(done, len(files))
+            on_progress(_kilobytes(settled), total_kb)
     seconds = time.perf_counter() - started
     return LoadReport("", len(files), loaded, unchanged, 0, counts, tuple(skipped), seconds, model_seconds)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0
+
+
+def _kilobytes(size: int) -> int:
+    return -(-size // 1024)
 
 
 def _load_model(store: SourceStore) -> float:

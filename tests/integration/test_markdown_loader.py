@@ -206,3 +206,25 @@ def test_watch_batches_follow_moved_in_and_deleted_directories(
     batch = apply_changes(hash_system, root, [root / "faq"])
     assert (batch.removed, batch.chunks.removed) == ((str(root / "faq"),), 2)
     assert "faq.md:FAQ" not in _by_section(hash_system) and "n.md:New" in _by_section(hash_system)
+
+
+def test_progress_counts_kilobytes_stored_up_to_the_whole_tree(
+    hash_system: CognitiveSystem, tmp_path: Path
+) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    for n in range(3):
+        sections = "\n\n".join(
+            f"## Part {i}\n\n" + f"Sentence {n}-{i} about the deploy pipeline. " * 20 for i in range(8)
+        )
+        (root / f"file{n}.md").write_text(f"# File {n}\n\n{sections}\n")
+    total_kb = -(-sum(path.stat().st_size for path in root.iterdir()) // 1024)
+    seen: list[tuple[int, int]] = []
+
+    load_markdown(hash_system, root, on_progress=lambda done, total: seen.append((done, total)))
+    again: list[tuple[int, int]] = []
+    load_markdown(hash_system, root, on_progress=lambda done, total: again.append((done, total)))
+
+    assert {total for _, total in seen} == {total_kb} and total_kb > 3
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    assert seen[-1] == (total_kb, total_kb) and again[-1] == (total_kb, total_kb)

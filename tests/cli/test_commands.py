@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -132,8 +133,13 @@ def test_a_bad_setting_is_one_line_naming_the_variable_and_value(
     monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str, command: list[str]
 ) -> None:
     monkeypatch.setenv(variable, value)
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
 
-    result = runner.invoke(app, command)
+    try:
+        result = runner.invoke(app, command)
+    finally:  # `serve mcp` takes over the signals of the process it runs in: this one's test runner
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()

@@ -12,6 +12,7 @@ from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
@@ -22,6 +23,7 @@ from interfaces.cli import CognitiveCLI
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.schema_inline import inline_schema
 from interfaces.schemas import ErrorResult
+from interfaces.stdio_lines import AnsweringBadLines
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
 
@@ -103,6 +105,16 @@ class MemoryServer(MCPServer[ServerState]):
             else tool
             for tool in tools
         ]
+
+    async def run_stdio_async(self) -> None:
+        """Serve over stdio, as the SDK does, answering lines that are not JSON-RPC messages."""
+        async with stdio_server() as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server  # the SDK's own run_stdio_async drives it the same way
+            await lowlevel.run(
+                AnsweringBadLines(read_stream, write_stream),
+                write_stream,
+                lowlevel.create_initialization_options(),
+            )
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None

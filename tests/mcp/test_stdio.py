@@ -185,3 +185,19 @@ async def test_a_qdrant_server_that_is_down_leaves_a_server_that_queues_and_reca
     assert status.structured_content is not None
     assert status.structured_content["system_status"] == "degraded"
     assert status.structured_content["storage_stats"]["pending_vector_writes"] == 1
+
+
+def test_a_line_that_is_not_json_rpc_is_answered_and_the_session_goes_on(data_dir: Path) -> None:
+    process = spawn_raw_server(data_dir)
+    assert process.stdin is not None and process.stdout is not None
+    for line in (b"this is not json", b'{"jsonrpc": "2.0", "id": 5}', json.dumps(INITIALIZE).encode()):
+        process.stdin.write(line + b"\n")
+    process.stdin.flush()
+    answers = [json.loads(process.stdout.readline()) for _ in range(3)]
+    process.communicate(timeout=30)  # closes stdin: the server ends
+
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32700),
+        (None, -32600),
+        (INITIALIZE["id"], None),
+    ]

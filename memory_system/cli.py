@@ -212,7 +212,7 @@ def store(
     importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="0.0 to 1.0.")] = 0.5,
     tag: Annotated[list[str] | None, typer.Option(help="A tag (repeatable).")] = None,
     project: ProjectOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Store one memory (the same text again in the project is reported, not stored twice)."""
     from interfaces.formatting import format_store
@@ -264,7 +264,7 @@ def recall(
 @app.command()
 def forget(
     memory_ids: Annotated[list[str], typer.Argument(help="The ids of the memories to forget.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Forget memories by id (exit 3 if some were not found or are loaded from files)."""
     from interfaces.formatting import format_forget

@@ -5,7 +5,6 @@ Registered on the main app by ``register``; heavy imports happen inside the comm
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import ProjectOption
+from memory_system.options import JsonOption, ProjectOption, emit
 from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
@@ -34,7 +33,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     def git_load(
         repo: Annotated[Path, typer.Argument(help="A git repository (or any directory inside one).")],
         project: ProjectOption = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        as_json: JsonOption = False,
     ) -> None:
         """Turn a repository's history into memories: files that change together, files that keep
         needing fixes, and how problems were fixed. Re-runs read only new commits."""
@@ -48,8 +47,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             raise typer.Exit(code=1) from exc
         with facade() as cli, progress_bar(f"Reading {repo}", "commits", enabled=not as_json) as on_progress:
             result = cli.load_git_history(repo, on_progress, project=project)
-        text = json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False)
-        typer.echo(text if as_json else format_git_load(result))
+        emit(result, format_git_load(result), as_json)
 
 
 def format_git_load(result: GitLoadResult) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import ProjectOption, emit
+from memory_system.options import JsonOption, ProjectOption, emit
 from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
@@ -75,7 +75,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     @app.command(name="remove-file")
     def remove_file_command(
         path: Annotated[str, typer.Argument(help="A loaded file, or a directory of loaded files.")],
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        as_json: JsonOption = False,
     ) -> None:
         """Forget the memories loaded from a file (or from every file under a directory)."""
         with facade() as cli:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import emit, request
+from memory_system.options import JsonOption, emit, request
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -34,7 +34,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             str, typer.Option("--relation", "-r", help=f"How FROM relates to TO: {RELATION_HELP}.")
         ],
         note: Annotated[str | None, typer.Option(help="Why they are linked.")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        as_json: JsonOption = False,
     ) -> None:
         """Link two memories: FROM --relation--> TO (linking again changes nothing)."""
         from interfaces.formatting import format_link
@@ -52,7 +52,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         relation: Annotated[
             str | None, typer.Option("--relation", "-r", help=f"Only this relation ({RELATION_HELP}).")
         ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        as_json: JsonOption = False,
     ) -> None:
         """Remove the links from FROM to TO (all of them, or those of --relation)."""
         from interfaces.formatting import format_unlink
@@ -70,7 +70,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         relation: Annotated[
             list[str] | None, typer.Option("--relation", "-r", help="Follow only this relation (repeatable).")
         ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        as_json: JsonOption = False,
     ) -> None:
         """The memories linked to MEMORY_ID (both directions), nearest first, with their paths."""
         from interfaces.formatting import format_related

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import emit, request
+from memory_system.options import JsonOption, emit, request
 
 if TYPE_CHECKING:
     from interfaces.cli import CognitiveCLI
@@ -30,7 +30,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         level: Annotated[int | None, typer.Option(help="0 concept, 1 context, 2 episode.")] = None,
         memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
         source_info: Annotated[str | None, typer.Option(help="Where this knowledge came from.")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+        as_json: JsonOption = False,
     ) -> None:
         """Change a memory's text, tags, importance, level, type or source in place."""
         from interfaces.formatting import format_update

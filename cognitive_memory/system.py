@@ -7,9 +7,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.levels import classify
@@ -47,11 +45,12 @@ from cognitive_memory.errors import (
     NotFoundError,
     StorageError,
 )
+from cognitive_memory.outcomes import StoreOutcome, SystemStatus, UpdateOutcome
 from cognitive_memory.replication import IndexReplication
 from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
 from cognitive_memory.storage.relations import Neighbourhood
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord
-from cognitive_memory.storage.sqlite_store import MemoryCounts, SQLiteMemoryStore
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import (
     VectorFilter,
     VectorHit,
@@ -60,7 +59,7 @@ from cognitive_memory.storage.vector_store import (
 )
 from cognitive_memory.sync import build_write, plan_sync
 
-__all__ = ["CognitiveSystem", "MemoryEdit", "StoreOutcome", "SystemStatus", "UpdateOutcome"]
+__all__ = ["CognitiveSystem"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,49 +71,6 @@ NEAR_DUPLICATE = 0.92
 
 # Each recall that returns two memories together as core adds this to the weight of their link.
 CO_RECALL_STEP = 0.1
-
-
-@dataclass(frozen=True, slots=True)
-class StoreOutcome:
-    """A stored memory; ``queued`` when its vector waits in the outbox for the index.
-
-    ``duplicate``: the same text was already in the project, and ``memory`` is that memory (nothing
-    was stored). ``novelty`` is 1 minus the highest cosine to another memory of the project (None
-    when the index could not be asked); ``similar`` the memories at or above the near-duplicate
-    threshold, most similar first.
-    """
-
-    memory: CognitiveMemory
-    queued: bool = False
-    duplicate: bool = False
-    novelty: float | None = None
-    similar: tuple[VectorHit, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateOutcome:
-    """The memory after an update; ``changed`` names the fields that changed (empty: nothing did,
-    and no version was kept), ``version`` the number its previous state was kept as."""
-
-    memory: CognitiveMemory
-    changed: tuple[str, ...]
-    version: int | None = None
-    queued: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SystemStatus:
-    healthy: bool
-    counts: MemoryCounts
-    vector_store: VectorStoreInfo | None
-    vector_store_error: str | None
-    pending_vector_writes: int
-    activity: dict[str, datetime]
-    database_path: Path
-    database_bytes: int
-    encoder_name: str
-    encoder_ready: bool
-    configuration: dict[str, Any] = field(default_factory=dict)
 
 
 class CognitiveSystem:

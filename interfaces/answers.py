@@ -10,10 +10,10 @@ from typing import Any, cast
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.loaders import GitLoadReport, LoadReport
+from cognitive_memory.outcomes import SystemStatus
 from cognitive_memory.retrieval import RankedMemory
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.relations import Neighbour
-from cognitive_memory.system import SystemStatus
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
     BridgeOut,

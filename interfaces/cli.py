@@ -10,12 +10,14 @@ from typing import Any, cast
 
 from cognitive_memory.core.links import check_note
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory
+from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.errors import LoadedMemoryError
 from cognitive_memory.loaders import load_git, load_markdown, remove_markdown
 from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.loaders.watch import watch_markdown
-from cognitive_memory.system import CognitiveSystem, MemoryEdit, StoreOutcome
+from cognitive_memory.outcomes import StoreOutcome
+from cognitive_memory.system import CognitiveSystem
 from interfaces.answers import (
     bridge_out,
     chunks_out,

@@ -1,0 +1,57 @@
+"""What the memory system's operations answer: a store, an update, a status report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.storage.sqlite_store import MemoryCounts
+from cognitive_memory.storage.vector_store import VectorHit, VectorStoreInfo
+
+__all__ = ["StoreOutcome", "SystemStatus", "UpdateOutcome"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOutcome:
+    """A stored memory; ``queued`` when its vector waits in the outbox for the index.
+
+    ``duplicate``: the same text was already in the project, and ``memory`` is that memory (nothing
+    was stored). ``novelty`` is 1 minus the highest cosine to another memory of the project (None
+    when the index could not be asked); ``similar`` the memories at or above the near-duplicate
+    threshold, most similar first.
+    """
+
+    memory: CognitiveMemory
+    queued: bool = False
+    duplicate: bool = False
+    novelty: float | None = None
+    similar: tuple[VectorHit, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateOutcome:
+    """The memory after an update; ``changed`` names the fields that changed (empty: nothing did,
+    and no version was kept), ``version`` the number its previous state was kept as."""
+
+    memory: CognitiveMemory
+    changed: tuple[str, ...]
+    version: int | None = None
+    queued: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SystemStatus:
+    healthy: bool
+    counts: MemoryCounts
+    vector_store: VectorStoreInfo | None
+    vector_store_error: str | None
+    pending_vector_writes: int
+    activity: dict[str, datetime]
+    database_path: Path
+    database_bytes: int
+    encoder_name: str
+    encoder_ready: bool
+    configuration: dict[str, Any] = field(default_factory=dict)

@@ -1,10 +1,10 @@
-"""python -m bench suite|latency|load|git-load|locomo [...] (suite by default)"""
+"""python -m bench suite|latency|load|git-load|locomo|duplicates|readmes [...] (suite by default)"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import duplicates, git_load, latency, load, locomo, suite
+from bench import duplicates, git_load, latency, load, locomo, readmes, suite
 
 BENCHMARKS = {
     "suite": suite.main,
@@ -13,6 +13,7 @@ BENCHMARKS = {
     "git-load": git_load.main,
     "locomo": locomo.main,
     "duplicates": duplicates.main,
+    "readmes": readmes.main,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -24,9 +25,11 @@ __all__ = [
     "default_cache_dir",
     "default_data_dir",
     "describe_invalid",
+    "private_socket_dir",
 ]
 
 APP_DIR_NAME = "cognitive-memory"
+_SOCKET_NAME_MAX = 104  # bytes in sun_path on macOS (108 on Linux), the terminating NUL included
 
 
 def default_data_dir() -> Path:
@@ -82,14 +85,61 @@ class StorageSettings(BaseSettings):
     @property
     def socket_path(self) -> Path:
         """Where the process owning the embedded store serves the others: in the data directory
-        when the path fits a Unix socket name, else in the user's runtime directory."""
+        when the path fits a Unix socket name, else in the user's runtime directory (checked to be
+        private: see ``private_socket_dir``)."""
         beside = self.data_dir.expanduser().resolve() / "vectors.sock"
         if len(str(beside)) < 100:
             return beside
         digest = hashlib.sha256(str(beside).encode()).hexdigest()[:16]
-        runtime = os.environ.get("XDG_RUNTIME_DIR") or str(Path(tempfile.gettempdir()) / f"cm-{os.getuid()}")
-        Path(runtime).mkdir(mode=0o700, parents=True, exist_ok=True)
-        return Path(runtime) / f"cognitive-memory-{digest}.sock"
+        runtime = os.environ.get("XDG_RUNTIME_DIR")
+        if runtime:
+            directory = private_socket_dir(Path(runtime), "XDG_RUNTIME_DIR")
+        else:
+            shared_tmp = Path(tempfile.gettempdir()) / f"cm-{os.getuid()}"
+            directory = private_socket_dir(shared_tmp, "TMPDIR", follow_links=False)
+        path = directory / f"cognitive-memory-{digest}.sock"
+        if len(os.fsencode(path)) >= _SOCKET_NAME_MAX:
+            raise ConfigurationError(
+                f"The vector store's socket path {path} is too long for a Unix socket "
+                f"({len(os.fsencode(path))} bytes, at most {_SOCKET_NAME_MAX - 1}): set XDG_RUNTIME_DIR "
+                "to a shorter private directory, or use a shorter COGNITIVE_MEMORY_DATA_DIR."
+            )
+        return path
+
+
+def private_socket_dir(directory: Path, variable: str, *, follow_links: bool = True) -> Path:
+    """``directory``, made (mode 0700) if missing, once it is certain that no other user can
+    replace a socket in it: it must be this user's and closed to group and others. In a shared
+    /tmp another user may have made it first, to receive every vector, tag and query sent to the
+    owner of the store, so anything else is refused, never repaired."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        state = os.stat(directory, follow_symlinks=follow_links)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"Cannot use {directory} for the vector store's socket ({exc.strerror or exc}): "
+            f"set {variable} to a directory of yours."
+        ) from None
+    problem = _socket_dir_problem(state)
+    if problem:
+        raise ConfigurationError(
+            f"Refusing to put the vector store's socket in {directory}: it {problem}, so another "
+            f"user could intercept your memories. Remove it (as its owner or root) if you did not "
+            f"make it, or set {variable} to a directory of yours with mode 0700."
+        )
+    return directory
+
+
+def _socket_dir_problem(state: os.stat_result) -> str | None:
+    if stat.S_ISLNK(state.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISDIR(state.st_mode):
+        return "is not a directory"
+    if state.st_uid != os.getuid():
+        return f"belongs to uid {state.st_uid}, not to you (uid {os.getuid()})"
+    if state.st_mode & 0o077:
+        return f"has mode {stat.S_IMODE(state.st_mode):04o} (group or others have access; 0700 expected)"
+    return None
 
 
 class EncoderSettings(BaseSettings):

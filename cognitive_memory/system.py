@@ -389,6 +389,8 @@ class CognitiveSystem:
         self._bookkeeping.submit(lambda: None).result()
 
     def status(self) -> SystemStatus:
+        """Raises StorageError when the data directory was deleted under this process."""
+        self.memories.location.check()
         self.flush()
         counts = self.memories.counts()
         info: VectorStoreInfo | None = None

@@ -10,16 +10,22 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Sequence
 
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import (
+    DEFAULT_MAX_REQUEST_BODY_SIZE,
+    RequestBodyLimitMiddleware,
+    TransportSecuritySettings,
+)
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interfaces.mcp_server import MemoryServer
+from interfaces.stdio_lines import judge_body
 
 __all__ = [
     "BearerTokenMiddleware",
     "HostHintMiddleware",
     "InsecureBindError",
+    "MalformedMessageMiddleware",
     "check_bind",
     "create_http_app",
     "is_loopback",
@@ -153,6 +159,62 @@ class HostHintMiddleware:
         await self._app(scope, receive, hinted)
 
 
+class MalformedMessageMiddleware:
+    """A POSTed message gets what the same stdio line gets (``interfaces.stdio_lines``): a lone
+    surrogate is replaced with U+FFFD and the request served; too deep JSON and batches get 400
+    with a JSON-RPC error that says why (and the request's id when it can be read). Bodies are
+    read whole: the SDK's size limit is applied before this (413 over ``max_body``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or not path.startswith((MCP_PATH, MESSAGE_PATH))
+        ):
+            await self._app(scope, receive, send)
+            return
+        body, last = await _whole_body(receive)
+        verdict = judge_body(body) if last is None else None
+        if verdict is not None and verdict.message is None:
+            content = verdict.errors[0].model_dump_json(by_alias=True, exclude_unset=True).encode()
+            await _respond(send, 400, content)
+            return
+        if verdict is not None and verdict.message is not None:
+            body = verdict.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
+            scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+        if last is not None:
+            replay.append(last)
+
+        async def replayed() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        await self._app(scope, replayed, send)
+
+
+async def _whole_body(receive: Receive) -> tuple[bytes, Message | None]:
+    """The request body, and the message that ended it early (a disconnect), if any."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), message
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks), None
+
+
+async def _respond(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _host_hint(host: str) -> bytes:
     name = host[: host.rindex(":")] if ":" in host.rsplit("]", 1)[-1] else host  # without the port
     return json.dumps(
@@ -181,5 +243,7 @@ def create_http_app(
         async with server.session_manager.run():
             yield
 
-    app: ASGIApp = HostHintMiddleware(Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan))
+    routes = Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan)
+    messages = RequestBodyLimitMiddleware(MalformedMessageMiddleware(routes), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    app: ASGIApp = HostHintMiddleware(messages)
     return BearerTokenMiddleware(app, token) if token else app

@@ -6,11 +6,13 @@ and the typer commands build the same models (``ValidationError`` becomes one ``
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS
 from cognitive_memory.core.memory import GLOBAL_PROJECT
@@ -24,6 +26,7 @@ __all__ = [
     "MAX_PROJECT_CHARS",
     "DateBound",
     "Importance",
+    "JsonNumber",
     "Kind",
     "Level",
     "NewText",
@@ -97,7 +100,27 @@ MemoryId = Annotated[
     str, Field(min_length=1, max_length=100, description="A memory id, as store_memory or recall returns it.")
 ]
 LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS, description="Why the memories are linked.")]
-LinkDepth = Annotated[int, Field(ge=1, le=MAX_DEPTH, description="How many links to follow from the memory.")]
+
+
+def _json_number(value: object) -> object:
+    """A number as JSON Schema's "integer"/"number" means it: never a string ("1") or a boolean
+    (true), which pydantic's lax mode would turn into 1; 5.0 still counts as the integer 5."""
+    if isinstance(value, str | bool):
+        raise PydanticCustomError(
+            "int_type",
+            "Input should be a number, not the {kind} {shown}",
+            {"kind": "boolean" if isinstance(value, bool) else "string", "shown": json.dumps(value)[:40]},
+        )
+    return value
+
+
+# Goes after the Field constraints (``Annotated[int, Field(ge=1), JsonNumber]``): placed before
+# them, pydantic publishes ``ge``/``le`` in the JSON schema instead of ``minimum``/``maximum``.
+JsonNumber = BeforeValidator(_json_number)
+
+LinkDepth = Annotated[
+    int, Field(ge=1, le=MAX_DEPTH, description="How many links to follow from the memory."), JsonNumber
+]
 
 
 class LinkRequest(BaseModel):
@@ -132,14 +155,20 @@ class RelatedRequest(BaseModel):
 
 
 # Field types shared by store_memory, update_memory and the typer commands: one rule each.
-Level = Annotated[int, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode.")]
+Level = Annotated[int, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode."), JsonNumber]
 Kind = Literal["episodic", "semantic"]
-Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0.")]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0."), JsonNumber]
 Tags = Annotated[
     list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS, description="Tags.")
 ]
 SourceInfo = Annotated[str, Field(max_length=500, description="Where this knowledge came from.")]
 NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The new text.")]
+
+
+MAX_SPEAKER_CHARS = 100
+SpeakerName = Annotated[
+    str, Field(min_length=1, max_length=MAX_SPEAKER_CHARS, pattern=r"\w"), AfterValidator(str.strip)
+]
 
 
 class StoreContext(BaseModel):
@@ -156,6 +185,14 @@ class StoreContext(BaseModel):
         ProjectName | None,
         Field(description="The project it belongs to ('global': seen from every project). Default: current."),
     ] = None
+    speaker: Annotated[
+        SpeakerName | None,
+        Field(
+            description="Who said it, when the memory is a turn of a conversation (chat, meeting, "
+            "interview). Recall favours turns whose speaker the query names and passes a question's "
+            "relevance to the turn that answers it; notes have no speaker."
+        ),
+    ] = None
 
 
 class RecallFilters(BaseModel):
@@ -168,7 +205,8 @@ class RecallFilters(BaseModel):
         Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
     ] = Field(default_factory=list)
     hierarchy_levels: Annotated[
-        list[LevelValue], Field(description="0 concepts, 1 contexts, 2 episodes.")
+        list[Annotated[LevelValue, JsonNumber]],
+        Field(description="0 concepts, 1 contexts, 2 episodes."),
     ] = Field(default_factory=list)
     memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
         Field(default_factory=list)

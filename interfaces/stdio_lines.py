@@ -1,41 +1,218 @@
-"""A stdio line that is not a JSON-RPC message gets an answer (JSON-RPC 2.0 section 5.1).
+"""A stdio line (or HTTP body) that the SDK cannot read as a JSON-RPC message gets an answer.
 
 The SDK's stdio reader hands such a line to the server as an exception, which the server only
-logs: the client never hears of it and may wait forever. This read stream answers it with
--32700 (not JSON) or -32600 (JSON, but not a request), with ``id: null`` since none can be read.
+logs: the client never hears of it and may wait forever. This read stream judges the line
+(``judge_problem``; ``judge_body`` does the same for HTTP, see ``interfaces.http_app``):
+
+- **A lone UTF-16 surrogate** (``"\\ud83d"``: a client cut a string inside an emoji) is valid JSON
+  the SDK's parser refuses. It is replaced with U+FFFD and the request is served, exactly as the
+  transport already treats the same cut made in UTF-8 bytes: half a character carries nothing,
+  and everything else the client sent (the memory it asked to store) is kept.
+- **JSON nested deeper than ``MAX_DEPTH``** (the SDK parser's limit): -32600, with the request's id.
+- **A batch** (a JSON array; MCP 2025-06-18 removed batching): each request in it gets -32600 with
+  its id, saying batches are not supported; a batch without a request id one error with id null.
+- Anything else: -32700 (not JSON) or -32600 (JSON, but not a JSON-RPC message), with the
+  request's id when the line has a top-level ``method`` and ``id`` to read, else ``id: null``.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import re
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+import pydantic_core
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError
+from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-__all__ = ["PARSE_ERROR", "INVALID_REQUEST", "AnsweringBadLines", "bad_line_error"]
+__all__ = [
+    "INVALID_REQUEST",
+    "MAX_DEPTH",
+    "PARSE_ERROR",
+    "AnsweringBadLines",
+    "Verdict",
+    "judge_body",
+    "judge_problem",
+    "judge_text",
+    "judge_value",
+]
+
+logger = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+MAX_DEPTH = 200  # the nesting pydantic-core's JSON parser (the SDK's) accepts
+BATCHES_UNSUPPORTED = (
+    "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); "
+    "send each request as its own message."
+)
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:]')
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SPACE = re.compile(r"\s*")
+_SCAN_LIMIT = 1 << 20
+
+RequestId = str | int
 
 
-def bad_line_error(problem: Exception) -> JSONRPCError:
-    """The answer to a line the transport could not read as a JSON-RPC message."""
-    not_json = isinstance(problem, ValidationError) and any(
-        error["type"] == "json_invalid" for error in problem.errors(include_url=False)
+@dataclass(frozen=True)
+class Verdict:
+    """What a malformed message gets: ``message`` (repaired) to serve, or ``errors`` to answer."""
+
+    message: JSONRPCMessage | None = None
+    errors: tuple[JSONRPCError, ...] = ()
+
+
+def _error(code: int, message: str, request_id: RequestId | None = None) -> Verdict:
+    return Verdict(
+        errors=(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message)),)
     )
-    if not_json:
-        error = ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON.")
-    else:
-        error = ErrorData(
-            code=INVALID_REQUEST, message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 message."
+
+
+def judge_problem(problem: Exception) -> Verdict:
+    """The verdict on a line the SDK's stdio reader refused with ``problem``."""
+    if not isinstance(problem, ValidationError):
+        return _error(PARSE_ERROR, "Parse error: the line could not be read.")
+    errors = problem.errors(include_url=False)
+    first = errors[0]
+    if first["type"] == "json_invalid" and isinstance(first["input"], str | bytes):
+        raw = first["input"]
+        return judge_text(raw if isinstance(raw, str) else raw.decode("utf-8", "replace"))
+    # Parsed, but not a message: the whole value is the input of a top-level error.
+    for error in errors:
+        if len(error["loc"]) == 1 or (len(error["loc"]) == 2 and error["type"] == "missing"):
+            return judge_value(error["input"])
+    return judge_value(None)
+
+
+def judge_body(body: bytes) -> Verdict | None:
+    """The verdict on an HTTP request body; None when the SDK can read it as it is (or refuse it
+    itself: a body that is no JSON object). A batch gets one error, with id null."""
+    try:
+        value = pydantic_core.from_json(body)
+    except ValueError:
+        text = body.decode("utf-8", "replace")
+        if not text.lstrip().startswith("["):
+            return judge_text(text)
+        value = []
+    if isinstance(value, list):
+        return _error(INVALID_REQUEST, BATCHES_UNSUPPORTED)
+    return None
+
+
+def judge_text(text: str) -> Verdict:
+    """The verdict on JSON text the SDK's parser refused."""
+    deepest, request_id = _outline(text)
+    if deepest > MAX_DEPTH:
+        return _error(
+            INVALID_REQUEST,
+            f"Invalid Request: the message nests JSON {deepest} levels deep; this server reads at most "
+            f"{MAX_DEPTH}.",
+            request_id,
         )
-    return JSONRPCError(jsonrpc="2.0", id=None, error=error)
+    try:
+        value = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return _error(PARSE_ERROR, "Parse error: the line is not JSON.", request_id)
+    return judge_value(value)
+
+
+def judge_value(value: Any) -> Verdict:
+    """The verdict on parsed JSON: a batch, a message with lone surrogates, or no message."""
+    if isinstance(value, list):
+        ids = [request_id for item in value if (request_id := _request_id(item)) is not None]
+        if not ids:
+            return _error(INVALID_REQUEST, BATCHES_UNSUPPORTED)
+        return Verdict(
+            errors=tuple(
+                error for i in ids for error in _error(INVALID_REQUEST, BATCHES_UNSUPPORTED, i).errors
+            )
+        )
+    repaired, replaced = _without_surrogates(value)
+    try:
+        message = jsonrpc_message_adapter.validate_python(repaired, by_name=False)
+    except ValidationError:
+        return _error(
+            INVALID_REQUEST,
+            "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.",
+            _request_id(repaired),
+        )
+    if replaced:
+        logger.warning(
+            "Replaced %d lone UTF-16 surrogate(s) (a string cut inside a character) with U+FFFD in "
+            "message %s",
+            replaced,
+            _request_id(repaired),
+        )
+    return Verdict(message=message)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _request_id(value: Any) -> RequestId | None:
+    """The id of a request (an object with a method); None for anything else."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    request_id = value.get("id")
+    return request_id if isinstance(request_id, str | int) and not isinstance(request_id, bool) else None
+
+
+def _outline(text: str) -> tuple[int, RequestId | None]:
+    """How deep the JSON text nests, and its request's id (its top-level ``id``, when it also has
+    a top-level ``method``), read without parsing it: it may be too deep or cut short."""
+    depth = deepest = 0
+    previous = ""
+    keys: dict[str, int] = {}  # top-level key -> where its value starts
+    for match in _TOKEN.finditer(text):
+        if deepest > MAX_DEPTH and match.start() > _SCAN_LIMIT:
+            break  # already refused: give up looking for an id after a megabyte of nesting
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+        elif token == ":" and depth == 1 and previous.startswith('"'):
+            keys.setdefault(previous, match.end())
+        previous = token
+    if '"method"' not in keys or '"id"' not in keys:
+        return deepest, None
+    start = _SPACE.match(text, keys['"id"']).end()  # type: ignore[union-attr]  # \s* always matches
+    if text[start : start + 1] not in ('"', "-") and not text[start : start + 1].isdigit():
+        return deepest, None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return deepest, None
+    return deepest, _request_id({"method": "", "id": value})
+
+
+def _without_surrogates(value: Any) -> tuple[Any, int]:
+    """``value`` with every lone surrogate replaced by U+FFFD, and how many there were."""
+    if isinstance(value, str):
+        count = len(_SURROGATE.findall(value))
+        return (
+            (value.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), count)
+            if count
+            else (value, 0)
+        )
+    if isinstance(value, list):
+        items = [_without_surrogates(item) for item in value]
+        return [item for item, _ in items], sum(count for _, count in items)
+    if isinstance(value, dict):
+        pairs = [(_without_surrogates(k), _without_surrogates(v)) for k, v in value.items()]
+        return {k: v for (k, _), (v, _) in pairs}, sum(kc + vc for (_, kc), (_, vc) in pairs)
+    return value, 0
 
 
 class AnsweringBadLines:
-    """Wraps the transport's read stream: messages pass, bad lines are answered on ``write``."""
+    """Wraps the transport's read stream: messages pass, bad lines are repaired and pass, or are
+    answered on ``write``."""
 
     def __init__(self, inner: Any, write: Any) -> None:
         self._inner = inner
@@ -47,13 +224,20 @@ class AnsweringBadLines:
 
     async def receive(self) -> Any:
         while True:
-            item = await self._inner.receive()
-            if not isinstance(item, Exception):
+            item = await self._settled(await self._inner.receive())
+            if item is not None:
                 return item
-            await self._answer(item)
 
-    async def _answer(self, problem: Exception) -> None:
-        await self._write.send(SessionMessage(bad_line_error(problem)))
+    async def _settled(self, item: Any) -> Any:
+        """``item`` itself, or the repaired message; None once the bad line has been answered."""
+        if not isinstance(item, Exception):
+            return item
+        verdict = judge_problem(item)
+        if verdict.message is not None:
+            return SessionMessage(verdict.message)
+        for error in verdict.errors:
+            await self._write.send(SessionMessage(error))
+        return None
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -63,10 +247,9 @@ class AnsweringBadLines:
 
     async def __anext__(self) -> Any:
         while True:
-            item = await self._inner.__anext__()
-            if not isinstance(item, Exception):
+            item = await self._settled(await self._inner.__anext__())
+            if item is not None:
                 return item
-            await self._answer(item)
 
     async def __aenter__(self) -> AnsweringBadLines:
         return self

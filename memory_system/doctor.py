@@ -1,20 +1,23 @@
 """memory_system doctor: one OK/WARN/FAIL line per check, exit 1 on any failure.
 
 The checks run in order and each needs the ones before it: configuration, data directory,
-SQLite, the vector index (opening the store), the model, ``--repair`` if asked, the SQLite and
-index counts, and a real round trip. A check whose prerequisite failed is reported as skipped.
+SQLite, the vector index (opening the store), the model, ``--repair`` if asked, the loaded
+sources (``doctor_sources``), the SQLite and index counts, and a real round trip. A check whose
+prerequisite failed is reported as skipped.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memory_system import doctor_checks as checks
 from memory_system.doctor_checks import CheckResult, SettingsSource
+from memory_system.doctor_sources import check_loaded_sources
 
 if TYPE_CHECKING:
     from cognitive_memory.system import CognitiveSystem
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["CheckResult", "register", "run_checks"]
 
 _CHECKS_BEFORE_REPAIR = ("config", "data_dir", "sqlite", "qdrant", "model")
-_CHECKS_AFTER_REPAIR = ("counts", "round_trip")
+_CHECKS_AFTER_REPAIR = ("sources", "counts", "round_trip")
 
 
 def register(app: typer.Typer, resolve_settings: SettingsSource | None = None) -> None:
@@ -54,11 +57,13 @@ def run_checks(*, repair: bool = False, resolve_settings: SettingsSource | None 
         results.append(checks.check_sqlite(settings.storage.database_path))
     if results[-1].status == "fail":
         return _with_skipped(results, names)
-    opened = checks.open_system(settings)
+    opened, set_aside = (
+        checks.open_system_for_repair(settings) if repair else (checks.open_system(settings), None)
+    )
     if isinstance(opened, CheckResult):
         return _with_skipped([*results, opened], names)
     try:
-        return results + _system_checks(opened, repair)
+        return results + _system_checks(opened, repair, set_aside)
     finally:
         opened.close()
 
@@ -69,8 +74,10 @@ def _with_skipped(results: list[CheckResult], names: list[str]) -> list[CheckRes
     return results + [checks.skipped(name, failed) for name in names if name not in done]
 
 
-def _system_checks(system: CognitiveSystem, repair: bool) -> list[CheckResult]:
+def _system_checks(system: CognitiveSystem, repair: bool, set_aside: Path | None = None) -> list[CheckResult]:
     vectors = checks.check_vectors(system)
+    if set_aside is not None:
+        vectors = checks.after_set_aside(vectors, set_aside)
     model = checks.check_model(system)
     results = [vectors, model]
     if vectors.status == "fail":
@@ -78,6 +85,7 @@ def _system_checks(system: CognitiveSystem, repair: bool) -> list[CheckResult]:
         return results + [checks.skipped(name, "qdrant") for name in later]
     if repair:
         results.append(checks.repair_index(system))
+    results.append(check_loaded_sources(system, repair))
     results.append(checks.check_counts(system))
     if model.status == "fail":
         return [*results, checks.skipped("round_trip", "model")]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
+    from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.settings import Settings, StorageSettings
     from cognitive_memory.system import CognitiveSystem
     from interfaces.cli import CognitiveCLI
@@ -29,6 +30,7 @@ __all__ = [
     "CheckResult",
     "SettingsSource",
     "Status",
+    "after_set_aside",
     "check_config",
     "check_counts",
     "check_data_dir",
@@ -38,6 +40,7 @@ __all__ = [
     "check_vectors",
     "mask_secret",
     "open_system",
+    "open_system_for_repair",
     "repair_index",
     "skipped",
 ]
@@ -204,8 +207,43 @@ def open_system(settings: Settings) -> CognitiveSystem | CheckResult:
     try:
         return build_system(settings)
     except CognitiveMemoryError as exc:
-        name = "sqlite" if isinstance(exc.__cause__, sqlite3.Error) else "qdrant"
-        return CheckResult(name, "fail", exc.message)
+        return _failed_open(exc)
+
+
+def _failed_open(exc: CognitiveMemoryError) -> CheckResult:
+    name = "sqlite" if isinstance(exc.__cause__, sqlite3.Error) else "qdrant"
+    return CheckResult(name, "fail", exc.message)
+
+
+def open_system_for_repair(settings: Settings) -> tuple[CognitiveSystem | CheckResult, Path | None]:
+    """``open_system``, but an embedded store too damaged to open (``index_damaged``) is first set
+    aside (renamed, kept) and a new one made, which ``--repair`` then fills from SQLite; returns
+    where the damaged store went, if it was moved."""
+    from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.main import build_system
+    from cognitive_memory.storage.edge_store import set_aside
+
+    try:
+        return build_system(settings), None
+    except CognitiveMemoryError as exc:
+        if exc.code != "index_damaged":
+            return _failed_open(exc), None
+        damaged = exc
+    path = settings.storage.vector_path
+    try:
+        moved = set_aside(path)
+    except (CognitiveMemoryError, OSError) as exc:
+        reason = exc.message if isinstance(exc, CognitiveMemoryError) else exc.strerror or str(exc)
+        return CheckResult("qdrant", "fail", f"{damaged.message} Setting it aside failed: {reason}"), None
+    return open_system(settings), moved
+
+
+def after_set_aside(vectors: CheckResult, moved: Path) -> CheckResult:
+    """The ``qdrant`` line when ``--repair`` replaced a damaged store: a warning that says where the
+    damaged one went (the repair line then fills the new one)."""
+    status: Status = "fail" if vectors.status == "fail" else "warn"
+    detail = f"the damaged store was set aside as {moved} (delete it once recall works); the new one: "
+    return CheckResult("qdrant", status, detail + vectors.detail)
 
 
 def check_vectors(system: CognitiveSystem) -> CheckResult:
@@ -251,6 +289,9 @@ def check_model(system: CognitiveSystem) -> CheckResult:
 
     encoder = system.encoder
     started = time.perf_counter()
+    problem = _damaged_export(encoder)
+    if problem:
+        return CheckResult("model", "fail", problem)
     try:
         encoder.warm_up()
         seconds = time.perf_counter() - started
@@ -269,6 +310,26 @@ def check_model(system: CognitiveSystem) -> CheckResult:
         f"norm {norm:.4f}"
     )
     return CheckResult("model", "ok", detail)
+
+
+def _damaged_export(encoder: object) -> str | None:
+    """What is wrong with the ONNX export, checked against the vectors saved when it was made (an
+    export from before they were saved is checked against torch now and keeps them)."""
+    from cognitive_memory.encoding import OnnxEncoder
+    from cognitive_memory.errors import EncoderError
+
+    if not isinstance(encoder, OnnxEncoder):
+        return None
+    try:
+        state, detail = encoder.check_export(adopt=True)
+    except EncoderError as exc:
+        return exc.message
+    if state != "damaged":
+        return None
+    return (
+        f"{detail}: run `memory_system encoder export` to export it again from the installed weights "
+        "(until then a server ignores it and embeds with torch)"
+    )
 
 
 def repair_index(system: CognitiveSystem) -> CheckResult:

@@ -46,13 +46,26 @@ def register(app: typer.Typer, resolve_settings: Callable[[], Settings]) -> None
             typer.echo("backend: torch (configured)")
             return
         path = encoder.export_file()
-        if path.is_file():
-            typer.echo(f"backend: onnx\nexport: {path} (ready)")
-        else:
+        state, detail = encoder.check_export()
+        if state == "ok":
+            typer.echo(f"backend: onnx\nexport: {path} (ready: it gives the vectors it was exported with)")
+        elif state == "missing":
             typer.echo(
                 "backend: torch until the ONNX export exists (a server makes it in the background; "
                 f"`memory_system encoder export` makes it now)\nexport: {path} (missing)"
             )
+        elif state == "unverified":
+            typer.echo(
+                "backend: onnx once the export is checked against torch (a server does it at its first "
+                f"start; `memory_system encoder export` does it now)\nexport: {path} (made by an older "
+                "version, without reference vectors)"
+            )
+        else:
+            typer.echo(
+                f"backend: torch: {detail}\nexport: {path} (damaged: run `memory_system encoder export` "
+                "to export it again)"
+            )
+            raise typer.Exit(code=1)
 
 
 def _onnx_encoder(settings: Settings) -> OnnxEncoder | None:

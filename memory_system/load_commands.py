@@ -78,9 +78,12 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Forget the memories loaded from a file (or from every file under a directory)."""
+        from cognitive_memory.loaders.files import readable
+
         with facade() as cli:
             result = cli.remove_file(path)
-        text = f"Removed {result.memories_removed} memories of {result.files_removed} files under {path}"
+        shown = readable(path)
+        text = f"Removed {result.memories_removed} memories of {result.files_removed} files under {shown}"
         emit(result, text, as_json)
 
     @app.command(name="watch")

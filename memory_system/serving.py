@@ -98,4 +98,23 @@ def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts
                 yield
                 self._captured_signals.clear()
 
-    _Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")).run()
+    _Server(_config(app, host, port)).run()
+
+
+def _config(app: Any, host: str, port: int) -> Any:
+    """uvicorn's settings with the connection limits of ``http_limits`` (slow or idle clients)."""
+    import uvicorn
+
+    from memory_system.http_limits import GuardedH11Protocol, connection_limit
+
+    protocol = type("Protocol", (GuardedH11Protocol,), {"limit": connection_limit()})
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        http=protocol,
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=16 * 1024,
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "check_metadata",
     "check_tags",
     "check_text",
+    "is_blank",
 ]
 
 MAX_TEXT_CHARS = 100_000
@@ -25,6 +27,19 @@ MAX_QUERY_CHARS = 10_000
 MAX_TAGS = 50
 MAX_TAG_CHARS = 100
 MAX_METADATA_BYTES = 64_000
+# Categories that print nothing: controls (NUL...), format characters (zero-width space, joiners,
+# BOM, soft hyphen) and separators; plus the default-ignorable letters and marks among the rest.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
+_IGNORABLE = frozenset(
+    "\u034f\u115f\u1160\u3164\uffa0" + "".join(map(chr, range(0xFE00, 0xFE10)))
+) | frozenset(map(chr, range(0xE0100, 0xE01F0)))
+
+
+def is_blank(text: str) -> bool:
+    """No character of ``text`` shows: it is empty, whitespace, control or zero-width characters."""
+    return not any(
+        char not in _IGNORABLE and unicodedata.category(char) not in _INVISIBLE_CATEGORIES for char in text
+    )
 
 
 def check_text(text: str, *, field: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
@@ -34,6 +49,12 @@ def check_text(text: str, *, field: str = "text", limit: int = MAX_TEXT_CHARS) -
     stripped = text.strip()
     if not stripped:
         raise InvalidInputError(f"`{field}` is empty: give the text to use.", code="empty_text")
+    if is_blank(stripped):
+        raise InvalidInputError(
+            f"`{field}` has no visible characters (only control or zero-width characters such as NUL "
+            "or U+200B): give the text to use.",
+            code="empty_text",
+        )
     if len(stripped) > limit:
         raise InvalidInputError(
             f"`{field}` has {len(stripped):,} characters; the limit is {limit:,}. "
@@ -66,7 +87,7 @@ def check_tags(tags: Sequence[str]) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str):
             raise InvalidInputError("Every tag must be a string.", code="invalid_type")
-        tag = check_text(tag, field="tags[]", limit=MAX_TAG_CHARS) if tag.strip() else ""
+        tag = "" if is_blank(tag) else check_text(tag, field="tags[]", limit=MAX_TAG_CHARS)
         if tag and tag not in cleaned:
             cleaned.append(tag)
     if len(cleaned) > MAX_TAGS:

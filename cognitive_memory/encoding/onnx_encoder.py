@@ -11,17 +11,20 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.encoding.onnx_model import OnnxModel, export_path
+from cognitive_memory.encoding.onnx_model import OnnxModel, check_reference, export_path
 from cognitive_memory.encoding.sentence_bert import SentenceBertEncoder, resolve_model_path
 from cognitive_memory.errors import EncoderError
 
-__all__ = ["OnnxEncoder"]
+__all__ = ["ExportState", "OnnxEncoder"]
 
 logger = logging.getLogger(__name__)
+
+ExportState = Literal["ok", "missing", "unverified", "damaged"]
 
 
 class OnnxEncoder:
@@ -77,13 +80,17 @@ class OnnxEncoder:
             try:
                 if target.is_file():
                     try:
-                        self._active = self._checked(OnnxModel(model_dir, target, threads=self._threads))
+                        self._active = self._checked(
+                            OnnxModel(model_dir, target, threads=self._threads), target, adopt=True
+                        )
                         return target
                     except EncoderError as exc:
                         logger.warning("Exporting again: the export at %s is unusable: %s", target, exc)
                 self._fallback.warm_up()
                 onnx_export.export_onnx(model_dir, target, self._fallback.encode, threads=self._threads)
-                self._active = self._checked(OnnxModel(model_dir, target, threads=self._threads))
+                self._active = self._checked(
+                    OnnxModel(model_dir, target, threads=self._threads), target, adopt=True
+                )
             except EncoderError as exc:
                 logger.warning("ONNX encoder unavailable, staying on torch: %s", exc)
                 return None
@@ -107,16 +114,48 @@ class OnnxEncoder:
         target = export_path(model_dir, self._cache_dir, self.name)
         if target.is_file():
             try:
-                return self._checked(OnnxModel(model_dir, target, threads=self._threads))
+                return self._checked(OnnxModel(model_dir, target, threads=self._threads), target, adopt=False)
             except EncoderError as exc:
-                logger.warning("Ignoring the ONNX export at %s: %s", target, exc)
+                logger.warning("Ignoring the ONNX export at %s, torch serves: %s", target, exc)
         else:
             logger.info("No ONNX export at %s yet: torch serves until it is made", target)
         self._fallback.warm_up()
         return self._fallback
 
-    def _checked(self, model: OnnxModel) -> OnnxModel:
+    def check_export(self, *, adopt: bool = False) -> tuple[ExportState, str]:
+        """Whether the export exists and still gives the vectors it was exported with, and why not.
+        ``unverified``: made before reference vectors were saved; ``adopt`` checks such an export
+        against torch now (seconds) and saves them. Changes nothing else; exports nothing."""
+        model_dir = resolve_model_path(self._fallback.model)
+        target = export_path(model_dir, self._cache_dir, self.name)
+        if not target.is_file():
+            return "missing", f"no ONNX export at {target}"
+        try:
+            self._checked(OnnxModel(model_dir, target, threads=self._threads), target, adopt=adopt)
+        except _Unverified as exc:
+            return "unverified", exc.message
+        except EncoderError as exc:
+            return "damaged", exc.message
+        return "ok", f"{target} gives the vectors it was exported with"
+
+    def _checked(self, model: OnnxModel, target: Path, *, adopt: bool) -> OnnxModel:
+        """``model`` once its dimension and its reference vectors (see ``check_reference``) are
+        right; an export without reference vectors is checked against torch when ``adopt``."""
+        from cognitive_memory.encoding import onnx_export
+
         produced = model.encode(["dimension probe"]).shape[1]
         if produced != self.dimension:
             raise EncoderError(f"The ONNX export produces {produced}-d vectors; expected {self.dimension}.")
+        if check_reference(model, target) is None:
+            if not adopt:
+                raise _Unverified(
+                    f"the export at {target} has no reference vectors (it was made by an older version): "
+                    "it is checked against torch before use"
+                )
+            self._fallback.warm_up()
+            onnx_export.adopt_export(model, target, self._fallback.encode)
         return model
+
+
+class _Unverified(EncoderError):
+    """An export made before reference vectors were saved with it."""

@@ -7,6 +7,7 @@ ONNX file that ``OnnxModel`` runs without torch.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import tempfile
@@ -18,14 +19,21 @@ from typing import Any
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.encoding.onnx_model import OnnxModel
+from cognitive_memory.encoding.onnx_model import MIN_COSINE, OnnxModel, min_cosine, reference_path
 from cognitive_memory.errors import EncoderError
 
-__all__ = ["CHECK_TEXTS", "MIN_COSINE", "export_onnx", "min_cosine", "remove_abandoned_exports"]
+__all__ = [
+    "CHECK_TEXTS",
+    "MIN_COSINE",
+    "REFERENCE_TEXTS",
+    "adopt_export",
+    "export_onnx",
+    "min_cosine",
+    "remove_abandoned_exports",
+]
 
 logger = logging.getLogger(__name__)
 
-MIN_COSINE = 0.999
 OPSET = 17
 _AXES = {0: "batch", 1: "sequence"}
 _NAMES = ("input_ids", "attention_mask", "token_type_ids")
@@ -47,12 +55,9 @@ CHECK_TEXTS: tuple[str, ...] = (
     "Prefer feature flags when changing the auth middleware.",
 )
 
-
-def min_cosine(left: Vector, right: Vector) -> float:
-    """The smallest row-wise cosine similarity between two stacks of vectors."""
-    left_n = left / np.clip(np.linalg.norm(left, axis=1, keepdims=True), 1e-12, None)
-    right_n = right / np.clip(np.linalg.norm(right, axis=1, keepdims=True), 1e-12, None)
-    return float((left_n * right_n).sum(axis=1).min())
+# Checked each time the export loads (a few milliseconds): prose, a principle, a query, code and
+# non-Latin scripts.
+REFERENCE_TEXTS: tuple[str, ...] = tuple(CHECK_TEXTS[index] for index in (0, 1, 2, 4, 5))
 
 
 def export_onnx(
@@ -61,7 +66,8 @@ def export_onnx(
     """Export the model in ``model_dir`` to ``target`` and return the smallest cosine between its
     vectors and ``reference``'s on ``CHECK_TEXTS`` (in one batch and one by one). Raises
     ``EncoderError`` and writes nothing unless that cosine exceeds ``MIN_COSINE``; the file
-    appears atomically, so a concurrent reader never sees half of it."""
+    appears atomically, so a concurrent reader never sees half of it. ``reference``'s vectors of
+    ``REFERENCE_TEXTS`` are saved beside it, for every later load to check the export against."""
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_abandoned_exports(target.parent)
     handle, name = tempfile.mkstemp(prefix=f".export-{os.getpid()}-", suffix=".onnx", dir=target.parent)
@@ -69,7 +75,7 @@ def export_onnx(
     scratch = Path(name)
     try:
         _export_graph(model_dir, scratch)
-        cosine = _verify(OnnxModel(model_dir, scratch, threads=threads), reference)
+        cosine = _verify(OnnxModel(model_dir, scratch, threads=threads), reference, target)
         scratch.chmod(0o644)
         os.replace(scratch, target)
     finally:
@@ -99,7 +105,17 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector]) -> float:
+def adopt_export(model: OnnxModel, onnx_file: Path, reference: Callable[[Sequence[str]], Vector]) -> float:
+    """Check an export made before reference vectors were saved against ``reference`` (torch) as
+    a new export is checked, and save its reference vectors; ``EncoderError`` if it disagrees."""
+    cosine = _verify(model, reference, onnx_file)
+    logger.info("Checked the ONNX export at %s against torch (min cosine %.6f)", onnx_file, cosine)
+    return cosine
+
+
+def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector], onnx_file: Path) -> float:
+    """The smallest cosine to ``reference`` on ``CHECK_TEXTS``; saves the reference vectors of the
+    export ``onnx_file`` when it passes."""
     texts = list(CHECK_TEXTS)
     expected = reference(texts)
     batched = min_cosine(model.encode(texts), expected)
@@ -110,7 +126,24 @@ def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector]) -> f
             f"The ONNX export disagrees with the torch model (min cosine {cosine:.6f} <= {MIN_COSINE}); "
             "keeping the torch encoder.",
         )
+    _save_reference(onnx_file, {text: expected[texts.index(text)] for text in REFERENCE_TEXTS})
     return cosine
+
+
+def _save_reference(onnx_file: Path, vectors: dict[str, Vector]) -> None:
+    """Write the reference vectors beside ``onnx_file`` atomically (float32 values, exactly)."""
+    body = {"texts": list(vectors), "vectors": [[float(x) for x in vector] for vector in vectors.values()]}
+    target = reference_path(onnx_file)
+    scratch = target.with_name(f".{target.name}.{os.getpid()}")
+    try:
+        scratch.write_text(json.dumps(body), encoding="utf-8")
+        scratch.chmod(0o644)
+        os.replace(scratch, target)
+    except OSError as exc:
+        raise EncoderError(f"Could not save the export's reference vectors at {target}: {exc}") from exc
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            scratch.unlink()
 
 
 def _export_graph(model_dir: Path, target: Path) -> None:

@@ -16,13 +16,60 @@ import numpy as np
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import EncoderError
 
-__all__ = ["EXPORT_FORMAT", "OnnxModel", "export_path", "max_seq_length"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "MIN_COSINE",
+    "REFERENCE_FILE",
+    "OnnxModel",
+    "check_reference",
+    "export_path",
+    "max_seq_length",
+    "min_cosine",
+    "reference_path",
+]
 
 # Bumped whenever the exported graph changes shape, so old exports are never read.
 EXPORT_FORMAT = "v1"
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 _KEYED_FILES = ("config.json", "tokenizer.json", "sentence_bert_config.json")
 BATCH_SIZE = 64
+MIN_COSINE = 0.999
+# Beside model.onnx: a few sentences and the vectors the torch model gave them at export time.
+REFERENCE_FILE = "reference.json"
+
+
+def min_cosine(left: Vector, right: Vector) -> float:
+    """The smallest row-wise cosine similarity between two stacks of vectors."""
+    left_n = left / np.clip(np.linalg.norm(left, axis=1, keepdims=True), 1e-12, None)
+    right_n = right / np.clip(np.linalg.norm(right, axis=1, keepdims=True), 1e-12, None)
+    return float((left_n * right_n).sum(axis=1).min())
+
+
+def reference_path(onnx_file: Path) -> Path:
+    """Where the reference vectors of the export ``onnx_file`` are kept."""
+    return onnx_file.with_name(REFERENCE_FILE)
+
+
+def check_reference(model: OnnxModel, onnx_file: Path) -> float | None:
+    """Embed the reference sentences saved with the export and return the smallest cosine to the
+    vectors torch gave them; None when the export has no reference (made by an older version).
+    Raises ``EncoderError`` when the export no longer reproduces them (damaged weights)."""
+    path = reference_path(onnx_file)
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        texts = [str(text) for text in saved["texts"]]
+        expected = np.asarray(saved["vectors"], dtype=np.float32).reshape(len(texts), -1)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EncoderError(f"the reference vectors {path} are unreadable ({exc})") from exc
+    cosine = min_cosine(model.encode(texts), expected) if texts else 0.0
+    if not cosine > MIN_COSINE:
+        raise EncoderError(
+            f"the export at {onnx_file} is damaged: its vectors differ from those the model gave when it "
+            f"was exported (min cosine {cosine:.4f}, needs > {MIN_COSINE})"
+        )
+    return cosine
 
 
 def export_path(model_dir: Path, cache_dir: Path, label: str) -> Path:

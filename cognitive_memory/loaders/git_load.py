@@ -12,7 +12,9 @@ patterns from all digests:
   history is read again and the digests replaced.
 
 The patterns are synced with ``CognitiveSystem.sync_sources``: patterns whose text is unchanged
-keep their memory and are not embedded again; vanished patterns are removed.
+keep their memory and are not embedded again; vanished patterns are removed. The loader lock
+(``holding_load_lock``) is held from the look at the stored source to the sync, so two git-loads
+of one repository never both add its patterns.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
+from cognitive_memory.loaders.files import check_utf8_path
 from cognitive_memory.loaders.git_history import (
     Commit,
     commit_from_digest,
@@ -38,6 +41,7 @@ from cognitive_memory.loaders.git_history import (
 )
 from cognitive_memory.loaders.git_memories import pattern_chunks
 from cognitive_memory.loaders.git_patterns import Patterns, find_patterns
+from cognitive_memory.loaders.lock import holding_load_lock
 from cognitive_memory.loaders.store import SourceStore
 from cognitive_memory.storage.sources import SourceRecord
 
@@ -82,12 +86,23 @@ def load_git(
     """Load (or bring up to date) the history patterns of the repository containing ``repo``.
     Raises InvalidInputError when it is not a git repository or git is missing."""
     started = time.perf_counter()
-    root = repository_root(repo)
-    key = f"git:{root}"
+    root = check_utf8_path(repository_root(repo))
     head = head_commit(root)
+    with holding_load_lock(store):
+        report = _load(store, root, head, on_progress, project)
+    if report.memories.changed:
+        store.build_index()
+    return dataclasses.replace(report, seconds=time.perf_counter() - started)
+
+
+def _load(
+    store: SourceStore, root: Path, head: str | None, on_progress: Progress | None, project: str
+) -> GitLoadReport:
+    """``load_git`` under the loader lock (its ``seconds`` are filled in by the caller)."""
+    key = f"git:{root}"
     stored = next((s for s in store.sources(GIT_LOADER_TYPE, key) if s.key == key), None)
     if head is None or _current(stored, head, project):
-        return _unchanged(root, head, stored, time.perf_counter() - started)
+        return _unchanged(root, head, stored)
     known = [commit_from_digest(d) for d in store.source_digests(key)] if stored else []
     since = _resume_point(root, stored, known, head)
     new = _read(root, head, since, on_progress)
@@ -100,7 +115,6 @@ def load_git(
     counts = _sync(
         store, SourceUpdate(key, GIT_LOADER_TYPE, head, chunks, project=project), patterns, len(commits)
     )
-    store.build_index()
     return GitLoadReport(
         str(root),
         root.name,
@@ -112,12 +126,11 @@ def load_git(
         hotspots=len(patterns.hotspots),
         solutions=len(patterns.solutions),
         memories=counts,
-        seconds=time.perf_counter() - started,
         model_seconds=model_seconds,
     )
 
 
-def _unchanged(root: Path, head: str | None, stored: SourceRecord | None, seconds: float) -> GitLoadReport:
+def _unchanged(root: Path, head: str | None, stored: SourceRecord | None) -> GitLoadReport:
     """The report of a load that found nothing new: what the stored source holds."""
     state = stored.state if stored is not None else {}
     return GitLoadReport(
@@ -129,7 +142,6 @@ def _unchanged(root: Path, head: str | None, stored: SourceRecord | None, second
         hotspots=int(state.get("hotspots", 0)),
         solutions=int(state.get("solutions", 0)),
         memories=SyncCounts(unchanged=int(state.get("memories", 0))),
-        seconds=seconds,
     )
 
 

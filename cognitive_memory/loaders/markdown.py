@@ -9,8 +9,11 @@ Rules (README "Loading markdown" documents them for users):
 - YAML front matter is not content; its ``title`` names the document and its ``tags`` tag every
   chunk. Otherwise the first level-1 header is the title, else the file name.
 - A section longer than ``MAX_CHUNK_CHARS`` is split at paragraph boundaries outside code blocks
-  (a code block is never cut); the parts together hold the whole section. A section shorter than
-  ``MIN_CHUNK_CHARS`` is merged into its first subsection, or else into the chunk before it.
+  (a code block is not cut); the parts together hold the whole section. A block longer than
+  ``MAX_BLOCK_CHARS`` (a huge fenced block or one-line blob) could be no memory whole: it is cut at
+  line ends into pieces of ``MAX_CHUNK_CHARS`` (a longer line inside), small enough for the
+  encoder to see all of each. A section shorter than ``MIN_CHUNK_CHARS`` is merged into its first
+  subsection, or else into the chunk before it.
 - Each chunk after the first starts with a breadcrumb line (document title and the enclosing
   headers) so it can be found by what it belongs to.
 - Level: the document's first chunk and sections named like an overview (overview, introduction,
@@ -27,8 +30,10 @@ from typing import Any
 
 from cognitive_memory.core.memory import HierarchyLevel, MemoryType
 from cognitive_memory.core.sources import SourceChunk
+from cognitive_memory.core.validation import MAX_TEXT_CHARS
 
 __all__ = [
+    "MAX_BLOCK_CHARS",
     "MAX_CHUNK_CHARS",
     "MIN_CHUNK_CHARS",
     "Section",
@@ -41,6 +46,8 @@ __all__ = [
 
 MAX_CHUNK_CHARS = 1500
 MIN_CHUNK_CHARS = 60
+# The longest block kept whole: a memory holds MAX_TEXT_CHARS, and the breadcrumb needs room.
+MAX_BLOCK_CHARS = MAX_TEXT_CHARS - 10_000
 BREADCRUMB_SEPARATOR = " › "
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
@@ -149,16 +156,36 @@ def _blocks(text: str) -> list[str]:
 
 
 def _split_long(text: str) -> list[str]:
-    """Parts of at most MAX_CHUNK_CHARS (a single longer block stays whole), joined by blank lines."""
+    """Parts of at most MAX_CHUNK_CHARS (a single longer block stays whole up to MAX_BLOCK_CHARS),
+    joined by blank lines."""
     if len(text) <= MAX_CHUNK_CHARS:
         return [text]
     parts: list[str] = []
     for block in _blocks(text):
-        if parts and len(parts[-1]) + 2 + len(block) <= MAX_CHUNK_CHARS:
-            parts[-1] += "\n\n" + block
-        else:
-            parts.append(block)
+        for piece in _cut(block) if len(block) > MAX_BLOCK_CHARS else [block]:
+            if parts and len(parts[-1]) + 2 + len(piece) <= MAX_CHUNK_CHARS:
+                parts[-1] += "\n\n" + piece
+            else:
+                parts.append(piece)
     return parts
+
+
+def _cut(block: str) -> list[str]:
+    """A block too long for one memory, cut at line ends into pieces of at most MAX_CHUNK_CHARS (a
+    longer line is cut inside). Blank pieces are dropped: there is nothing in them to remember."""
+    pieces: list[str] = []
+    lines: list[str] = []
+    size = -1
+    for line in block.split("\n"):
+        for start in range(0, max(len(line), 1), MAX_CHUNK_CHARS):
+            segment = line[start : start + MAX_CHUNK_CHARS]
+            if lines and size + 1 + len(segment) > MAX_CHUNK_CHARS:
+                pieces.append("\n".join(lines))
+                lines, size = [], -1
+            lines.append(segment)
+            size += 1 + len(segment)
+    pieces.append("\n".join(lines))
+    return [piece for piece in pieces if piece.strip()]
 
 
 def _merge_tiny(sections: list[Section]) -> list[Section]:

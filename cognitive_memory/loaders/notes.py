@@ -4,7 +4,10 @@ A file whose bytes are unchanged since its last load is not even parsed. A chang
 into chunks and synced: unchanged chunks keep their memories, changed ones are updated in place,
 and new and vanished ones are added and removed, in one transaction per batch of files. A file
 gone from a re-loaded directory loses its memories; a file that still exists but cannot be read
-keeps them.
+keeps them. A file whose chunks cannot be stored (see ``_update``) is skipped with its reason.
+
+Each public entry point holds the loader lock (``holding_load_lock``) from its first look at the
+stored sources to its last write, so two loads of one tree never both add its chunks.
 """
 
 from __future__ import annotations
@@ -17,8 +20,18 @@ from pathlib import Path
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
+from cognitive_memory.core.validation import check_text
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.loaders.files import Skipped, TextFile, read_text, walk_markdown
+from cognitive_memory.loaders.files import (
+    Skipped,
+    TextFile,
+    check_utf8_path,
+    is_utf8_name,
+    read_text,
+    readable,
+    walk_markdown,
+)
+from cognitive_memory.loaders.lock import holding_load_lock
 from cognitive_memory.loaders.markdown import chunk_markdown
 from cognitive_memory.loaders.store import SourceStore
 from cognitive_memory.storage.sources import SourceRecord
@@ -28,6 +41,7 @@ __all__ = [
     "LOADER_TYPE",
     "LoadReport",
     "existing_path",
+    "forget_markdown",
     "load_markdown",
     "remove_markdown",
     "sync_files",
@@ -36,6 +50,10 @@ __all__ = [
 LOADER_TYPE = "markdown"
 # Files are synced in batches of about this many chunks: one embedding call, one transaction.
 BATCH_CHUNKS = 256
+_NEVER_LOADED = (
+    "name is not UTF-8 (bytes that are not are shown as \\xNN); load skips such names, so no memory "
+    "was loaded from it and there is nothing to remove"
+)
 
 Progress = Callable[[int, int], None]
 
@@ -74,12 +92,13 @@ def load_markdown(
         prefix = str(root) + os.sep
     else:
         files, skipped, prefix = [root], [], None
-    known = {source.key: source for source in store.sources(LOADER_TYPE, prefix or str(root))}
-    report = sync_files(store, files, known, on_progress=on_progress, project=project)
-    removed = _vanished(known, files) if prefix is not None else []
-    counts = report.chunks
-    if removed:
-        counts += SyncCounts(removed=store.forget_sources(removed))
+    with holding_load_lock(store):
+        known = {source.key: source for source in store.sources(LOADER_TYPE, prefix or str(root))}
+        report = sync_files(store, files, known, on_progress=on_progress, project=project)
+        removed = _vanished(known, files) if prefix is not None else []
+        counts = report.chunks
+        if removed:
+            counts += SyncCounts(removed=store.forget_sources(removed))
     store.build_index()
     return replace(
         report,
@@ -102,12 +121,14 @@ def sync_files(
     """Sync these markdown files (real paths) into ``project``: files with unchanged bytes in the
     same project are skipped, the rest is parsed and synced in batches. ``known`` holds the stored
     sources (looked up when not given). ``on_progress(done, total)`` counts kilobytes of markdown
-    whose memories are stored (a changed file counts once its batch is embedded and committed)."""
+    whose memories are stored (a changed file counts once its batch is embedded and committed).
+    The caller holds the loader lock (``load_markdown`` and ``watch.apply_changes`` do)."""
     started = time.perf_counter()
     if known is None:
         known = {
             source.key: source
             for file in files
+            if is_utf8_name(file)  # any other name is skipped by read_text below
             for source in store.sources(LOADER_TYPE, str(file))
             if source.key == str(file)
         }
@@ -125,8 +146,11 @@ def sync_files(
             unchanged += 1
             counts += SyncCounts(unchanged=int(source.state.get("chunks", 0)))
             settled += size
+        elif isinstance(update := _update(read, project), Skipped):
+            skipped.append(update)
+            settled += size
         else:
-            batch.append(_update(read, project))
+            batch.append(update)
             loaded += 1
             pending += size
         if sum(len(update.chunks) for update in batch) >= BATCH_CHUNKS or done == len(files):
@@ -160,8 +184,16 @@ def _load_model(store: SourceStore) -> float:
 
 def remove_markdown(store: SourceStore, path: Path) -> tuple[int, int]:
     """Forget a loaded file, or every loaded file under a directory (the path need not exist).
-    Returns (files, memories) removed."""
-    target = str(path.expanduser().resolve())
+    Returns (files, memories) removed. A path that is not UTF-8 is refused: no file under such a
+    name is ever loaded."""
+    target = check_utf8_path(path.expanduser().resolve(), _NEVER_LOADED)
+    with holding_load_lock(store):
+        return forget_markdown(store, target)
+
+
+def forget_markdown(store: SourceStore, path: Path) -> tuple[int, int]:
+    """``remove_markdown`` for a resolved path, by a caller that holds the loader lock."""
+    target = str(path)
     keys = [
         source.key
         for source in store.sources(LOADER_TYPE, target)
@@ -171,11 +203,11 @@ def remove_markdown(store: SourceStore, path: Path) -> tuple[int, int]:
 
 
 def existing_path(path: Path) -> Path:
-    """The resolved path, or an error that says it does not exist."""
+    """The resolved path, or an error that says it does not exist or is not UTF-8."""
     resolved = path.expanduser().resolve()
     if not resolved.exists():
-        raise InvalidInputError(f"{path} does not exist.", code="not_found")
-    return resolved
+        raise InvalidInputError(f"{readable(path)} does not exist.", code="not_found")
+    return check_utf8_path(resolved)
 
 
 def _current(source: SourceRecord, fingerprint: str, project: str) -> bool:
@@ -183,8 +215,15 @@ def _current(source: SourceRecord, fingerprint: str, project: str) -> bool:
     return source.fingerprint == fingerprint and source.state.get("project", DEFAULT_PROJECT) == project
 
 
-def _update(file: TextFile, project: str) -> SourceUpdate:
+def _update(file: TextFile, project: str) -> SourceUpdate | Skipped:
+    """The file's chunks as an update, or why they cannot be stored: the chunker keeps every chunk
+    under the memory text limit, and this check keeps one odd file from failing a whole batch."""
     chunks = tuple(chunk_markdown(file.text, file.path))
+    for chunk in chunks:
+        try:
+            check_text(chunk.content)
+        except InvalidInputError as exc:
+            return Skipped(str(file.path), f"section {chunk.key[:80]!r} cannot be stored: {exc.message}")
     state = {"chunks": len(chunks), "project": project}
     return SourceUpdate(str(file.path), LOADER_TYPE, file.fingerprint, chunks, state, project)
 

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 
-__all__ = ["SourceStore"]
+__all__ = ["Database", "SourceStore"]
+
+
+class Database(Protocol):
+    """Where the store keeps its memories (the loaders' lock lives beside it)."""
+
+    @property
+    def path(self) -> Path: ...
 
 
 class SourceStore(Protocol):
@@ -17,6 +25,9 @@ class SourceStore(Protocol):
 
     @property
     def encoder(self) -> Encoder: ...
+
+    @property
+    def memories(self) -> Database: ...
 
     def sources(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
         """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""

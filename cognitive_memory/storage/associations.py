@@ -11,6 +11,7 @@ __all__ = [
     "TEMPORAL_WINDOW_SECONDS",
     "connect",
     "fts_match_expression",
+    "query_words",
     "index_memory",
     "link_in_time",
     "strengthen",
@@ -135,13 +136,17 @@ _STOPWORDS = frozenset(
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
+def query_words(text: str) -> list[str]:
+    """The text's distinct words, lower-cased, stopwords dropped, in order."""
+    return list(dict.fromkeys(t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS))
+
+
 def fts_match_expression(text: str) -> str:
     """An FTS5 MATCH expression: the text's words (stopwords dropped), each quoted, OR-ed.
 
     Quoting makes every word a literal, so no user text can be read as FTS5 syntax.
     """
-    words = dict.fromkeys(t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS)
-    return " OR ".join(f'"{word}"' for word in words)
+    return " OR ".join(f'"{word}"' for word in query_words(text))
 
 
 def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:

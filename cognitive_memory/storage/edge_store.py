@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import fcntl
+import shutil
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from cognitive_memory.storage.vector_store import (
     VectorStoreInfo,
 )
 
-__all__ = ["EdgeVectorStore"]
+__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "free_bytes", "set_aside"]
 
 _SCHEMA = {
     "integer": qe.PayloadSchemaType.Integer,
@@ -31,6 +33,15 @@ _ID_PAGE = 1000  # point ids per scroll page
 # Segments holding more vector data than this get an HNSW index when the optimizers run. Edge's
 # default (10 MB, about 6,600 384-d vectors) left a store of 5,000 unindexed after a build.
 _INDEXING_THRESHOLD_KB = 1_000
+# A new shard memory-maps its files: creating one wrote 13 MB here, and its first writes fill a
+# 32 MB WAL segment. On a disk without that room a write to a mapped page kills the process with
+# SIGBUS (no message, no exception), so creation is refused below this much free space.
+MIN_FREE_BYTES = 64 * 1024 * 1024
+
+
+def free_bytes(path: Path) -> int:
+    """Free space for this user on the filesystem holding ``path``."""
+    return shutil.disk_usage(path).free
 
 
 class EdgeVectorStore:
@@ -63,21 +74,41 @@ class EdgeVectorStore:
         self._guard.close()
 
     def _open(self) -> qe.EdgeShard:
+        # Any content means a shard lives here: load it (its config file may be rewritten at the
+        # moment another process closes it; a create here would start an empty shard over it).
         try:
-            # Any content means a shard lives here: load it (its config file may be rewritten at the
-            # moment another process closes it; a create here would start an empty shard over it).
-            if self.path.is_dir() and any(self.path.iterdir()):
-                return qe.EdgeShard.load(str(self.path), self._config())
-            return self._create()
-        except Exception as exc:  # the Rust core raises bare Exception; classify it here
+            existing = self.path.is_dir() and any(self.path.iterdir())
+        except OSError as exc:
             raise _classify(exc, self.path) from exc
+        if not existing:
+            return self._create()
+        try:
+            return qe.EdgeShard.load(str(self.path), self._config())
+        except Exception as exc:  # the Rust core raises bare Exception; classify it here
+            error = _classify(exc, self.path)
+            raise (_damaged(self.path, exc) if type(error) is StorageError else error) from exc
 
     def _create(self) -> qe.EdgeShard:
-        self.path.mkdir(parents=True, exist_ok=True)
-        shard = qe.EdgeShard.create(str(self.path), self._config())
-        for name, kind in INDEXED_FIELDS.items():
-            shard.update(qe.UpdateOperation.create_field_index(name, _SCHEMA[kind]))
+        self._check_room()
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            shard = qe.EdgeShard.create(str(self.path), self._config())
+            for name, kind in INDEXED_FIELDS.items():
+                shard.update(qe.UpdateOperation.create_field_index(name, _SCHEMA[kind]))
+        except Exception as exc:  # the Rust core raises bare Exception; classify it here
+            raise _classify(exc, self.path) from exc
         return shard
+
+    def _check_room(self) -> None:
+        free = free_bytes(self.path.parent)
+        if free < MIN_FREE_BYTES:
+            raise StorageError(
+                f"Not enough free space to create the embedded vector store in {self.path}: "
+                f"{free / 2**20:.1f} MB free on its disk, {MIN_FREE_BYTES // 2**20} MB needed (its files "
+                "are memory-mapped, and a full disk would crash the process). Free some space or set "
+                "COGNITIVE_MEMORY_DATA_DIR to a disk with room; what SQLite holds is kept.",
+                code="no_space",
+            )
 
     def _config(self) -> qe.EdgeConfig:
         """The layout and the indexing threshold; given at load too, so older shards adopt it."""
@@ -183,6 +214,29 @@ def _locked(path: Path) -> StoreLockedError:
         f"The vector store in {path} is open in another memory_system process. Stop that "
         "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",
     )
+
+
+def _damaged(path: Path, exc: Exception) -> StorageError:
+    return StorageError(
+        f"The embedded vector store in {path} is damaged and cannot be opened ({exc}). SQLite keeps "
+        "every vector: run `memory_system doctor --repair` to set it aside and rebuild it (nothing is "
+        "re-embedded).",
+        code="index_damaged",
+    )
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged shard to ``<name>.damaged-<UTC time>`` (kept, not deleted) while holding
+    its lock, so no process opens it meanwhile; returns the new path."""
+    with (path.parent / f".{path.name}.lock").open("a") as guard:
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise _locked(path) from None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = path.with_name(f"{path.name}.damaged-{stamp}")
+        path.rename(target)
+        return target
 
 
 def _classify(exc: Exception, path: Path) -> StorageError:

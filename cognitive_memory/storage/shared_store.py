@@ -6,6 +6,11 @@ this class as clients. When the owner goes away (it exits, or is killed), the ne
 client opens the shard itself and becomes the owner: the call is retried once, nothing is lost
 (SQLite keeps every memory, and the outbox replays vector writes an owner never confirmed).
 
+An owner that is alive but does not answer (stopped with Ctrl-Z, or holding the GIL while it builds
+the index) cannot be taken over: it still holds the lock. Every call to it has a deadline; past
+it the call fails with ``StorageError`` (a write stays queued in the outbox, recall goes on by
+words), and for ``retry_after`` seconds further calls fail at once instead of each waiting again.
+
     process A (owner) ── EdgeVectorStore ── socket server ──┐
     process B (client) ── SharedVectorStore ── socket ──────┘
 """
@@ -44,6 +49,26 @@ logger = logging.getLogger(__name__)
 
 _HEADER = struct.Struct(">I")
 _MAX_MESSAGE = 256 * 1024 * 1024
+# Operations that may legitimately run long at the owner, with their own deadline (seconds):
+# building the HNSW index takes 11-45 s at 100k vectors here.
+_SLOW_OPERATIONS = {"build_index": 600.0}
+_PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
+
+
+def _peer(connection: socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the process at the other end of a Unix socket, where the OS says (Linux)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    pid, uid, _ = _PEER_CREDENTIALS.unpack(
+        connection.getsockopt(socket.SOL_SOCKET, option, _PEER_CREDENTIALS.size)
+    )
+    return pid, uid
+
+
+def _trusted(uid: int) -> bool:
+    """Vectors, tags and queries go only to (and come only from) this user's processes, or root's."""
+    return uid in (os.getuid(), 0)
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -140,6 +165,11 @@ class _OwnerServer:
                 connection, _ = self._listener.accept()
             except OSError:
                 return
+            peer = _peer(connection)
+            if peer is not None and not _trusted(peer[1]):
+                logger.warning("Refused uid %d (pid %d) a connection to the vector store", peer[1], peer[0])
+                connection.close()
+                continue
             with self._guard:
                 self._connections.add(connection)
             threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
@@ -187,12 +217,21 @@ class SharedVectorStore:
         *,
         wait: float = 5.0,
         attach_now: bool = True,
+        deadline: float = 5.0,
+        retry_after: float = 5.0,
     ) -> None:
         """``attach_now=False`` opens (or reaches) the store at the first call instead (loading a
-        100k-vector shard takes 0.34 s and holds the GIL, so a background open would not help)."""
+        100k-vector shard takes 0.34 s and holds the GIL, so a background open would not help).
+        ``deadline``: seconds the owner has to answer a call; after a call it missed, calls fail at
+        once for ``retry_after`` seconds."""
         self._open_local = open_local
         self._socket_path = socket_path
         self._wait = wait
+        self._deadline = deadline
+        self._retry_after = retry_after
+        self._stalled_until = 0.0
+        self._stalled_message = ""
+        self._owner_pid: int | None = None
         self._lock = threading.RLock()
         self._local: VectorStore | None = None
         self._server: _OwnerServer | None = None
@@ -236,11 +275,21 @@ class SharedVectorStore:
 
     def _connect(self) -> socket.socket:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.settimeout(self._deadline)  # a stopped owner with a full backlog never accepts
         try:
             connection.connect(str(self._socket_path))
+            peer = _peer(connection)
         except OSError:
             connection.close()
             raise
+        if peer is not None and not _trusted(peer[1]):
+            connection.close()
+            raise StorageError(
+                f"The vector store socket {self._socket_path} is served by a process of another user "
+                f"(uid {peer[1]}, pid {peer[0]}); refusing to send memories to it. Remove the socket "
+                "and its directory if you did not make them, and check who can write there."
+            )
+        self._owner_pid = peer[0] if peer is not None else None
         return connection
 
     def _call(self, op: str, **arguments: Any) -> Any:
@@ -256,6 +305,8 @@ class SharedVectorStore:
         """A killed owner can still accept a connection for a moment while the kernel tears it
         down, so the take-over is retried until ``wait`` seconds have passed, not just once."""
         if self._local is None and self._connection is None:
+            if time.monotonic() < self._stalled_until:
+                raise StorageError(self._stalled_message)
             self._attach()  # not attached yet, or a take-over failed before: try now
         deadline = time.monotonic() + self._wait
         retries = 0
@@ -264,6 +315,8 @@ class SharedVectorStore:
                 return _dispatch(self._local, request)
             try:
                 answer = self._ask(request)
+            except TimeoutError:
+                raise self._stalled(_SLOW_OPERATIONS.get(request["op"], self._deadline)) from None
             except (ConnectionError, OSError, ValueError):
                 if time.monotonic() > deadline:
                     raise StorageError(
@@ -285,8 +338,25 @@ class SharedVectorStore:
         connection = self._connection
         if connection is None:
             raise ConnectionError("not connected")
+        connection.settimeout(_SLOW_OPERATIONS.get(request["op"], self._deadline))
         _send(connection, request)
         return _receive(connection)
+
+    def _stalled(self, waited: float) -> StorageError:
+        """The owner is alive (it holds the lock) but missed the deadline: drop the connection,
+        whose answer may still come, and fail calls at once for ``retry_after`` seconds."""
+        self._drop_connection()
+        self._stalled_until = time.monotonic() + self._retry_after
+        owner = f"process {self._owner_pid}" if self._owner_pid else "process"
+        resume = f"; resume it with `kill -CONT {self._owner_pid}`" if self._owner_pid else ""
+        self._stalled_message = (
+            f"The {owner} serving the vector store did not answer within {waited:g} s: it "
+            f"is stopped (Ctrl-Z{resume}) or busy building the index. Memories are still stored in "
+            f"SQLite with their vectors queued, and recall works by words; the store is asked again "
+            f"after {self._retry_after:g} s."
+        )
+        logger.warning("%s", self._stalled_message)
+        return StorageError(self._stalled_message)
 
     def _drop_connection(self) -> None:
         if self._connection is not None:

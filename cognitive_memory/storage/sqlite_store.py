@@ -19,6 +19,8 @@ from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations, browse
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
+from cognitive_memory.storage import words as word_sql
+from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.migrations import apply_migrations
 from cognitive_memory.storage.rows import (
     MEMORY_COLUMNS,
@@ -53,6 +55,7 @@ class RankingRow:
     hierarchy_level: int
     memory_type: str
     tags_json: str
+    speaker: str | None = None
 
     def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
         """The fields ``VectorFilter.matches`` reads, as the index's payload holds them (the tags,
@@ -91,9 +94,11 @@ class SQLiteMemoryStore:
             self._conn.execute("PRAGMA foreign_keys=ON")
             apply_migrations(self._conn)
             fill_content_keys(self._conn)
+            word_sql.prepare(self._conn)
         except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
+        self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     def close(self) -> None:
         with self._lock:
@@ -102,6 +107,7 @@ class SQLiteMemoryStore:
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            self.location.check()
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -112,6 +118,7 @@ class SQLiteMemoryStore:
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} refused a write: {exc}") from exc
+            self.location.check()  # deleted during the write: say so rather than acknowledge it
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._lock:
@@ -237,7 +244,8 @@ class SQLiteMemoryStore:
         marks = ",".join("?" * len(ids))
         rows = self._query(
             "SELECT id, content, importance_score, strength, timestamp, loader_type, embedding, project, "
-            f"hierarchy_level, memory_type, tags FROM memories WHERE id IN ({marks})",
+            "hierarchy_level, memory_type, tags, json_extract(metadata, '$.speaker') "
+            f"FROM memories WHERE id IN ({marks})",
             ids,
         )
         by_id = {
@@ -290,6 +298,15 @@ class SQLiteMemoryStore:
         )
         return [(row[0], float(row[1])) for row in rows]
 
+    def word_shares(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+        """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);
+        memories holding none of them are left out."""
+        with self._lock:
+            try:
+                return word_sql.word_shares(self._conn, associations.query_words(query), ids)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
     def neighbours(self, ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
         """Each id's connected memories with the strongest weight over edge kinds; a user link
         (``relations``) is an edge of weight USER_LINK_WEIGHT in both directions."""
@@ -312,8 +329,9 @@ class SQLiteMemoryStore:
         return graph
 
     def answers(self, ids: Sequence[str]) -> dict[str, str]:
-        """For each of ``ids`` that asks a question (holds a '?'), the memory stored right after it
-        in its session (its neighbour in time with the next rowid)."""
+        """For each of ``ids`` that is a conversation turn asking a question (it has a recorded
+        speaker and holds a '?'), the turn stored right after it in its session (its neighbour in
+        time with the next rowid, itself a turn). Notes are never questions here."""
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
@@ -321,7 +339,8 @@ class SQLiteMemoryStore:
             "SELECT c.source_id, c.target_id FROM connections c "
             "JOIN memories q ON q.id = c.source_id JOIN memories a ON a.id = c.target_id "
             f"WHERE c.source_id IN ({marks}) AND c.kind = 'temporal' AND a.rowid > q.rowid "
-            "AND instr(q.content, '?') > 0 ORDER BY a.rowid DESC",
+            "AND instr(q.content, '?') > 0 AND json_extract(q.metadata, '$.speaker') IS NOT NULL "
+            "AND json_extract(a.metadata, '$.speaker') IS NOT NULL ORDER BY a.rowid DESC",
             ids,
         )
         # Later rows win: the nearest successor (smallest rowid) comes last.

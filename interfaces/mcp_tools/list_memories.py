@@ -12,7 +12,7 @@ from pydantic import Field
 from interfaces.formatting import format_list
 from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
 from interfaces.paging import DEFAULT_PAGE_SIZE, MAX_CURSOR_CHARS, MAX_PAGE_SIZE
-from interfaces.requests import ProjectName, RecallFilters
+from interfaces.requests import JsonNumber, ProjectName, RecallFilters
 from interfaces.schemas import ListResult, OrderBy
 
 __all__ = ["register"]
@@ -43,7 +43,7 @@ def register(server: MCPServer[ServerState]) -> None:
             OrderBy, Field(description="Sort order, newest or highest first (never accessed last).")
         ] = "created",
         limit: Annotated[
-            int, Field(ge=1, le=MAX_PAGE_SIZE, description="Most memories on this page.")
+            int, Field(ge=1, le=MAX_PAGE_SIZE, description="Most memories on this page."), JsonNumber
         ] = DEFAULT_PAGE_SIZE,
         cursor: Annotated[
             str | None,

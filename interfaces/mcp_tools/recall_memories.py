@@ -13,7 +13,7 @@ from pydantic import Field
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from interfaces.formatting import format_recall
 from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
-from interfaces.requests import ProjectName, RecallFilters
+from interfaces.requests import JsonNumber, ProjectName, RecallFilters
 from interfaces.schemas import RecallResult, RecallType
 
 __all__ = ["register"]
@@ -42,7 +42,9 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
             Field(description="Which lists to return: core, peripheral, bridge. Default: all."),
         ] = None,
         max_results: Annotated[
-            int, Field(ge=1, le=max_results, description="Most core + peripheral memories to return.")
+            int,
+            Field(ge=1, le=max_results, description="Most core + peripheral memories to return."),
+            JsonNumber,
         ] = min(10, max_results),
         include_bridges: Annotated[bool, Field(description="Look for bridge memories.")] = True,
         filters: Annotated[

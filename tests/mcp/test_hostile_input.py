@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import select
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import MemoryServer, create_server
+from tests.mcp.test_malformed_messages import StdioSession
 from tests.mcp.test_stdio import spawn_raw_server
 
 KNOWN_CODES = {
@@ -157,14 +157,10 @@ def test_raw_stdio_garbage_is_survived_and_the_next_request_answered(data_dir: P
         process.stdin.write(raw + b"\n")
         process.stdin.flush()
 
+    replies = StdioSession(process)  # reads whole lines itself: select() misses buffered ones
+
     def answer(request_id: int) -> dict[str, Any]:
-        assert process.stdout is not None
-        while True:
-            ready, _, _ = select.select([process.stdout], [], [], 120)
-            assert ready, f"no answer to request {request_id}"
-            message: dict[str, Any] = json.loads(process.stdout.readline())
-            if message.get("id") == request_id:
-                return message
+        return replies.answer(request_id, within=120)
 
     def call(request_id: int, tool: str, arguments: Any) -> dict[str, Any]:
         params = {"name": tool, "arguments": arguments}

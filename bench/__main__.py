@@ -1,10 +1,10 @@
-"""python -m bench suite|latency|load|git-load|locomo|duplicates|readmes [...] (suite by default)"""
+"""python -m bench suite|latency|load|git-load|locomo|duplicates|notes|offtopic [...] (suite by default)"""
 
 from __future__ import annotations
 
 import sys
 
-from bench import duplicates, git_load, latency, load, locomo, readmes, suite
+from bench import answer_size, duplicates, git_load, latency, load, locomo, notes, offtopic, suite
 
 BENCHMARKS = {
     "suite": suite.main,
@@ -13,7 +13,9 @@ BENCHMARKS = {
     "git-load": git_load.main,
     "locomo": locomo.main,
     "duplicates": duplicates.main,
-    "readmes": readmes.main,
+    "notes": notes.main,
+    "offtopic": offtopic.main,
+    "answer-size": answer_size.main,
 }
 
 

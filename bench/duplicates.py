@@ -52,7 +52,7 @@ _WORD = re.compile(r"\b[a-z]{5,}\b")
 
 def locomo_projects() -> list[list[str]]:
     conversations = json.loads(LOCOMO_DATA.read_text())
-    return [[text for _, text in turns(sample["conversation"])] for sample in conversations]
+    return [[text for _, text, _ in turns(sample["conversation"])] for sample in conversations]
 
 
 def readme_projects() -> list[list[str]]:

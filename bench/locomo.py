@@ -25,8 +25,9 @@ from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
 from interfaces.cli import CognitiveCLI
+from interfaces.requests import StoreContext
 
-__all__ = ["main", "run"]
+__all__ = ["DEFAULT_DATA", "main", "questions", "run", "store_conversation", "turns"]
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
 RESULTS = Path(__file__).parent / "results"
@@ -52,8 +53,8 @@ def evidence_ids(raw: Sequence[str]) -> frozenset[str]:
     return frozenset(found)
 
 
-def turns(conversation: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """(dia_id, text to store) for every turn, in order."""
+def turns(conversation: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """(dia_id, text to store, speaker) for every turn, in order."""
     session = 1
     while f"session_{session}" in conversation:
         date = conversation[f"session_{session}_date_time"]
@@ -61,7 +62,7 @@ def turns(conversation: dict[str, Any]) -> Iterator[tuple[str, str]]:
             text = f"[{date}] {turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
                 text += f" [image: {turn['blip_caption']}]"
-            yield turn["dia_id"], text
+            yield turn["dia_id"], text, turn["speaker"]
         session += 1
 
 
@@ -82,16 +83,23 @@ def score(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, float
     return at5, at10, rr
 
 
+def store_conversation(cli: CognitiveCLI, sample: dict[str, Any]) -> dict[str, str]:
+    """Store every turn of the sample's conversation; memory id -> dia_id."""
+    dia_of = {}
+    for dia_id, text, speaker in turns(sample["conversation"]):
+        # Stored as transcript turns: the speaker is recorded, so the transcript rules apply.
+        dia_of[cli.store_experience(text, StoreContext(speaker=speaker)).memory_id] = dia_id
+    return dia_of
+
+
 def _conversation(sample: dict[str, Any], encoder: Encoder, root: Path) -> dict[str, Any]:
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder)
     try:
         cli = CognitiveCLI(system, session_id=sample["sample_id"])
-        dia_of = {}
         started = time.perf_counter()
-        for dia_id, text in turns(sample["conversation"]):
-            dia_of[cli.store_experience(text).memory_id] = dia_id
+        dia_of = store_conversation(cli, sample)
         store_seconds = time.perf_counter() - started
         rows, latencies = [], []
         for question in questions(sample):

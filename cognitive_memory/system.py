@@ -353,8 +353,10 @@ class CognitiveSystem:
         max_results: int = 10,
         include_bridges: bool = True,
         where: VectorFilter | None = None,
+        max_total: int | None = None,
     ) -> RetrievalResult:
-        """Core, peripheral and bridge memories for ``query``; access counts update afterwards."""
+        """Core, peripheral and bridge memories for ``query``; access counts update afterwards.
+        ``max_total`` caps all of them together (bridges take what the ranked memories leave)."""
         cue = check_text(query, field="query", limit=MAX_QUERY_CHARS)
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
             raise InvalidInputError(
@@ -363,7 +365,13 @@ class CognitiveSystem:
         now = self._clock()
         vector = self.encoder.encode([cue])[0]
         result = self.retriever.retrieve(
-            cue, vector, max_results=max_results, include_bridges=include_bridges, now=now, where=where
+            cue,
+            vector,
+            max_results=max_results,
+            include_bridges=include_bridges,
+            now=now,
+            where=where,
+            max_total=max_total,
         )
         ids = result.memory_ids()
         if ids:

@@ -11,12 +11,14 @@ from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.loaders import GitLoadReport, LoadReport
 from cognitive_memory.outcomes import SystemStatus
-from cognitive_memory.retrieval import RankedMemory
+from cognitive_memory.retrieval import RankedMemory, ScoreBreakdown
+from cognitive_memory.retrieval.floor import RelevanceFloor
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.relations import Neighbour
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
     BridgeOut,
+    BriefMemoryOut,
     ChunkCountsOut,
     GitLoadResult,
     LoadResult,
@@ -33,8 +35,14 @@ from interfaces.schemas import (
 )
 
 __all__ = [
+    "BRIEF_CONTENT_CHARS",
     "memory_out",
     "bridge_out",
+    "brief_bridge_out",
+    "brief_content",
+    "brief_ranked_out",
+    "ranked_reason",
+    "recall_message",
     "chunks_out",
     "git_load_out",
     "iso",
@@ -50,6 +58,15 @@ __all__ = [
 MB = 1024 * 1024
 # Characters of a linked memory shown in a related_memories answer.
 RELATED_PREVIEW = 200
+# Characters of a memory a brief recall answer holds: a loaded markdown section is at most about
+# this long (the loader's MAX_CHUNK_CHARS), so only long hand-stored texts are cut.
+BRIEF_CONTENT_CHARS = 1500
+# The cosine from which a brief answer says "meaning" found a memory (a typical on-topic match
+# of MiniLM is 0.4 and above; off-topic text stays below 0.3).
+MEANING_SIMILARITY = 0.3
+# The activation from other results from which a brief answer says "linked": the relevance
+# floor's own threshold for letting a memory in through its links.
+LINKED_ACTIVATION = RelevanceFloor().activation
 
 
 def iso(value: datetime | None) -> str | None:
@@ -137,6 +154,9 @@ def ranked_out(ranked: RankedMemory) -> MemoryOut:
         strength=s.strength,
         lesson_boost=s.lesson_boost,
         total=s.total,
+        words=s.words,
+        evidence=s.evidence,
+        linked=s.linked,
     )
     return MemoryOut(
         **memory_fields(ranked.memory),
@@ -145,6 +165,78 @@ def ranked_out(ranked: RankedMemory) -> MemoryOut:
         score=score,
         superseded_by=list(ranked.superseded_by),
     )
+
+
+def brief_ranked_out(ranked: RankedMemory) -> BriefMemoryOut:
+    """A recalled memory as ``detail: brief`` gives it: one score, the reason it was found."""
+    return _brief(
+        ranked.memory, round(ranked.score.total, 3), ranked_reason(ranked.score), list(ranked.superseded_by)
+    )
+
+
+def brief_bridge_out(bridge: BridgeMemory) -> BriefMemoryOut:
+    """A bridge as ``detail: brief`` gives it: its bridge score, and the core memory it is close to."""
+    return _brief(bridge.memory, round(bridge.bridge_score, 3), f"bridge: close to {bridge.connected_to}", [])
+
+
+def _brief(memory: CognitiveMemory, score: float, reason: str, superseded_by: list[str]) -> BriefMemoryOut:
+    content, truncated = brief_content(memory.content)
+    return BriefMemoryOut(
+        id=memory.id,
+        content=content,
+        truncated=True if truncated else None,
+        level=int(memory.hierarchy_level),
+        type=memory.memory_type.value,
+        score=score,
+        reason=reason,
+        source=format_source_info(memory.metadata),
+        date=(memory.source_date or memory.created_date).date().isoformat(),
+        tags=list(memory.tags) or None,
+        project=memory.project,
+        superseded_by=superseded_by or None,
+    )
+
+
+def brief_content(text: str, limit: int = BRIEF_CONTENT_CHARS) -> tuple[str, bool]:
+    """``text`` whole when it fits in ``limit`` characters, else cut at the last word boundary
+    before it (mid-word only for a word longer than a fifth of the limit); True when cut."""
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    boundary = max(cut.rfind(" "), cut.rfind("\n"))
+    return (cut[:boundary] if boundary > limit * 4 // 5 else cut).rstrip(), True
+
+
+def recall_message(query: str, memories: Sequence[BriefMemoryOut | MemoryOut]) -> str | None:
+    """What a recall answer needs said: that nothing was relevant, or that some texts were cut."""
+    if not memories:
+        return (
+            f"No memory is relevant enough to '{query}': nothing in memory matches it. "
+            "Store it if it is worth remembering, or rephrase the query."
+        )
+    cut = [m.id for m in memories if isinstance(m, BriefMemoryOut) and m.truncated]
+    if cut:
+        return (
+            f"{len(cut)} memories were cut at {BRIEF_CONTENT_CHARS} characters (truncated: true); "
+            "get_memories returns them whole."
+        )
+    return None
+
+
+def ranked_reason(score: ScoreBreakdown) -> str:
+    """Which signals found a memory: meaning (cosine), words (share of the query's words it
+    holds), linked (activation from results that passed the floor), speaker (the query names
+    who said it)."""
+    reasons = []
+    if score.similarity >= MEANING_SIMILARITY:
+        reasons.append("meaning")
+    if score.words > 0:
+        reasons.append(f"words ({score.words:.0%})")
+    if score.linked >= LINKED_ACTIVATION:
+        reasons.append("linked")
+    if score.speaker > 0:
+        reasons.append("speaker")
+    return ", ".join(reasons) or "weak: nearest by rank only"
 
 
 def related_out(neighbour: Neighbour, content: str) -> RelatedOut:

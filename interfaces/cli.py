@@ -20,11 +20,14 @@ from cognitive_memory.outcomes import StoreOutcome
 from cognitive_memory.system import CognitiveSystem
 from interfaces.answers import (
     bridge_out,
+    brief_bridge_out,
+    brief_ranked_out,
     chunks_out,
     git_load_out,
     load_out,
     memory_out,
     ranked_out,
+    recall_message,
     record_out,
     related_out,
     status_out,
@@ -34,6 +37,7 @@ from interfaces.paging import DEFAULT_PAGE_SIZE, checked_order, checked_size, de
 from interfaces.requests import MemoryChanges, RecallFilters, StoreContext, scope_filter
 from interfaces.schemas import (
     DeleteResult,
+    Detail,
     ForgetResult,
     GetResult,
     GitLoadResult,
@@ -92,7 +96,9 @@ class CognitiveCLI:
         """Store ``text`` in the project (``context.project``, else ``project``, else the process's).
         The same text already there is not stored again: the answer names it as a duplicate."""
         given = context or StoreContext()
-        metadata = {"source_info": given.source_info} if given.source_info else {}
+        metadata: dict[str, Any] = {"source_info": given.source_info} if given.source_info else {}
+        if given.speaker:
+            metadata["speaker"] = given.speaker
         outcome = self.system.store(
             text,
             hierarchy_level=given.hierarchy_level,
@@ -138,22 +144,34 @@ class CognitiveCLI:
         filters: RecallFilters | None = None,
         *,
         project: str | None = None,
+        detail: Detail = "full",
     ) -> RecallResult:
-        """Core and peripheral memories (rank order, at most ``max_results``) and bridges of the
-        project and the global memories; ``filters`` keeps only matching memories."""
+        """Core and peripheral memories (rank order) and bridges of the project and the global
+        memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
+        ``filters`` keeps only matching memories. ``detail`` brief gives each memory's text (cut at
+        BRIEF_CONTENT_CHARS), one score and the reason it was found; full gives whole records."""
         wanted = set(types or RECALL_TYPES)
         bridges_wanted = include_bridges and "bridge" in wanted
         where = scope_filter(filters, self.scope(project))
         result = self.system.retrieve(
-            query, max_results=max_results, include_bridges=bridges_wanted, where=where
+            query, max_results=max_results, include_bridges=bridges_wanted, where=where, max_total=max_results
         )
+        brief = detail == "brief"
+        ranked = brief_ranked_out if brief else ranked_out
         lists = RecallLists(
-            core=[ranked_out(r) for r in result.core] if "core" in wanted else [],
-            peripheral=[ranked_out(r) for r in result.peripheral] if "peripheral" in wanted else [],
-            bridge=[bridge_out(b) for b in result.bridges],
+            core=[ranked(r) for r in result.core] if "core" in wanted else [],
+            peripheral=[ranked(r) for r in result.peripheral] if "peripheral" in wanted else [],
+            bridge=[brief_bridge_out(b) if brief else bridge_out(b) for b in result.bridges],
         )
-        total = len(lists.core) + len(lists.peripheral) + len(lists.bridge)
-        return RecallResult(query=result.query, total_results=total, memories=lists, degraded=result.degraded)
+        every = [*lists.core, *lists.peripheral, *lists.bridge]
+        return RecallResult(
+            query=result.query,
+            detail=detail,
+            total_results=len(every),
+            memories=lists,
+            degraded=result.degraded,
+            message=recall_message(result.query, every),
+        )
 
     def store_session_lesson(
         self,

@@ -7,6 +7,8 @@ from pathlib import PurePath
 from typing import Any
 
 from interfaces.schemas import (
+    BridgeOut,
+    BriefMemoryOut,
     ForgetResult,
     GetResult,
     LessonResult,
@@ -151,6 +153,8 @@ def _memory_lines(number: int, memory: MemoryOut) -> list[str]:
 
 
 def format_recall(result: RecallResult) -> str:
+    """The same memories as the structured answer, each text as whole as it is there: brief gives
+    one header line per memory and its text; full adds every score, dates and access counts."""
     lists = result.memories
     note = (
         ["⚠️ The vector index is unavailable: these were found by their words only."]
@@ -158,28 +162,78 @@ def format_recall(result: RecallResult) -> str:
         else []
     )
     if result.total_results == 0:
-        return "\n".join([f"📋 No memories found for: '{result.query}'", *note])
-    lines = [f"📋 Retrieved {result.total_results} memories for: '{result.query}'", *note]
+        return "\n".join([f"📋 {result.message}", *note])
+    lines = [f"📋 {result.total_results} memories for: '{result.query}'", *note]
+    if result.message:
+        lines.append(result.message)
+    groups = (("core", lists.core), ("peripheral", lists.peripheral), ("bridge", lists.bridge))
+    if result.detail == "brief":
+        ranked = [(kind, m) for kind, memories in groups for m in memories if isinstance(m, BriefMemoryOut)]
+        for number, (kind, memory) in enumerate(ranked, start=1):
+            lines += ["", *_brief_lines(number, kind, memory)]
+        return "\n".join(lines)
     number = 0
-    for title, memories in (("CORE", lists.core), ("PERIPHERAL", lists.peripheral)):
+    for kind, memories in groups:
         if memories:
-            lines += ["", f"{title} MEMORIES ({len(memories)}):", ""]
-            for memory in memories:
+            lines += ["", f"{kind.upper()} MEMORIES ({len(memories)}):"]
+        for record in memories:
+            if isinstance(record, MemoryOut):  # full answers hold whole records only
                 number += 1
-                lines += [*_memory_lines(number, memory), ""]
-    if lists.bridge:
-        lines += ["", f"BRIDGE MEMORIES ({len(lists.bridge)}):", ""]
-        for index, bridge in enumerate(lists.bridge, start=1):
-            lines += [
-                f"{index}. [bridge] {_preview(bridge.content)}",
-                f"   ID: {bridge.id}, Level: L{bridge.hierarchy_level}, "
-                f"Bridge Score: {bridge.bridge_score:.2f}",
-                f"   Novelty: {bridge.novelty_score:.2f}, Connection: {bridge.connection_potential:.2f}",
-                f"   {bridge.explanation}",
-                f"   Source: {bridge.source_info}",
-                "",
-            ]
-    return "\n".join(lines).rstrip()
+                lines += ["", *_full_lines(number, record)]
+    return "\n".join(lines)
+
+
+def _brief_lines(number: int, kind: str, memory: BriefMemoryOut) -> list[str]:
+    tags = [f"tags: {', '.join(memory.tags)}"] if memory.tags else []
+    head = [
+        f"{number}. [{kind}] {memory.id}",
+        f"L{memory.level} {memory.type}",
+        f"score {memory.score:.2f}",
+        memory.reason,
+        memory.source,
+        memory.date,
+        f"project {memory.project}",
+        *tags,
+    ]
+    lines = [" · ".join(head), *_indented(memory.content)]
+    if memory.truncated:
+        lines.append(f"   [cut at {len(memory.content)} characters: get_memories returns the rest]")
+    if memory.superseded_by:
+        lines.append(f"   Superseded by: {', '.join(memory.superseded_by)}")
+    return lines
+
+
+def _indented(text: str) -> list[str]:
+    return [f"   {line}" if line else "" for line in text.splitlines()]
+
+
+def _full_lines(number: int, memory: MemoryOut) -> list[str]:
+    """A whole recalled record: its scores, source, dates, access count and its whole text."""
+    if isinstance(memory, BridgeOut):
+        scores = (
+            f"Bridge Score: {memory.bridge_score:.2f}, Novelty: {memory.novelty_score:.2f}, "
+            f"Connection: {memory.connection_potential:.2f}"
+        )
+        kind, why = "bridge", [f"   {memory.explanation}"]
+    else:
+        s = memory.score
+        scores = (
+            f"Score: {s.total:.3f} (similarity {s.similarity:.2f}, words {s.words:.2f}, "
+            f"evidence {s.evidence:.2f}, linked {s.linked:.2f}, relevance {s.relevance:.2f}, "
+            f"activation {s.activation:.2f})"
+            if s
+            else ""
+        )
+        kind, why = memory.memory_type, []
+    return [
+        f"{number}. [{kind}] {memory.id}, Level: L{memory.hierarchy_level}, Strength: {memory.strength:.2f}",
+        f"   {scores}",
+        *why,
+        f"   Source: {memory.source_info}",
+        f"   Created: {memory.created_date}, Accessed: {memory.access_count} times",
+        *([f"   Superseded by: {', '.join(memory.superseded_by)}"] if memory.superseded_by else []),
+        *_indented(memory.content),
+    ]
 
 
 def _version_lines(version: VersionOut) -> list[str]:

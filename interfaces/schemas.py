@@ -7,8 +7,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "BriefMemoryOut",
     "BridgeOut",
     "DeleteResult",
+    "Detail",
     "ErrorResult",
     "ForgetResult",
     "GetResult",
@@ -44,6 +46,8 @@ __all__ = [
 ]
 
 RecallType = Literal["core", "peripheral", "bridge"]
+# How much of each memory a recall answer holds (BriefMemoryOut or the whole MemoryOut record).
+Detail = Literal["brief", "full"]
 # Values recall_memories' filters accept (one definition for the MCP schema and the facade's check).
 LevelValue = Literal[0, 1, 2]
 MemoryTypeName = Literal["episodic", "semantic"]
@@ -98,7 +102,9 @@ class ScoreOut(BaseModel):
     total = (relevance + activation + speaker) x lesson_boost + weighted terms. similarity is the
     cosine to the query; semantic and lexical are the normalised meaning and word (BM25) scores,
     fused into relevance; activation spread to it from related candidates; speaker is the boost it
-    got because the query names who said it (its leading "Name:" label).
+    got because the query names who said it (the speaker recorded for a conversation turn). words
+    (rarity-weighted share of the query's words it holds), evidence (similarity + 0.5 x words) and
+    linked (activation from memories that passed on their own) are what the relevance floor read.
     """
 
     similarity: float
@@ -112,6 +118,9 @@ class ScoreOut(BaseModel):
     strength: float
     lesson_boost: float
     total: float
+    words: float = 0.0
+    evidence: float = 0.0
+    linked: float = 0.0
 
 
 class MemoryOut(BaseModel):
@@ -146,19 +155,47 @@ class BridgeOut(MemoryOut):
     connected_to: str | None = None
 
 
+class BriefMemoryOut(BaseModel):
+    """A recalled memory as ``detail: brief`` gives it: what a model needs to use it, nothing more."""
+
+    id: str
+    content: str = Field(description="The whole text, or its first 1500 characters when truncated.")
+    truncated: bool | None = Field(
+        default=None, description="Present (true) when content was cut: get_memories returns it whole."
+    )
+    level: int = Field(description="0 concept, 1 context, 2 episode.")
+    type: str = Field(description="episodic or semantic.")
+    score: float = Field(description="The ranking score (a bridge: its bridge score).")
+    reason: str = Field(
+        description="What found it: meaning, words (share of the query's words), linked (from "
+        "another result), speaker; a bridge: the core memory it is close to."
+    )
+    source: str
+    date: str = Field(description="When it happened (source date) or was stored, YYYY-MM-DD.")
+    tags: list[str] | None = Field(default=None, description="Absent when it has none.")
+    project: str
+    superseded_by: list[str] | None = Field(
+        default=None, description="Ids of memories that supersede it (absent when none)."
+    )
+
+
 class RecallLists(BaseModel):
-    core: list[MemoryOut] = Field(default_factory=list)
-    peripheral: list[MemoryOut] = Field(default_factory=list)
-    bridge: list[BridgeOut] = Field(default_factory=list)
+    core: list[BriefMemoryOut | MemoryOut] = Field(default_factory=list)
+    peripheral: list[BriefMemoryOut | MemoryOut] = Field(default_factory=list)
+    bridge: list[BriefMemoryOut | BridgeOut] = Field(default_factory=list)
 
 
 class RecallResult(BaseModel):
     success: bool = True
     query: str
+    detail: Detail = "full"
     total_results: int
     memories: RecallLists
     degraded: bool = Field(
         default=False, description="True when the vector index was unavailable and recall used words only."
+    )
+    message: str | None = Field(
+        default=None, description="Why nothing was returned, or that some contents were truncated."
     )
 
 

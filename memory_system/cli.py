@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -211,6 +211,9 @@ def store(
     memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
     importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="0.0 to 1.0.")] = 0.5,
     tag: Annotated[list[str] | None, typer.Option(help="A tag (repeatable).")] = None,
+    speaker: Annotated[
+        str | None, typer.Option(help="Who said it: the memory is a turn of a conversation.")
+    ] = None,
     project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -227,6 +230,7 @@ def store(
         importance_score=importance,
         tags=tag or [],
         project=project,
+        speaker=speaker,
     )
     with _facade() as cli:
         result = cli.store_experience(text, context)
@@ -236,8 +240,12 @@ def store(
 @app.command()
 def recall(
     query: Annotated[str, typer.Argument(help="What to recall.")],
-    max_results: Annotated[int, typer.Option(min=1, help="Most core + peripheral memories.")] = 10,
+    max_results: Annotated[int, typer.Option(min=1, help="Most memories, bridges included.")] = 10,
     no_bridges: Annotated[bool, typer.Option("--no-bridges", help="Skip bridge discovery.")] = False,
+    detail: Annotated[
+        Literal["brief", "full"],
+        typer.Option(help="brief: text, one score, why it was found; full: whole records and scores."),
+    ] = "brief",
     tag: TagsOption = None,
     level: LevelsOption = None,
     memory_type: TypesOption = None,
@@ -257,8 +265,10 @@ def recall(
     if max_results > most:
         raise _fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
     with _facade(settings) as cli:
-        result = cli.retrieve_memories(query, None, max_results, not no_bridges, filters, project=project)
-        emit(result, format_recall(result), as_json)
+        result = cli.retrieve_memories(
+            query, None, max_results, not no_bridges, filters, project=project, detail=detail
+        )
+        emit(result, format_recall(result), as_json, exclude_none=True)
 
 
 @app.command()

@@ -88,11 +88,13 @@ def rate(counts: ChunkCountsOut, per_second: float) -> str:
     return f", {per_second:.1f} memories/s" if counts.added + counts.updated else ", nothing changed"
 
 
-def emit(result: BaseModel, text: str, as_json: bool) -> None:
-    """Print a command's answer: its JSON with ``--json``, else the text for people."""
+def emit(result: BaseModel, text: str, as_json: bool, *, exclude_none: bool = False) -> None:
+    """Print a command's answer: its JSON with ``--json`` (without null fields when
+    ``exclude_none``), else the text for people."""
     import json
 
-    typer.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False) if as_json else text)
+    body = result.model_dump(mode="json", exclude_none=exclude_none)
+    typer.echo(json.dumps(body, indent=2, ensure_ascii=False) if as_json else text)
 
 
 def request(model: type[Model], **fields: Any) -> Model:

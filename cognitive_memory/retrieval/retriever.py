@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
 from cognitive_memory.errors import StorageError
 from cognitive_memory.retrieval.activation import pass_to_answers, spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
+from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
-from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate
-from cognitive_memory.retrieval.speakers import query_names, speaker
+from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
+from cognitive_memory.retrieval.speakers import names_speaker, query_names
 from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.sqlite_store import RankingRow, SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorFilter, VectorStore
@@ -40,6 +41,7 @@ class RetrievalConfig:
     bridge_anchors: int = 3
     bridge_neighbours: int = 10
     weights: RankWeights = field(default_factory=RankWeights)
+    floor: RelevanceFloor = field(default_factory=RelevanceFloor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +67,19 @@ class RetrievalResult:
         return ranked + [b.memory.id for b in self.bridges]
 
 
-def split_core(ranked: Sequence[RankedMemory], core_ratio: float) -> int:
-    """How many leading results are core: those scoring >= core_ratio x the best (at least one)."""
+def split_core(ranked: Sequence[RankedMemory], core_ratio: float, core_evidence: float | None = None) -> int:
+    """How many leading results are core: the best and those scoring >= core_ratio x the best,
+    as long as each one's own evidence of relevance reaches ``core_evidence`` (when given: then
+    even the best may not be core)."""
     if not ranked:
         return 0
     bar = ranked[0].score.total * core_ratio
-    count = 1
-    while count < len(ranked) and ranked[count].score.total >= bar:
+    count = 0
+    for result in ranked:
+        if count and result.score.total < bar:
+            break
+        if core_evidence is not None and result.score.evidence < core_evidence:
+            break
         count += 1
     return count
 
@@ -83,6 +91,9 @@ class _Signals:
     similarity: dict[str, float]
     fused: dict[str, tuple[float, float, float]]
     activation: dict[str, float]
+    graph: dict[str, list[tuple[str, float]]]
+    timeless: dict[str, list[tuple[str, float]]]
+    answers: dict[str, str]
     degraded: bool
 
 
@@ -103,6 +114,7 @@ class Retriever:
         include_bridges: bool,
         now: datetime,
         where: VectorFilter | None = None,
+        max_total: int | None = None,
     ) -> RetrievalResult:
         signals = self._signals(query, query_vector, max(self.config.candidate_pool, max_results * 3), where)
         reached = list(dict.fromkeys([*signals.fused, *signals.activation]))
@@ -111,13 +123,17 @@ class Retriever:
         if where is not None and not where.is_empty():
             # Words and links reach memories the vector filter never saw: the same rule applies.
             rows = [row for row in rows if where.matches(row.payload(with_tags=bool(where.tags)))]
-        best = self._rank(rows, signals, query_names(query), query_vector, now)[:max_results]
+        scored = self._rank(rows, signals, query_names(query), query_vector, now)
+        best = self._floored(query, scored, signals)[:max_results]
         ranked = self._ranked(best)
-        cut = split_core(ranked, self.config.core_ratio)
+        floor = self.config.floor
+        cut = split_core(ranked, self.config.core_ratio, floor.core if floor.enabled else None)
         core, peripheral = ranked[:cut], ranked[cut:]
         taken = {r.memory.id for r in ranked}
-        wanted = include_bridges and not signals.degraded
-        bridges = self._bridges(query_vector, core, taken, where) if wanted else []
+        # max_total caps core + peripheral + bridges: bridges take what the ranked memories leave.
+        room = self.config.bridge_limit if max_total is None else max_total - len(ranked)
+        wanted = include_bridges and not signals.degraded and room > 0
+        bridges = self._bridges(query_vector, core, taken, where)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, signals.degraded)
 
     def _ranked(self, best: Sequence[tuple[RankingRow, ScoreBreakdown]]) -> list[RankedMemory]:
@@ -148,10 +164,12 @@ class Retriever:
             similarity[memory_id] = float(vector @ query_vector)
         fused = fuse(similarity, lexical, cfg.semantic_weight)
         seeds = {memory_id: parts[2] for memory_id, parts in fused.items()}
-        graph = self._memories.neighbours(list(seeds))
+        graph, timeless = self._memories.neighbourhood(list(seeds))
         if cfg.activation_depth > 1:
             beyond = {n for edges in graph.values() for n, _ in edges} - graph.keys()
-            graph |= self._memories.neighbours(sorted(beyond))
+            more, more_timeless = self._memories.neighbourhood(sorted(beyond))
+            graph |= more
+            timeless |= more_timeless
         activation = spread_activation(
             seeds,
             graph,
@@ -159,10 +177,53 @@ class Retriever:
             max_depth=cfg.activation_depth,
             fan_out=cfg.activation_fan_out,
         )
-        if cfg.answer_share > 0:
-            answers = self._memories.answers(list(seeds))
-            activation = pass_to_answers(activation, seeds, answers, cfg.answer_share)
-        return _Signals(similarity, fused, activation, degraded)
+        answers = self._memories.answers(list(seeds)) if cfg.answer_share > 0 else {}
+        activation = pass_to_answers(activation, seeds, answers, cfg.answer_share)
+        return _Signals(similarity, fused, activation, graph, timeless, answers, degraded)
+
+    def _floored(
+        self, query: str, scored: Sequence[tuple[RankingRow, ScoreBreakdown]], signals: _Signals
+    ) -> list[tuple[RankingRow, ScoreBreakdown]]:
+        """The scored memories that pass the relevance floor (retrieval/floor.py), in order, each
+        score completed with the evidence the floor read."""
+        cfg = self.config
+        floor = cfg.floor
+        shares = self._memories.word_shares(query, [row.id for row, _ in scored])
+        own = {
+            row.id: evidence(score.similarity, shares.get(row.id, 0.0), floor.word_weight)
+            for row, score in scored
+        }
+        # Activation counts as evidence only when it comes from memories that passed on their own.
+        seeds = {
+            memory_id: signals.fused[memory_id][2]
+            for memory_id, value in own.items()
+            if value >= floor.floor and memory_id in signals.fused
+        }
+        linked = spread_activation(
+            seeds,
+            _floor_graph(signals, {row.id for row, _ in scored if row.speaker}),
+            decay=cfg.activation_decay,
+            max_depth=cfg.activation_depth,
+            fan_out=cfg.activation_fan_out,
+        )
+        linked = pass_to_answers(linked, seeds, signals.answers, cfg.answer_share)
+        allowed = passing(own, linked, floor)
+        kept = [
+            (
+                row,
+                replace(
+                    score,
+                    words=shares.get(row.id, 0.0),
+                    evidence=own[row.id],
+                    linked=linked.get(row.id, 0.0),
+                    total=score.total + word_bonus(shares.get(row.id, 0.0), cfg.weights),
+                ),
+            )
+            for row, score in scored
+            if allowed is None or row.id in allowed
+        ]
+        kept.sort(key=lambda pair: pair[1].total, reverse=True)
+        return kept
 
     def _rank(
         self,
@@ -176,7 +237,6 @@ class Retriever:
         stamp = now.timestamp()
         scored = []
         for row in rows:
-            said_by = speaker(row.content)
             semantic, lexical, relevance = signals.fused.get(row.id, (0.0, 0.0, 0.0))
             similarity = signals.similarity.get(row.id)
             if similarity is None:
@@ -187,7 +247,7 @@ class Retriever:
                 lexical=lexical,
                 relevance=relevance,
                 activation=signals.activation.get(row.id, 0.0),
-                speaker_named=said_by is not None and said_by in names,
+                speaker_named=names_speaker(row.speaker, names),
                 importance=row.importance_score,
                 age_days=(stamp - row.timestamp) / 86_400,
                 strength=row.strength,
@@ -233,6 +293,22 @@ class Retriever:
             for s in scores
             if s.memory_id in by_id
         ]
+
+
+def _floor_graph(signals: _Signals, turns: set[str]) -> dict[str, list[tuple[str, float]]]:
+    """The links the floor follows: every kind between conversation turns; between anything else,
+    all but links in time (notes stored one after another in a session are not evidence for
+    each other, while a reply is evidence for the question it answers)."""
+    graph: dict[str, list[tuple[str, float]]] = {}
+    for source, edges in signals.graph.items():
+        if source in turns:
+            timeless = dict(signals.timeless.get(source, ()))
+            graph[source] = [
+                (t, w) if t in turns else (t, timeless[t]) for t, w in edges if t in turns or t in timeless
+            ]
+        elif source in signals.timeless:
+            graph[source] = signals.timeless[source]
+    return graph
 
 
 def _explain(score: BridgeScore, anchor: str) -> str:

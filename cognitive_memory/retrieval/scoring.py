@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["RankWeights", "ScoreBreakdown", "recency", "score_candidate"]
+__all__ = ["RankWeights", "ScoreBreakdown", "recency", "score_candidate", "word_bonus"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +16,8 @@ class RankWeights:
     recency: float = 0.03
     strength: float = 0.02
     speaker: float = 0.1
+    words: float = 0.3
+    words_from: float = 0.5
     recency_half_life_days: float = 30.0
     session_lesson_boost: float = 1.1
 
@@ -27,7 +29,10 @@ class ScoreBreakdown:
     ``similarity`` is the cosine to the query; ``semantic`` and ``lexical`` are the candidate's
     normalised meaning and word scores, fused into ``relevance``; ``activation`` is what spread to
     it from related candidates over the connection graph; ``speaker`` is the boost it got because
-    the query names who said it.
+    the query names who said it. ``words`` (the rarity-weighted share of the query's words the
+    memory holds), ``evidence`` (cosine plus weighted word share) and ``linked`` (activation from
+    memories that passed the relevance floor) are what the floor read (retrieval/floor.py);
+    ``total`` includes the word bonus (``word_bonus``) recall adds once the floor is applied.
     """
 
     similarity: float
@@ -41,6 +46,18 @@ class ScoreBreakdown:
     strength: float
     lesson_boost: float
     total: float
+    words: float = 0.0
+    evidence: float = 0.0
+    linked: float = 0.0
+
+
+def word_bonus(word_share: float, weights: RankWeights) -> float:
+    """``weights.words`` x how far the memory's word share passes ``weights.words_from``, scaled so
+    that holding every query word earns the whole weight: a memory that holds most of the query's
+    rare words (a note's own wording of what the query asks) moves up; a partial match earns nothing."""
+    if weights.words <= 0 or word_share <= weights.words_from:
+        return 0.0
+    return weights.words * (word_share - weights.words_from) / (1.0 - weights.words_from)
 
 
 def recency(age_days: float, half_life_days: float) -> float:

@@ -1,28 +1,29 @@
-"""Who said a memory: the leading ``Name:`` label of a transcript or chat line.
+"""Who said a memory: the speaker recorded when a turn of a conversation was stored.
 
-A memory such as ``"Ana: I moved to Lisbon"`` or ``"[10:32] ana: I moved to Lisbon"`` was said by
-``ana``; a query that names ``Ana`` is more likely about what she said than about what others said
-to her. Measured on LoCoMo (docs/recall-experiments.md): a 0.1 boost for memories whose speaker the
-query names lifted recall@5 in every development conversation.
+A memory stored with a speaker (``context.speaker`` of ``store_memory``, ``--speaker`` of
+``memory_system store``) is a turn of a conversation said by that person. A query that names the
+speaker is more likely about what they said than about what others said to them. Measured on
+LoCoMo (docs/recall-experiments.md): a 0.1 boost for turns whose speaker the query names lifted
+recall@5 in every development conversation. Only recorded speakers count: a note that opens
+with ``Warning:``, ``Note:`` or ``TODO:`` was said by nobody.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["query_names", "speaker"]
+__all__ = ["names_speaker", "query_names"]
 
-# An optional bracketed stamp, then one word and a colon followed by a space (not a URL's "http://").
-_LABEL = re.compile(r"\s*(?:\[[^\]\n]{0,80}\]\s*)?(\w+):\s")
 _WORD = re.compile(r"\w+")
-
-
-def speaker(content: str) -> str | None:
-    """The lower-cased label a memory opens with (``"Ana: ..."`` -> ``"ana"``), or None."""
-    label = _LABEL.match(content)
-    return label.group(1).lower() if label else None
 
 
 def query_names(query: str) -> frozenset[str]:
     """The query's words, lower-cased: the speakers it could name."""
     return frozenset(word.lower() for word in _WORD.findall(query))
+
+
+def names_speaker(speaker: str | None, names: frozenset[str]) -> bool:
+    """True when the query (its ``names``) holds a word of the memory's recorded speaker."""
+    if not speaker:
+        return False
+    return any(word.lower() in names for word in _WORD.findall(speaker))

@@ -10,7 +10,9 @@ __all__ = [
     "TEMPORAL_NEIGHBOURS",
     "TEMPORAL_WINDOW_SECONDS",
     "connect",
+    "Graph",
     "fts_match_expression",
+    "neighbourhood",
     "query_words",
     "index_memory",
     "link_in_time",
@@ -203,3 +205,33 @@ def strengthen(conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]], step:
         "weight = min(1.0, weight + excluded.weight), updated_at = excluded.updated_at",
         rows,
     )
+
+
+# Each memory's linked memories and the weight of the link.
+Graph = dict[str, list[tuple[str, float]]]
+
+
+def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: float) -> tuple[Graph, Graph]:
+    """Each id's linked memories with the strongest weight over link kinds (a user link counts
+    ``user_weight`` in both directions) and, beside it, the same without links in time (pairs
+    linked only in time left out)."""
+    if not ids:
+        return {}, {}
+    # Numbered parameters: the ids are bound once and read by all three selects.
+    marks = ",".join(f"?{n}" for n in range(1, len(ids) + 1))
+    weight = f"?{len(ids) + 1}"
+    rows = conn.execute(
+        "SELECT source_id, target_id, max(weight), max(CASE WHEN kind = 'temporal' THEN 0 ELSE weight END) "
+        f"FROM (SELECT source_id, target_id, weight, kind FROM connections WHERE source_id IN ({marks}) "
+        f"UNION ALL SELECT from_id, to_id, {weight}, 'user' FROM relations WHERE from_id IN ({marks}) "
+        f"UNION ALL SELECT to_id, from_id, {weight}, 'user' FROM relations WHERE to_id IN ({marks})"
+        ") GROUP BY source_id, target_id",
+        (*ids, user_weight),
+    )
+    graph: Graph = {}
+    timeless: Graph = {}
+    for source, target, strongest, untimed in rows:
+        graph.setdefault(source, []).append((target, float(strongest)))
+        if untimed > 0:
+            timeless.setdefault(source, []).append((target, float(untimed)))
+    return graph, timeless

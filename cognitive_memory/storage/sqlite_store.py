@@ -310,23 +310,16 @@ class SQLiteMemoryStore:
     def neighbours(self, ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
         """Each id's connected memories with the strongest weight over edge kinds; a user link
         (``relations``) is an edge of weight USER_LINK_WEIGHT in both directions."""
-        if not ids:
-            return {}
-        # Numbered parameters: the ids are bound once and read by all three selects.
-        marks = ",".join(f"?{n}" for n in range(1, len(ids) + 1))
-        weight = f"?{len(ids) + 1}"
-        rows = self._query(
-            "SELECT source_id, target_id, max(weight) FROM ("
-            f"SELECT source_id, target_id, weight FROM connections WHERE source_id IN ({marks}) "
-            f"UNION ALL SELECT from_id, to_id, {weight} FROM relations WHERE from_id IN ({marks}) "
-            f"UNION ALL SELECT to_id, from_id, {weight} FROM relations WHERE to_id IN ({marks})"
-            ") GROUP BY source_id, target_id",
-            (*ids, relation_sql.USER_LINK_WEIGHT),
-        )
-        graph: dict[str, list[tuple[str, float]]] = {}
-        for source, target, weight in rows:
-            graph.setdefault(source, []).append((target, float(weight)))
-        return graph
+        return self.neighbourhood(ids)[0]
+
+    def neighbourhood(self, ids: Sequence[str]) -> tuple[associations.Graph, associations.Graph]:
+        """``neighbours`` and, beside it, the same graph without links in time (the strongest
+        weight over the other kinds; pairs linked only in time are left out)."""
+        with self._lock:
+            try:
+                return associations.neighbourhood(self._conn, ids, relation_sql.USER_LINK_WEIGHT)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
     def answers(self, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that is a conversation turn asking a question (it has a recorded

@@ -55,13 +55,14 @@ def word_shares(conn: sqlite3.Connection, words: Sequence[str], ids: Sequence[st
         return {}
     rows = dict(conn.execute(f"SELECT rowid, id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids))
     rowids = list(rows)
+    among = ",".join("?" * len(rowids))
     held: dict[str, float] = {}
     for word, (weight, df) in weights.items():
         if df == 0:
             continue  # no memory holds it: nothing to look up
         quoted = word.replace('"', '""')
         found = conn.execute(
-            f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({','.join('?' * len(rowids))})",
+            f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({among})",
             (f'content : "{quoted}"', *rowids),
         )
         for (rowid,) in found:

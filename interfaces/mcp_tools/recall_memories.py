@@ -11,19 +11,26 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
+from interfaces.answers import BRIEF_CONTENT_CHARS
 from interfaces.formatting import format_recall
 from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
 from interfaces.requests import JsonNumber, ProjectName, RecallFilters
-from interfaces.schemas import RecallResult, RecallType
+from interfaces.schemas import Detail, RecallResult, RecallType
 
 __all__ = ["register"]
 
 DESCRIPTION = (
     "Recall memories relevant to a query from long-term memory. Returns core memories (the best "
     "matches), peripheral memories (related, in rank order after the core) and bridge memories "
-    "(far from the query yet connected to what it matched: unexpected but useful links). Each "
-    "memory carries its scores, source, dates and access history. Recall searches the current "
-    "project and the memories stored as 'global'; filters.projects ['*'] searches every project."
+    "(far from the query yet connected to what it matched: unexpected but useful links); "
+    "max_results caps all three together, bridges taking what the others leave. Only memories "
+    "with real evidence of relevance are returned: an empty answer says so in its message. "
+    "detail 'brief' (default) gives each memory's id, content (whole up to "
+    f"{BRIEF_CONTENT_CHARS} characters, else cut with truncated: true; get_memories returns it "
+    "whole), level, type, score, reason (what found it), source, date, tags, project; 'full' "
+    "gives whole records with every score, dates and access history. Recall searches the "
+    "current project and the memories stored as 'global'; filters.projects ['*'] searches every "
+    "project."
 )
 
 
@@ -43,9 +50,13 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         ] = None,
         max_results: Annotated[
             int,
-            Field(ge=1, le=max_results, description="Most core + peripheral memories to return."),
+            Field(ge=1, le=max_results, description="Most memories to return, bridges included."),
             JsonNumber,
         ] = min(10, max_results),
+        detail: Annotated[
+            Detail,
+            Field(description="brief: text, one score and why it was found; full: whole records."),
+        ] = "brief",
         include_bridges: Annotated[bool, Field(description="Look for bridge memories.")] = True,
         filters: Annotated[
             RecallFilters | None,
@@ -59,6 +70,8 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         scope = await call_project(ctx, project)
         cli = cli_of(ctx)
         result = await off_loop(
-            lambda: cli.retrieve_memories(query, types, max_results, include_bridges, filters, project=scope)
+            lambda: cli.retrieve_memories(
+                query, types, max_results, include_bridges, filters, project=scope, detail=detail
+            )
         )
-        return answer(result, format_recall(result))
+        return answer(result, format_recall(result), exclude_none=True)

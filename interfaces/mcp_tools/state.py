@@ -41,11 +41,12 @@ def cli_of(ctx: Context[ServerState, Any]) -> CognitiveCLI:
     return ctx.request_context.lifespan_context.cli
 
 
-def answer(result: BaseModel, text: str) -> CallToolResult:
-    """A tool answer: the formatted text for people, the model as structured content."""
+def answer(result: BaseModel, text: str, *, exclude_none: bool = False) -> CallToolResult:
+    """A tool answer: the formatted text for people, the model as structured content (without
+    its null fields when ``exclude_none``)."""
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=result.model_dump(mode="json"),
+        structured_content=result.model_dump(mode="json", exclude_none=exclude_none),
     )
 
 

@@ -78,11 +78,18 @@ def test_store_then_recall_then_status_with_the_real_model(data_dir: Path) -> No
     )
     assert stored.exit_code == 0, stored.output
     memory_id = json.loads(stored.output)["memory_id"]
-    recalled = runner.invoke(app, ["recall", "when do database backups happen?", "--json"])
+    recalled = runner.invoke(app, ["recall", "when do our Postgres backups run?", "--json"])
     assert recalled.exit_code == 0, recalled.output
-    assert json.loads(recalled.output)["memories"]["core"][0]["id"] == memory_id
-    text = runner.invoke(app, ["recall", "database backups"])
-    assert "CORE MEMORIES (1)" in text.output
+    brief = json.loads(recalled.output)
+    assert brief["detail"] == "brief" and brief["memories"]["core"][0]["id"] == memory_id
+    assert brief["memories"]["core"][0]["tags"] == ["ops"] and "score" in brief["memories"]["core"][0]
+    text = runner.invoke(app, ["recall", "Postgres backups"])
+    assert f"1. [core] {memory_id} · L1 semantic · score " in text.output
+    assert "\n   Our Postgres backups run at 02:00 UTC from the ops cron host." in text.output
+    full = runner.invoke(app, ["recall", "Postgres backups", "--detail", "full", "--json"])
+    record = json.loads(full.output)["memories"]["core"][0]
+    assert record["score"]["evidence"] > 0 and record["source_info"] == "💭 Manual Entry"
+    assert "modified_date" not in record  # null, so left out
     status = runner.invoke(app, ["status", "--json"])
     assert status.exit_code == 0
     body = json.loads(status.output)

@@ -64,11 +64,11 @@ def test_load_reload_recall_and_remove_with_the_real_model(notes: Path) -> None:
     assert (body["files_loaded"], body["files_unchanged"], body["chunks"]["unchanged"]) == (0, 2, 4)
 
     for query, source in (
-        ("how do I install it on a Mac laptop?", "📄 install.md → macOS"),
-        ("how many jobs can run in parallel?", "📄 tuning.md → Tuning the scheduler"),
+        ("how do I install Orbit on macOS?", "📄 install.md → macOS"),
+        ("how many jobs does the scheduler run at once?", "📄 tuning.md → Tuning the scheduler"),
     ):
         recalled = runner.invoke(app, ["recall", query, "--json"])
-        assert json.loads(recalled.output)["memories"]["core"][0]["source_info"] == source
+        assert json.loads(recalled.output)["memories"]["core"][0]["source"] == source
 
     removed = runner.invoke(app, ["remove-file", str(notes / "ops" / "tuning.md"), "--json"])
     assert json.loads(removed.output) == {

@@ -12,13 +12,18 @@ import pytest
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
+from interfaces.requests import StoreContext
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
 
-def memory(memory_id: str, content: str, *, session: str | None = "s", at: datetime = T0) -> CognitiveMemory:
+def memory(
+    memory_id: str, content: str, *, session: str | None = "s", at: datetime = T0, turn: bool = True
+) -> CognitiveMemory:
+    """A memory; with ``turn`` (the default) a conversation turn said by its leading ``Name:``."""
     vector = np.zeros(384, dtype=np.float32)
     vector[0] = 1.0
+    speaker = content.split(":", 1)[0] if turn and ":" in content else None
     return CognitiveMemory(
         memory_id,
         content,
@@ -28,6 +33,7 @@ def memory(memory_id: str, content: str, *, session: str | None = "s", at: datet
         at,
         cognitive_embedding=vector,
         session_id=session,
+        metadata={"speaker": speaker} if speaker else {},
     )
 
 
@@ -64,6 +70,21 @@ def test_a_question_is_answered_by_the_next_memory_of_its_session(store: SQLiteM
     store.add([memory("next", "Caroline: long but fine.", at=T0 + timedelta(seconds=3))])
     found = store.answers(["ask", "reply", "later", "elsewhere", "next"])
     assert found == {"ask": "reply", "later": "next"}
+
+
+def test_a_note_holding_a_question_passes_nothing_to_the_next_note(store: SQLiteMemoryStore) -> None:
+    store.add(
+        [
+            memory("q", "TODO: should the cache expire after an hour?", turn=False),
+            memory(
+                "n", "Fix: the deploy script reads the vault token.", at=T0 + timedelta(seconds=1), turn=False
+            ),
+            memory("t", "Ana: and what about the cache?", at=T0 + timedelta(seconds=2)),
+            memory("u", "Note: staging is down on Fridays.", at=T0 + timedelta(seconds=3), turn=False),
+        ]
+    )
+    # Neither the note's question nor a turn followed by a note makes a question and its answer.
+    assert store.answers(["q", "n", "t", "u"]) == {}
 
 
 def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context(
@@ -124,19 +145,26 @@ def test_the_answer_to_a_matching_question_inherits_part_of_its_relevance(
     from interfaces.cli import CognitiveCLI
 
     chat = CognitiveCLI(real_system, session_id="chat")
-    chat.store_experience("Melanie: What inspired your painting for the art show?")
-    answer = chat.store_experience("Caroline: A visit to the community center last spring.").memory_id
+    chat.store_experience("Melanie: What inspired your painting for the art show?", turn("Melanie"))
+    answer = chat.store_experience("Caroline: A visit to the community center last spring.", turn("Caroline"))
     other = CognitiveCLI(real_system, session_id="other")
-    for text in ("Gina: The art show opens on Friday.", "Jon: My painting class starts in June."):
-        other.store_experience(text)
+    for speaker, text in (
+        ("Gina", "Gina: The art show opens on Friday."),
+        ("Jon", "Jon: My painting class starts in June."),
+    ):
+        other.store_experience(text, turn(speaker))
     recalled = chat.retrieve_memories("What inspired Caroline's painting for the art show?", None, 5, False)
     ranked = [*recalled.memories.core, *recalled.memories.peripheral]
     assert "inspired your painting" in ranked[0].content
     second = ranked[1]
-    assert second.id == answer
+    assert second.id == answer.memory_id
     question_relevance = ranked[0].score.relevance
     assert second.score.activation == pytest.approx(0.4 * question_relevance)  # answer_share
     assert second.score.activation > real_system.retriever.config.activation_decay * question_relevance
+
+
+def turn(speaker: str) -> StoreContext:
+    return StoreContext(speaker=speaker)
 
 
 @pytest.mark.parametrize(("weight", "first"), [(0.1, "Ana"), (0.0, "Ben")])
@@ -155,7 +183,7 @@ def test_a_memory_said_by_the_person_the_query_names_ranks_first(
         "Cho: My train was late again.",
         "Cho: The museum opens at nine.",
     ):
-        chat.store_experience(text)
+        chat.store_experience(text, turn(text.split(":")[0]))
     recalled = chat.retrieve_memories("Where did Ana go hiking?", None, 2, False)
     ranked = [*recalled.memories.core, *recalled.memories.peripheral]
     assert ranked[0].content.startswith(f"{first}:")  # without the boost, Ben's words match better
@@ -177,7 +205,9 @@ def test_deleting_a_memory_removes_it_everywhere_and_reindexes_its_neighbours(
     assert hash_system.memories.lexical_search("ceramics", 5) == []  # first no longer carries its words
     assert hash_system.vectors.count() == 1
     assert hash_system.memories.pending_vector_writes() == []
-    assert [r.memory.id for r in hash_system.retrieve("ceramics Tuesday pottery").core] == [first.id]
+    assert [r.memory.id for r in hash_system.retrieve("Melanie asked about the pottery class").core] == [
+        first.id
+    ]
 
 
 def test_store_many_stores_in_order_links_in_time_and_refuses_all_on_a_bad_text(

@@ -27,7 +27,7 @@ async def test_recall_finds_git_patterns_with_their_sources(
 ) -> None:
     report = load_git(real_system, build_sample_history(tmp_path / "toolkit").path)
     assert report.memories.added == 5
-    result = await client.call_tool("recall_memories", {"query": query, "types": ["core"]})
+    result = await client.call_tool("recall_memories", {"query": query, "types": ["core"], "detail": "full"})
     assert not result.is_error, result.content
     body = result.structured_content
     assert body is not None

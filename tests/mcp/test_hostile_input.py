@@ -41,7 +41,7 @@ KNOWN_CODES = {
 INJECTIONS = ["'; DROP TABLE memories; --", '" OR 1=1 --', "NEAR(a b)", "*", "memory_fts MATCH 'x'", "\x00"]
 FIELDS = {
     "store_memory": ["text", "context"],
-    "recall_memories": ["query", "types", "max_results", "include_bridges", "filters"],
+    "recall_memories": ["query", "types", "max_results", "detail", "include_bridges", "filters"],
     "session_lessons": ["lesson_content", "lesson_type", "session_context", "importance"],
     "memory_status": ["detailed"],
     "forget_memories": ["memory_ids"],

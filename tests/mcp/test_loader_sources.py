@@ -45,7 +45,8 @@ async def test_recall_finds_loaded_sections_by_meaning_with_their_sources(
     assert loaded.chunks.added == 4
 
     result = await client.call_tool(
-        "recall_memories", {"query": "the main database server went down, what now?", "max_results": 3}
+        "recall_memories",
+        {"query": "the primary Postgres database node stops answering", "max_results": 3, "detail": "full"},
     )
     assert not result.is_error
     body = result.structured_content
@@ -57,7 +58,9 @@ async def test_recall_finds_loaded_sections_by_meaning_with_their_sources(
     text = result.content[0].text  # type: ignore[union-attr]  # first block is TextContent
     assert "Source: 📄 runbook.md → Database failover" in text
 
-    welcome = await client.call_tool("recall_memories", {"query": "what happens on a new hire's first day?"})
+    welcome = await client.call_tool(
+        "recall_memories", {"query": "what do new engineers get on their first day?"}
+    )
     body = welcome.structured_content
     assert body is not None
-    assert body["memories"]["core"][0]["source_info"] == "📄 onboarding.md → Onboarding"
+    assert body["memories"]["core"][0]["source"] == "📄 onboarding.md → Onboarding"  # brief: source

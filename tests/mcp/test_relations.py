@@ -124,7 +124,11 @@ async def test_unlink_removes_one_relation_or_all_and_a_missing_link_is_not_an_e
 async def test_a_superseding_memory_ranks_above_the_one_it_replaces_which_names_it(client: Client) -> None:
     old = await store(client, "The deploy script lives in scripts/deploy.sh and runs from cron at night.")
     new = await store(client, "Deploys now run from the CI pipeline; the old cron script was retired.")
-    query = {"query": "where does the deploy script live, scripts/deploy.sh", "max_results": 5}
+    query = {
+        "query": "where does the deploy script live, scripts/deploy.sh",
+        "max_results": 5,
+        "detail": "full",
+    }
     before = await call(client, "recall_memories", query)
     ranked = [m["id"] for m in before["memories"]["core"] + before["memories"]["peripheral"]]
     assert ranked.index(old) < ranked.index(new)  # the old text matches the query better

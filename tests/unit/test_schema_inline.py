@@ -61,6 +61,26 @@ RECALL = {
         "bridge": [BRIDGE],
     },
 }
+BRIEF = {
+    "id": "m1",
+    "content": "The login page broke",
+    "truncated": True,
+    "level": 2,
+    "type": "episodic",
+    "score": 0.9,
+    "reason": "meaning, words (50%)",
+    "source": "💭 Manual Entry",
+    "date": "2026-01-01",
+    "tags": ["web"],
+    "project": "default",
+}
+BRIEF_RECALL = {
+    "query": "login",
+    "detail": "brief",
+    "total_results": 2,
+    "memories": {"core": [BRIEF], "bridge": [{**BRIEF, "reason": "bridge: close to m1"}]},
+    "message": "1 memories were cut",
+}
 
 
 def _mutated(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
@@ -90,6 +110,10 @@ CASES = [
     _mutated(("memories", "peripheral"), None),
     _mutated(("degraded",), "no"),
     _mutated(("query",), _DELETE),
+    BRIEF_RECALL,
+    {**BRIEF_RECALL, "memories": {"core": [{**BRIEF, "truncated": "yes"}]}},
+    {**BRIEF_RECALL, "memories": {"core": [{**BRIEF, "tags": None}]}},
+    {**BRIEF_RECALL, "memories": {"core": [{k: v for k, v in BRIEF.items() if k != "reason"}]}},
 ]
 
 
@@ -97,12 +121,26 @@ def _valid(schema: dict[str, Any], document: Any) -> bool:
     return validator_for(schema)(schema, registry=Registry()).is_valid(document)
 
 
+def _unions(node: Any) -> list[list[Any]]:
+    """Every anyOf's options anywhere in a schema."""
+    if isinstance(node, list):
+        return [union for item in node for union in _unions(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node["anyOf"]] if "anyOf" in node else []
+    return own + [union for value in node.values() for union in _unions(value)]
+
+
 @pytest.mark.parametrize("model", [RecallResult, StoreResult, LessonResult, StatusResult])
 def test_inlined_schemas_have_no_references_or_nullable_unions(model: Any) -> None:
-    text = json.dumps(inline_schema(model.model_json_schema()))
+    inlined = inline_schema(model.model_json_schema())
+    text = json.dumps(inlined)
     assert "$ref" not in text
     assert "$defs" not in text
-    assert "anyOf" not in text
+    # The one union left is recall's memory shape (brief or full), never a nullable one.
+    unions = _unions(inlined)
+    assert all({"type": "null"} not in union for union in unions)
+    assert len(unions) == (3 if model is RecallResult else 0)
 
 
 @pytest.mark.parametrize("document", CASES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -114,3 +115,19 @@ def test_core_is_the_leading_results_within_the_ratio_of_the_best(
     totals: tuple[float, ...], core_ratio: float, expected: int
 ) -> None:
     assert split_core(_ranked(*totals), core_ratio) == expected
+
+
+@pytest.mark.parametrize(
+    ("evidences", "expected"),
+    [
+        pytest.param((0.7, 0.65, 0.6), 3, id="all-strong"),
+        pytest.param((0.7, 0.5, 0.9), 1, id="stops-at-the-first-weak-one"),
+        pytest.param((0.55, 0.9, 0.9), 0, id="even-the-best-needs-evidence"),
+    ],
+)
+def test_core_needs_its_own_evidence_of_relevance(evidences: tuple[float, ...], expected: int) -> None:
+    ranked = [
+        replace(r, score=replace(r.score, evidence=e))
+        for r, e in zip(_ranked(1.0, 1.0, 1.0), evidences, strict=True)
+    ]
+    assert split_core(ranked, 0.8, core_evidence=0.6) == expected

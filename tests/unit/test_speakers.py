@@ -1,31 +1,30 @@
-"""Who said a memory: the leading "Name:" label, and the words of a query that could name it."""
+"""Who said a memory: the speaker recorded at store time, and the query words that name it."""
 
 from __future__ import annotations
 
 import pytest
 
-from cognitive_memory.retrieval.speakers import query_names, speaker
-
-
-@pytest.mark.parametrize(
-    ("content", "expected"),
-    [
-        pytest.param("Ana: I moved to Lisbon.", "ana", id="plain-label"),
-        pytest.param("[10:32] BEN: see you at nine", "ben", id="after-a-bracketed-stamp"),
-        pytest.param("  [8 May 2023]  Chloé:\tyes", "chloé", id="spaces-tab-and-accents"),
-        pytest.param("Note: the build is green", "note", id="any-single-word-label"),
-        pytest.param("See https://example.org: it helps", None, id="not-at-the-start"),
-        pytest.param("https://example.org is down", None, id="url-scheme-is-no-label"),
-        pytest.param("Ana Lima: hello", None, id="two-words-are-no-label"),
-        pytest.param("The ratio was 3:1", None, id="no-label"),
-        pytest.param("", None, id="empty"),
-    ],
-)
-def test_speaker_is_the_leading_one_word_label(content: str, expected: str | None) -> None:
-    assert speaker(content) == expected
+from cognitive_memory.retrieval.speakers import names_speaker, query_names
 
 
 def test_query_names_are_its_lower_cased_words() -> None:
     words = {"where", "did", "ana", "s", "friend", "ben", "go"}
     assert query_names("Where did Ana's friend BEN go?") == words
     assert query_names("?!") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("speaker", "query", "named"),
+    [
+        pytest.param("Ana", "What did ana say about Lisbon?", True, id="case-insensitive"),
+        pytest.param("Ana Lima", "Where does Lima live?", True, id="any-word-of-the-name"),
+        pytest.param("Chloé", "chloé's plans", True, id="accents"),
+        pytest.param("Ana", "What did Anabel say?", False, id="whole-words-only"),
+        pytest.param(None, "warning: what did Ana say?", False, id="no-recorded-speaker"),
+        pytest.param("", "anything", False, id="empty-speaker"),
+    ],
+)
+def test_a_query_names_a_recorded_speaker_by_any_word_of_the_name(
+    speaker: str | None, query: str, named: bool
+) -> None:
+    assert names_speaker(speaker, query_names(query)) is named

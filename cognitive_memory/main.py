@@ -6,6 +6,7 @@ from pathlib import Path
 
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.forgetting import purge_expired
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
@@ -80,6 +81,7 @@ def build_system(
         "core_ratio": config.core_ratio,
         "candidate_pool": config.candidate_pool,
         "near_duplicate": settings.scope.near_duplicate,
+        "trash_days": settings.storage.trash_days,
     }
     try:
         system = CognitiveSystem(
@@ -96,6 +98,11 @@ def build_system(
         raise
     if isinstance(vectors, SharedVectorStore):
         vectors.when_taking_over(system.replay_outbox)
+    try:
+        purge_expired(system, settings.storage.trash_days)
+    except CognitiveMemoryError:
+        system.close()
+        raise
     return system
 
 

@@ -71,6 +71,8 @@ class StorageSettings(BaseSettings):
     qdrant_url: str | None = Field(default=None, validation_alias="QDRANT_URL")
     qdrant_api_key: SecretStr | None = Field(default=None, validation_alias="QDRANT_API_KEY")
     qdrant_collection: str = Field(default="cognitive_memory", validation_alias="QDRANT_COLLECTION")
+    # Forgotten and pruned memories stay restorable this many days (0: until the next start).
+    trash_days: float = Field(default=30, ge=0, le=36500, validation_alias="COGNITIVE_MEMORY_TRASH_DAYS")
 
     _blank = field_validator("db_path", "qdrant_url", "qdrant_api_key", mode="before")(_blank_is_none)
 

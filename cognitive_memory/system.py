@@ -373,17 +373,30 @@ class CognitiveSystem:
             where=where,
             max_total=max_total,
         )
-        ids = result.memory_ids()
-        if ids:
+        if result.memory_ids():
+            # Only core memories count as used (access count, last access, hence strength): the
+            # peripheral and bridge memories were offered, not necessarily used.
             core = [ranked.memory.id for ranked in result.core]
-            self._bookkeeping.submit(self._record_access, ids, core, now)
+            self._bookkeeping.submit(self._record_access, core, core, now)
         return result
 
-    def _record_access(self, ids: list[str], core: list[str], at: datetime) -> None:
-        """Count the accesses and strengthen the links between memories recalled together as core."""
+    def now(self) -> datetime:
+        """The time by this system's clock: what strength and recency are computed at."""
+        return self._clock()
+
+    def open(self, ids: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories with these ids, as ``memories.get`` gives them, each counted as used (its
+        access count and last access update after answering, so its strength rises)."""
+        found = self.memories.get(ids)
+        if found:
+            self._bookkeeping.submit(self._record_access, [m.id for m in found], [], self._clock())
+        return found
+
+    def _record_access(self, used: list[str], core: list[str], at: datetime) -> None:
+        """Count the uses and strengthen the links between memories recalled together as core."""
         pairs = [(a, b) for i, a in enumerate(core) for b in core[i + 1 :]]
         try:
-            self.memories.record_access(ids, at)
+            self.memories.record_access(used, at)
             self.memories.strengthen(pairs, CO_RECALL_STEP)
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.core.sources import SyncCounts
+from cognitive_memory.core.strength import memory_strength
 from cognitive_memory.loaders import GitLoadReport, LoadReport
 from cognitive_memory.outcomes import SystemStatus
 from cognitive_memory.retrieval import RankedMemory, ScoreBreakdown
@@ -94,13 +95,15 @@ def load_out(report: LoadReport) -> LoadResult:
     )
 
 
-def memory_fields(memory: CognitiveMemory) -> dict[str, Any]:
+def memory_fields(memory: CognitiveMemory, now: datetime | None = None) -> dict[str, Any]:
+    """The fields of a whole memory; ``strength`` is computed at ``now`` (default: the wall clock)
+    from its uses, last use and level (core/strength.py)."""
     return {
         "id": memory.id,
         "content": memory.content,
         "hierarchy_level": int(memory.hierarchy_level),
         "memory_type": memory.memory_type.value,
-        "strength": memory.strength,
+        "strength": memory_strength(memory, now or datetime.now(UTC)),
         "importance_score": memory.importance_score,
         "source_info": format_source_info(memory.metadata),
         "created_date": memory.created_date.isoformat(),
@@ -114,9 +117,9 @@ def memory_fields(memory: CognitiveMemory) -> dict[str, Any]:
     }
 
 
-def memory_out(memory: CognitiveMemory) -> MemoryOut:
-    """A whole memory, without recall's scores."""
-    return MemoryOut(**memory_fields(memory))
+def memory_out(memory: CognitiveMemory, now: datetime | None = None) -> MemoryOut:
+    """A whole memory, without recall's scores (strength computed at ``now``)."""
+    return MemoryOut(**memory_fields(memory, now))
 
 
 def version_out(row: VersionRow) -> VersionOut:
@@ -134,10 +137,12 @@ def version_out(row: VersionRow) -> VersionOut:
     )
 
 
-def record_out(memory: CognitiveMemory, history: Sequence[VersionRow] | None) -> MemoryRecordOut:
-    """A whole memory with its earlier versions (None: not asked for)."""
+def record_out(
+    memory: CognitiveMemory, history: Sequence[VersionRow] | None, now: datetime | None = None
+) -> MemoryRecordOut:
+    """A whole memory with its earlier versions (None: not asked for), strength computed at ``now``."""
     versions = [version_out(row) for row in history] if history is not None else None
-    return MemoryRecordOut(**memory_fields(memory), history=versions)
+    return MemoryRecordOut(**memory_fields(memory, now), history=versions)
 
 
 def ranked_out(ranked: RankedMemory) -> MemoryOut:
@@ -159,7 +164,8 @@ def ranked_out(ranked: RankedMemory) -> MemoryOut:
         linked=s.linked,
     )
     return MemoryOut(
-        **memory_fields(ranked.memory),
+        # The strength ranking used, computed at the time of the recall.
+        **{**memory_fields(ranked.memory), "strength": s.strength},
         rank=ranked.rank,
         similarity_score=s.similarity,
         score=score,
@@ -252,9 +258,9 @@ def related_out(neighbour: Neighbour, content: str) -> RelatedOut:
     )
 
 
-def bridge_out(bridge: BridgeMemory) -> BridgeOut:
+def bridge_out(bridge: BridgeMemory, now: datetime | None = None) -> BridgeOut:
     return BridgeOut(
-        **memory_fields(bridge.memory),
+        **memory_fields(bridge.memory, now),
         bridge_score=bridge.bridge_score,
         novelty_score=bridge.novelty_score,
         connection_potential=bridge.connection_potential,

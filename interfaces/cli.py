@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from cognitive_memory.core.links import check_note
-from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory
+from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.errors import LoadedMemoryError
+from cognitive_memory.forgetting import trash
 from cognitive_memory.loaders import load_git, load_markdown, remove_markdown
-from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
-from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.loaders.watch import watch_markdown
 from cognitive_memory.outcomes import StoreOutcome
 from cognitive_memory.system import CognitiveSystem
+from interfaces import forgetting
 from interfaces.answers import (
     bridge_out,
     brief_bridge_out,
@@ -32,9 +32,10 @@ from interfaces.answers import (
     related_out,
     status_out,
 )
+from interfaces.forgetting import is_loaded, loaded_reason
 from interfaces.lessons import IMPORTANCE_SCORES, LESSON_PLACEMENT, LESSON_SUGGESTIONS
 from interfaces.paging import DEFAULT_PAGE_SIZE, checked_order, checked_size, decode_cursor, encode_cursor
-from interfaces.requests import MemoryChanges, RecallFilters, StoreContext, scope_filter
+from interfaces.requests import MemoryChanges, PruneRequest, RecallFilters, StoreContext, scope_filter
 from interfaces.schemas import (
     DeleteResult,
     Detail,
@@ -59,6 +60,7 @@ from interfaces.schemas import (
     UpdateResult,
     WatchResult,
 )
+from interfaces.trash_schemas import EmptyTrashResult, PruneResult, RestoreResult, TrashListResult
 
 __all__ = ["RECALL_TYPES", "CognitiveCLI"]
 
@@ -161,7 +163,9 @@ class CognitiveCLI:
         lists = RecallLists(
             core=[ranked(r) for r in result.core] if "core" in wanted else [],
             peripheral=[ranked(r) for r in result.peripheral] if "peripheral" in wanted else [],
-            bridge=[brief_bridge_out(b) if brief else bridge_out(b) for b in result.bridges],
+            bridge=[
+                brief_bridge_out(b) if brief else bridge_out(b, self.system.now()) for b in result.bridges
+            ],
         )
         every = [*lists.core, *lists.peripheral, *lists.bridge]
         return RecallResult(
@@ -228,16 +232,34 @@ class CognitiveCLI:
         )
 
     def forget_memories(self, memory_ids: Sequence[str]) -> ForgetResult:
-        """Forget memories stored by hand or by an assistant. Loaded memories are kept, with the
-        reason: their file or repository is their source, and the next load would disagree."""
+        """Move memories stored by hand or by an assistant to the trash. Loaded memories are kept,
+        with the reason: their file or repository is their source, and the next load would disagree."""
         ids = list(dict.fromkeys(memory_ids))
         found = {memory.id: memory for memory in self.system.memories.get(ids)}
-        kept = [KeptOut(id=i, reason=_loaded_reason(found[i])) for i in ids if _is_loaded(found.get(i))]
+        kept = [KeptOut(id=i, reason=loaded_reason(found[i])) for i in ids if is_loaded(found.get(i))]
         held = {k.id for k in kept}
-        forgotten = self.system.delete([i for i in ids if i in found and i not in held])
+        forgotten = trash(self.system, [i for i in found if i not in held], "forgotten", self.session_id)
         missing = [i for i in ids if i not in found]
         message = f"Forgot {len(forgotten)} of {len(ids)} memories"
         return ForgetResult(forgotten=forgotten, missing=missing, kept=kept, message=message)
+
+    def trash_list(self, limit: int = 1000) -> TrashListResult:
+        """The forgotten and pruned memories still restorable, the latest first."""
+        return forgetting.list_trash(self.system, limit)
+
+    def trash_restore(self, memory_ids: Sequence[str]) -> RestoreResult:
+        """Bring trashed memories back whole (id, fields, links, versions), indexed again."""
+        return forgetting.restore(self.system, memory_ids)
+
+    def trash_empty(self, older_than_days: float | None = None) -> EmptyTrashResult:
+        """Delete trashed memories for good (only those trashed more than N days ago, if given)."""
+        return forgetting.empty_trash(self.system, older_than_days)
+
+    def prune_memories(
+        self, request: PruneRequest, dry_run: bool = True, confirm: str | None = None
+    ) -> PruneResult:
+        """List what ``request`` matches with a confirm token, or (not ``dry_run``) trash it."""
+        return forgetting.prune(self.system, request, dry_run, confirm, self.session_id)
 
     def link_memories(
         self, from_id: str, to_id: str, relation: RelationName, note: str | None = None
@@ -286,17 +308,17 @@ class CognitiveCLI:
 
     def get_memories(self, memory_ids: Sequence[str], include_history: bool = False) -> GetResult:
         """The memories with these ids, whole, in the order asked (ids not found are ``missing``);
-        with ``include_history`` each carries its earlier versions, oldest first."""
+        with ``include_history`` each carries its earlier versions, oldest first. Opening a memory
+        counts as a use (its strength rises)."""
         ids = list(dict.fromkeys(memory_ids))
-        found = self.system.memories.get(ids)
+        found, now = self.system.open(ids), self.system.now()
         history = self.system.memories.versions([m.id for m in found]) if include_history else None
-        records = [record_out(m, history.get(m.id, []) if history is not None else None) for m in found]
-        known = {m.id for m in found}
-        return GetResult(
-            memories=records,
-            missing=[i for i in ids if i not in known],
-            message=f"Found {len(found)} of {len(ids)} memories",
-        )
+        records = [record_out(m, history.get(m.id, []) if history is not None else None, now) for m in found]
+        missing = [i for i in ids if i not in {m.id for m in found}]
+        trashed = [row.id for row in self.system.memories.trash.find(missing)]
+        in_trash = f"; {len(trashed)} in the trash (memory_system trash restore ID)" if trashed else ""
+        message = f"Found {len(found)} of {len(ids)} memories{in_trash}"
+        return GetResult(memories=records, missing=missing, in_trash=trashed, message=message)
 
     def list_memories(
         self,
@@ -316,7 +338,7 @@ class CognitiveCLI:
         return ListResult(
             order_by=order,
             total=page.total,
-            memories=[memory_out(m) for m in page.memories],
+            memories=[memory_out(m, self.system.now()) for m in page.memories],
             next_cursor=encode_cursor(order, page.next_key) if page.next_key else None,
             message=f"{len(page.memories)} of {page.total} memories, {_ORDER_NAMES[order]}"
             if page.total
@@ -327,8 +349,8 @@ class CognitiveCLI:
         """Change a memory in place (id, access history and links stay; the previous state becomes a
         version). Loaded memories are refused with the way to change them: their file."""
         found = self.system.memories.get([memory_id])
-        if found and _is_loaded(found[0]):
-            raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found[0])}.")
+        if found and is_loaded(found[0]):
+            raise LoadedMemoryError(f"Memory {memory_id} is {loaded_reason(found[0])}.")
         edit = MemoryEdit(
             text=changes.text,
             tags=changes.tags,
@@ -346,7 +368,7 @@ class CognitiveCLI:
             version=outcome.version,
             reembedded="content" in outcome.changed,
             queued=outcome.queued,
-            memory=memory_out(memory),
+            memory=memory_out(memory, self.system.now()),
             message=f"Updated {', '.join(changed)}; the previous state is version {outcome.version}"
             if changed
             else "Nothing changed: the memory already holds these values",
@@ -425,17 +447,3 @@ def _store_message(outcome: StoreOutcome) -> str:
             "one of them, update_memory (memory_system update) on that id keeps one memory instead of two."
         )
     return "Experience stored successfully"
-
-
-def _is_loaded(memory: CognitiveMemory | None) -> bool:
-    return memory is not None and memory.loader_type in (MARKDOWN_LOADER, GIT_LOADER_TYPE)
-
-
-def _loaded_reason(memory: CognitiveMemory) -> str:
-    if memory.loader_type == MARKDOWN_LOADER:
-        path = memory.metadata.get("source_path", "its file")
-        return (
-            f"loaded from {path}: edit the file and load it again, or run `memory_system remove-file {path}`"
-        )
-    repository = memory.metadata.get("repository_path", "its repository")
-    return f"a pattern of {repository}'s history: `memory_system git-load` keeps it in step with the history"

@@ -69,6 +69,8 @@ def format_forget(result: ForgetResult) -> str:
     lines += [f"Forgotten: {memory_id}" for memory_id in result.forgotten]
     lines += [f"Not found: {memory_id}" for memory_id in result.missing]
     lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
+    if result.forgotten:
+        lines.append("In the trash: `memory_system trash restore ID` brings a memory back")
     return "\n".join(lines)
 
 
@@ -163,7 +165,8 @@ def format_recall(result: RecallResult) -> str:
     )
     if result.total_results == 0:
         return "\n".join([f"📋 {result.message}", *note])
-    lines = [f"📋 {result.total_results} memories for: '{result.query}'", *note]
+    count = f"{result.total_results} {'memory' if result.total_results == 1 else 'memories'}"
+    lines = [f"📋 {count} for: '{result.query}'", *note]
     if result.message:
         lines.append(result.message)
     groups = (("core", lists.core), ("peripheral", lists.peripheral), ("bridge", lists.bridge))

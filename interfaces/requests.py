@@ -16,6 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS
 from cognitive_memory.core.memory import GLOBAL_PROJECT
+from cognitive_memory.core.pruning import PruneCriteria
 from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.vector_store import VectorFilter
@@ -38,6 +39,14 @@ __all__ = [
     "MemoryChanges",
     "MemoryId",
     "ProjectName",
+    "KeepLatest",
+    "MaxImportance",
+    "NotAccessedDays",
+    "OlderThanDays",
+    "PruneLevels",
+    "PruneProjects",
+    "PruneRequest",
+    "PruneTags",
     "RecallFilters",
     "RelatedRequest",
     "StoreContext",
@@ -280,3 +289,51 @@ def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
         created_after=after.timestamp() if after else None,
         created_before=before.timestamp() if before else None,
     )
+
+
+PruneDays = Annotated[float, Field(ge=0, le=36500), JsonNumber]
+# The criteria of prune_memories, one type each: the tool's parameters and PruneRequest share them.
+OlderThanDays = Annotated[PruneDays | None, Field(description="Stored more than N days ago.")]
+NotAccessedDays = Annotated[
+    PruneDays | None, Field(description="Not recalled for N days (never recalled: since stored).")
+]
+MaxImportance = Annotated[Importance | None, Field(description="Importance at most this (0.0 to 1.0).")]
+PruneTags = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
+    Field(max_length=MAX_TAGS, description="Carrying at least one of these tags."),
+]
+PruneProjects = Annotated[
+    list[ProjectName], Field(max_length=50, description="In one of these projects (default: every project).")
+]
+PruneLevels = Annotated[
+    list[Annotated[LevelValue, JsonNumber]], Field(description="0 concepts, 1 contexts, 2 episodes.")
+]
+KeepLatest = Annotated[
+    int, Field(ge=0, le=1_000_000, description="Spare the N newest of the memories that match."), JsonNumber
+]
+
+
+class PruneRequest(BaseModel):
+    """What prune_memories moves to the trash: memories matching every criterion given."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    older_than_days: OlderThanDays = None
+    not_accessed_days: NotAccessedDays = None
+    max_importance: MaxImportance = None
+    tags: PruneTags = Field(default_factory=list)
+    projects: PruneProjects = Field(default_factory=list)
+    hierarchy_levels: PruneLevels = Field(default_factory=list)
+    keep_latest: KeepLatest = 0
+
+    def criteria(self) -> PruneCriteria:
+        """The core's criteria (refused there when none selects memories)."""
+        return PruneCriteria(
+            older_than_days=self.older_than_days,
+            not_accessed_days=self.not_accessed_days,
+            max_importance=self.max_importance,
+            tags=tuple(dict.fromkeys(self.tags)),
+            projects=tuple(dict.fromkeys(self.projects)),
+            hierarchy_levels=tuple(dict.fromkeys(self.hierarchy_levels)),
+            keep_latest=self.keep_latest,
+        )

@@ -334,6 +334,9 @@ class GetResult(BaseModel):
     success: bool = True
     memories: list[MemoryRecordOut] = Field(description="The memories found, in the order asked.")
     missing: list[str] = Field(description="Ids that do not exist (never stored, or forgotten).")
+    in_trash: list[str] = Field(
+        default_factory=list, description="Missing ids still in the trash (memory_system trash restore)."
+    )
     message: str
 
 

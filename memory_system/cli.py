@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from memory_system import (
+    backup_commands,
     browse_commands,
     doctor,
     encoder_cli,
@@ -23,6 +24,8 @@ from memory_system import (
     load_commands,
     relation_commands,
     serving,
+    transfer_commands,
+    trash_commands,
     update_command,
 )
 from memory_system.options import (
@@ -61,6 +64,7 @@ qdrant_app = typer.Typer(help="Run a Qdrant server for this data directory.", no
 app.add_typer(qdrant_app, name="qdrant")
 doctor.register(app, lambda: _resolve_settings())
 encoder_cli.register(app, lambda: _settings())
+backup_commands.register(app, lambda: _settings())
 
 
 def _configure_logging(level: str) -> None:
@@ -139,6 +143,8 @@ relation_commands.register(app, _facade)
 browse_commands.register(app, _facade)
 git_commands.register(app, _facade)
 update_command.register(app, _facade)
+transfer_commands.register(app, _facade)
+trash_commands.register(app, _facade)
 
 
 @serve_app.command("mcp")

@@ -335,6 +335,7 @@ def _damaged_export(encoder: object) -> str | None:
 def repair_index(system: CognitiveSystem) -> CheckResult:
     """Rewrite the index from the vectors in SQLite (``--repair``)."""
     from cognitive_memory.errors import StorageError
+    from cognitive_memory.forgetting import purge_expired
     from interfaces.cli import CognitiveCLI
 
     started = time.perf_counter()
@@ -342,11 +343,14 @@ def repair_index(system: CognitiveSystem) -> CheckResult:
         before = system.vectors.count()
         written = CognitiveCLI(system).rebuild_index()
         after = system.vectors.count()
+        purged = purge_expired(system, float(system.configuration.get("trash_days", 30)))
     except StorageError as exc:
         return CheckResult("repair", "fail", f"rebuilding the index failed: {exc.message}")
     seconds = time.perf_counter() - started
     written_text = _n(written, "vector")
     detail = f"rebuilt the index from SQLite in {seconds:.1f} s: {written_text} written ({before} -> {after})"
+    if purged:
+        detail += f"; purged {_n(purged, 'memory', 'memories')} past their days in the trash"
     return CheckResult("repair", "ok", detail)
 
 

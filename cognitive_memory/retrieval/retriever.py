@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
+from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
 from cognitive_memory.retrieval.activation import pass_to_answers, spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
@@ -241,6 +242,7 @@ class Retriever:
             similarity = signals.similarity.get(row.id)
             if similarity is None:
                 similarity = float(row.embedding @ query_vector)
+            lesson = row.loader_type == "session_lesson"
             score = score_candidate(
                 similarity,
                 semantic=semantic,
@@ -250,8 +252,10 @@ class Retriever:
                 speaker_named=names_speaker(row.speaker, names),
                 importance=row.importance_score,
                 age_days=(stamp - row.timestamp) / 86_400,
-                strength=row.strength,
-                is_session_lesson=row.loader_type == "session_lesson",
+                strength=effective_strength(
+                    row.uses, (stamp - row.last_used) / 86_400, row.hierarchy_level, is_lesson=lesson
+                ),
+                is_session_lesson=lesson,
                 weights=weights,
             )
             scored.append((row, score))

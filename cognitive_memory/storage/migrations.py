@@ -167,6 +167,28 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             SELECT id, 'upsert', CAST(strftime('%s', 'now') AS REAL) FROM memories;
         """,
     ),
+    (
+        # Forgotten and pruned memories wait here, restorable, until purged. ``row`` holds every
+        # column of the memory but the embedding as JSON (so later columns are kept too); links,
+        # versions and connections are kept beside it. Purging is one DELETE on trashed_at.
+        "0007_trash",
+        """
+        CREATE TABLE trash (
+            id TEXT PRIMARY KEY,
+            content TEXT NOT NULL,
+            project TEXT NOT NULL,
+            trashed_at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            trashed_by TEXT,
+            row TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            relations TEXT NOT NULL,
+            versions TEXT NOT NULL,
+            connections TEXT NOT NULL
+        );
+        CREATE INDEX trash_trashed_at ON trash (trashed_at);
+        """,
+    ),
 )
 
 

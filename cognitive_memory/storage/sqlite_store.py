@@ -19,6 +19,7 @@ from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations, browse
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
+from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.migrations import apply_migrations
@@ -30,6 +31,7 @@ from cognitive_memory.storage.rows import (
     memory_from_row,
     queue_vector_writes,
 )
+from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.vector_store import VectorFilter
 from cognitive_memory.storage.versions import rewrite_memory
 
@@ -41,13 +43,15 @@ CONTEXT_WEIGHT = 0.3
 
 @dataclass(frozen=True, slots=True)
 class RankingRow:
-    """What ranking reads of a candidate (``timestamp`` in seconds since the epoch), with the
-    fields recall filters on."""
+    """What ranking reads of a candidate (``timestamp`` and ``last_used``, its last access or else
+    ``timestamp``, in seconds since the epoch; ``uses`` its access count), with the fields recall
+    filters on."""
 
     id: str
     content: str
     importance_score: float
-    strength: float
+    uses: int
+    last_used: float
     timestamp: float
     loader_type: str | None
     embedding: Vector
@@ -139,6 +143,11 @@ class SQLiteMemoryStore:
         and re-index their neighbours in time. Returns the ids that existed."""
         with self._transaction() as conn:
             return delete_memories(conn, ids, datetime.now(UTC).timestamp())
+
+    @property
+    def trash(self) -> TrashBin:
+        """Forgotten and pruned memories, restorable until purged (``storage/trash.py``)."""
+        return TrashBin(self._transaction)
 
     def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
         """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);
@@ -243,24 +252,13 @@ class SQLiteMemoryStore:
             return []
         marks = ",".join("?" * len(ids))
         rows = self._query(
-            "SELECT id, content, importance_score, strength, timestamp, loader_type, embedding, project, "
-            "hierarchy_level, memory_type, tags, json_extract(metadata, '$.speaker') "
-            f"FROM memories WHERE id IN ({marks})",
+            "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
+            "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
+            f"json_extract(metadata, '$.speaker') FROM memories WHERE id IN ({marks})",
             ids,
         )
-        by_id = {
-            memory_id: RankingRow(
-                memory_id,
-                content,
-                importance,
-                strength,
-                stamp,
-                loader,
-                np.frombuffer(blob, dtype="<f4"),
-                *fields,
-            )
-            for (memory_id, content, importance, strength, stamp, loader, blob, *fields) in rows
-        }
+        fields = ((*row[:7], np.frombuffer(row[7], dtype="<f4"), *row[8:]) for row in rows)
+        by_id = {row[0]: RankingRow(*row) for row in fields}
         return [by_id[i] for i in ids if i in by_id]
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
@@ -346,6 +344,21 @@ class SQLiteMemoryStore:
         missing or it would close a supersedes cycle (see ``relations.insert_link``)."""
         with self._transaction() as conn:
             return relation_sql.insert_link(conn, link, note, session_id, datetime.now(UTC).timestamp())
+
+    def links_from(self, ids: Sequence[str]) -> dict[str, list[transfer_sql.LinkRow]]:
+        """The user links starting at each of ``ids`` (for export)."""
+        with self._lock:
+            return transfer_sql.links_from(self._conn, ids)
+
+    def write_import(
+        self, write: transfer_sql.ImportWrite, session_id: str | None, *, dry_run: bool = False
+    ) -> list[relation_sql.LinkWrite]:
+        """Write an import in one transaction (``transfer.write_import``); a dry run rolls it back."""
+        try:
+            with self._transaction() as conn:
+                return transfer_sql.write_import(conn, write, session_id, dry_run)
+        except transfer_sql.RolledBack as rolled:
+            return rolled.links
 
     def unlink(self, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
         """Remove the user links from ``from_id`` to ``to_id`` (of ``relation`` only, if given);

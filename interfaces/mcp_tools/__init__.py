@@ -10,6 +10,7 @@ from interfaces.mcp_tools import (
     link_memories,
     list_memories,
     memory_status,
+    prune_memories,
     recall_memories,
     related_memories,
     session_lessons,
@@ -34,3 +35,4 @@ def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
     link_memories.register(server)
     unlink_memories.register(server)
     related_memories.register(server)
+    prune_memories.register(server)

@@ -51,7 +51,7 @@ def add_version(system: CognitiveSystem, memory_id: str, version: int, content: 
 
 
 async def test_get_memories_returns_whole_records_in_the_order_asked_and_names_the_missing(
-    client: Client,
+    client: Client, real_system: CognitiveSystem
 ) -> None:
     first = await call(client, "store_memory", {"text": LONG_TEXT, "context": {"tags": ["export"]}})
     second = await call(client, "store_memory", {"text": "The warehouse lives in eu-west-1."})
@@ -70,8 +70,10 @@ async def test_get_memories_returns_whole_records_in_the_order_asked_and_names_t
     assert (record["project"], record["history"], record["access_count"]) == ("default", None, 0)
     text = result.content[0].text  # type: ignore[union-attr]  # the first block is the text answer
     assert LONG_TEXT in text and "Not found: no-such-memory" in text
+    real_system.flush()
     again = await call(client, "get_memories", {"memory_ids": [first["memory_id"]]})
-    assert again["memories"][0]["access_count"] == 0
+    assert again["memories"][0]["access_count"] == 1  # opening is a use: it raises strength
+    assert again["memories"][0]["strength"] > record["strength"]
 
 
 async def test_include_history_returns_the_earlier_versions_oldest_first(

@@ -68,7 +68,7 @@ async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(dat
             refused = await first.call_tool("recall_memories", {"query": "x", "max_results": -3})
             assert refused.is_error
         async with Client(server_parameters(data_dir)) as second:
-            recalled = await second.call_tool("recall_memories", {"query": "how do we cut a release?"})
+            recalled = await second.call_tool("recall_memories", {"query": "where is the release checklist?"})
             assert not recalled.is_error
             assert recalled.structured_content is not None
             core = recalled.structured_content["memories"]["core"]

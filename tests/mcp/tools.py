@@ -20,6 +20,7 @@ TOOL_NAMES = frozenset(
         "link_memories",
         "unlink_memories",
         "related_memories",
+        "prune_memories",
     }
 )
 

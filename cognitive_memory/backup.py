@@ -1,0 +1,338 @@
+"""Snapshots of the memory database: made while servers write, checked before any restore.
+
+A snapshot is a directory holding a copy of the SQLite database, made with SQLite's online backup
+API (one consistent read transaction, so every commit before it is in and none after it), and
+``manifest.json``: counts, model, schema version, integrity and the copy's sha256. SQLite holds
+every memory with its vector, so the vector index is rebuilt from the copy (``restore``).
+
+Crash safety: the snapshot is written into a hidden ``.<name>.partial-<pid>-<random>`` directory,
+the database and the manifest are flushed to disk, and only then is the directory renamed to its
+final name. A process killed before the rename leaves a hidden partial directory that no listing
+shows and no restore accepts (the next backup in that folder removes it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import uuid
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from cognitive_memory.errors import InvalidInputError, StorageError
+from cognitive_memory.storage.migrations import MIGRATIONS
+
+__all__ = [
+    "DATABASE_NAME",
+    "FORMAT_VERSION",
+    "MANIFEST_NAME",
+    "PARTIAL_MARK",
+    "Manifest",
+    "Snapshot",
+    "create_snapshot",
+    "list_snapshots",
+    "read_manifest",
+    "rotate_snapshots",
+    "snapshot_dir_name",
+    "valid_name",
+    "verify_snapshot",
+]
+
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+DATABASE_NAME = "cognitive_memory.db"
+PARTIAL_MARK = ".partial-"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# Manifest count -> the table it counts.
+COUNTED_TABLES = {
+    "memories": "memories",
+    "relations": "relations",
+    "connections": "connections",
+    "versions": "memory_versions",
+    "sources": "sources",
+}
+
+Step = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a snapshot holds, written beside its database copy."""
+
+    created_at: str
+    counts: dict[str, int]
+    schema_version: str | None
+    migrations: list[str]
+    embedding_model: str | None
+    embedding_dimension: int | None
+    integrity: str
+    sha256: str
+    database_bytes: int
+    source_database: str
+    name: str | None = None
+    format_version: int = FORMAT_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A finished snapshot directory and its manifest."""
+
+    path: Path
+    manifest: Manifest
+
+    @property
+    def database(self) -> Path:
+        return self.path / DATABASE_NAME
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.path.iterdir() if f.is_file())
+
+
+def valid_name(name: str) -> str:
+    """``name`` if it can name a snapshot directory (letters, digits, ``.``, ``_``, ``-``)."""
+    if not _NAME.match(name):
+        raise InvalidInputError(
+            f"Snapshot name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit."
+        )
+    return name
+
+
+def snapshot_dir_name(when: datetime, name: str | None) -> str:
+    """``<UTC time>`` or ``<UTC time>-<name>``: sorting by name sorts by time."""
+    stamp = when.astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{name}" if name else stamp
+
+
+def create_snapshot(
+    database: Path, destination: Path, *, name: str | None = None, step: Step | None = None
+) -> Snapshot:
+    """Copy ``database`` into the new directory ``destination`` with its manifest. Refuses a
+    destination that exists and is not empty; the directory appears whole or not at all."""
+    if not database.is_file():
+        raise InvalidInputError(f"No memory database at {database}: there is nothing to back up.")
+    if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
+        raise InvalidInputError(f"{destination} already exists and is not empty: choose another destination.")
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_partials(destination.parent)
+    partial = destination.parent / f".{destination.name}{PARTIAL_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    partial.mkdir()
+    try:
+        manifest = _fill(database, partial, name, step or (lambda _: None))
+        _publish(partial, destination)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return Snapshot(destination, manifest)
+
+
+def _fill(database: Path, partial: Path, name: str | None, step: Step) -> Manifest:
+    copy = partial / DATABASE_NAME
+    step(f"copying {database} with SQLite's online backup")
+    _online_copy(database, copy)
+    step("checking the copy (integrity_check)")
+    with closing(sqlite3.connect(copy)) as conn:
+        integrity = _integrity(conn)
+        if integrity != "ok":
+            raise StorageError(
+                f"The copy of {database} is damaged ({integrity}): the database itself may be."
+            )
+        facts = _facts(conn)
+    step("computing its sha256")
+    manifest = Manifest(
+        created_at=datetime.now(UTC).isoformat(),
+        integrity=integrity,
+        sha256=_sha256(copy),
+        database_bytes=copy.stat().st_size,
+        source_database=str(database),
+        name=name,
+        **facts,
+    )
+    _write_durably(partial / MANIFEST_NAME, json.dumps(manifest.to_json(), indent=2).encode())
+    return manifest
+
+
+def _online_copy(database: Path, copy: Path) -> None:
+    """One backup step over the whole file: a single read transaction, consistent while others
+    write (WAL readers do not block writers). The copy is made a one-file (rollback journal)
+    database and flushed to disk."""
+    try:
+        with (
+            closing(sqlite3.connect(database, timeout=30)) as source,
+            closing(sqlite3.connect(copy, isolation_level=None)) as target,
+        ):
+            source.backup(target)
+            target.execute("PRAGMA journal_mode=DELETE")
+    except sqlite3.Error as exc:
+        raise StorageError(f"Could not copy the memory database {database}: {exc}") from exc
+    with copy.open("rb+") as handle:
+        os.fsync(handle.fileno())
+
+
+def _integrity(conn: sqlite3.Connection) -> str:
+    rows = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+    return "; ".join(rows[:3])
+
+
+def _facts(conn: sqlite3.Connection) -> dict[str, Any]:
+    """Counts, applied migrations and the encoder signature of a database."""
+    tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    counts = {
+        key: int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        for key, table in COUNTED_TABLES.items()
+        if table in tables
+    }
+    migrations: list[str] = []
+    if "schema_migrations" in tables:
+        migrations = [str(r[0]) for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
+    encoder = None
+    if "store_meta" in tables:
+        row = conn.execute("SELECT value FROM store_meta WHERE key = 'encoder'").fetchone()
+        encoder = str(row[0]) if row else None
+    model, _, dimension = encoder.rpartition(":") if encoder else (None, "", "")
+    return {
+        "counts": counts,
+        "migrations": migrations,
+        "schema_version": migrations[-1] if migrations else None,
+        "embedding_model": model or None,
+        "embedding_dimension": int(dimension) if dimension.isdigit() else None,
+    }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_durably(path: Path, data: bytes) -> None:
+    with path.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _publish(partial: Path, destination: Path) -> None:
+    """The commit point: rename the finished directory (onto an empty one, if it exists)."""
+    _fsync_dir(partial)
+    try:
+        os.replace(partial, destination)
+    except OSError as exc:
+        raise StorageError(f"Could not move the snapshot into {destination}: {exc.strerror or exc}") from exc
+    _fsync_dir(destination.parent)
+
+
+def _remove_abandoned_partials(folder: Path) -> None:
+    """Partial directories of backups whose process is gone (killed mid-backup)."""
+    for partial in folder.glob(f".*{PARTIAL_MARK}*"):
+        pid = partial.name.rsplit(PARTIAL_MARK, 1)[1].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_manifest(directory: Path) -> Manifest:
+    """The manifest of a snapshot directory, or ``InvalidInputError`` saying why there is none."""
+    path = directory / MANIFEST_NAME
+    if not directory.is_dir():
+        raise InvalidInputError(f"{directory} is not a snapshot directory.")
+    if not path.is_file():
+        raise InvalidInputError(f"{directory} is not a whole snapshot: {MANIFEST_NAME} is missing.")
+    try:
+        data = json.loads(path.read_text())
+        version = data.get("format_version")
+        if version != FORMAT_VERSION:
+            raise InvalidInputError(
+                f"{path} has snapshot format {version!r}; this version reads format {FORMAT_VERSION}."
+            )
+        return Manifest(**data)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise InvalidInputError(f"{path} cannot be read as a snapshot manifest ({exc}).") from None
+
+
+def verify_snapshot(directory: Path) -> Snapshot:
+    """The snapshot at ``directory`` once its manifest, checksum, integrity and counts agree;
+    ``InvalidInputError`` naming the first thing that does not."""
+    manifest = read_manifest(directory)
+    snapshot = Snapshot(directory, manifest)
+    if not snapshot.database.is_file():
+        raise InvalidInputError(f"{directory} is not a whole snapshot: {DATABASE_NAME} is missing.")
+    if _sha256(snapshot.database) != manifest.sha256:
+        raise InvalidInputError(
+            f"{snapshot.database} does not match its manifest's sha256: the snapshot is damaged."
+        )
+    unknown = sorted(set(manifest.migrations) - {name for name, _ in MIGRATIONS})
+    if unknown:
+        raise InvalidInputError(
+            f"{directory} was made by a newer version (schema {', '.join(unknown)}): upgrade first."
+        )
+    uri = f"{snapshot.database.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        with closing(sqlite3.connect(uri, uri=True)) as conn:
+            integrity = _integrity(conn)
+            counts = _facts(conn)["counts"] if integrity == "ok" else {}
+    except sqlite3.Error as exc:
+        raise InvalidInputError(
+            f"{snapshot.database} cannot be read ({exc}): the snapshot is damaged."
+        ) from None
+    if integrity != "ok":
+        raise InvalidInputError(f"{snapshot.database} fails integrity_check ({integrity}).")
+    if counts != manifest.counts:
+        raise InvalidInputError(f"{snapshot.database} holds {counts}, its manifest says {manifest.counts}.")
+    return snapshot
+
+
+def list_snapshots(folder: Path) -> list[Snapshot]:
+    """The whole snapshots in ``folder``, oldest first (unreadable and partial ones left out)."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for directory in sorted(folder.iterdir()):
+        if directory.name.startswith(".") or not directory.is_dir():
+            continue
+        try:
+            found.append(Snapshot(directory, read_manifest(directory)))
+        except InvalidInputError:
+            continue
+    return sorted(found, key=lambda snapshot: (snapshot.manifest.created_at, snapshot.path.name))
+
+
+def rotate_snapshots(folder: Path, keep: int) -> list[Path]:
+    """Delete the oldest unnamed snapshots in ``folder`` beyond the newest ``keep``; named ones
+    (``--name``, ``before-restore-...``) are never deleted. Returns what was deleted."""
+    unnamed = [s.path for s in list_snapshots(folder) if s.manifest.name is None]
+    doomed = unnamed[: max(0, len(unnamed) - keep)]
+    for path in doomed:
+        shutil.rmtree(path)
+    return doomed

@@ -1,0 +1,93 @@
+"""Forgetting without loss: forget and prune move memories to the trash, restore brings them back,
+and the trash is purged after ``COGNITIVE_MEMORY_TRASH_DAYS``.
+
+Each move is one SQLite transaction (the memory, its lexical entry, links and versions go together,
+and the vector deletion is queued in the outbox), then the vector index is told; a restore is the
+same in reverse.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cognitive_memory.core.pruning import (
+    DAY_SECONDS,
+    MAX_PRUNE,
+    TOKEN_SECONDS,
+    PruneCandidate,
+    PruneCriteria,
+    check_token,
+    make_token,
+)
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
+from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["LOADED_TYPES", "PrunePlan", "plan_prune", "prune", "purge_expired", "restore", "trash"]
+
+# Memories of these loaders are never pruned: their file or repository is their source.
+LOADED_TYPES = (MARKDOWN_LOADER, GIT_LOADER_TYPE)
+
+
+@dataclass(frozen=True, slots=True)
+class PrunePlan:
+    """What a prune would move to the trash (oldest first), how many match in all (more than
+    listed when over MAX_PRUNE), and the token that confirms exactly this set."""
+
+    candidates: list[PruneCandidate]
+    matching: int
+    confirm: str
+    expires_at: float
+
+
+def trash(system: CognitiveSystem, ids: Sequence[str], reason: str, session_id: str | None) -> list[str]:
+    """Move memories to the trash and out of the vector index; returns the ids that existed."""
+    moved = system.memories.trash.move(list(dict.fromkeys(ids)), reason, session_id)
+    if moved:
+        system.replication.unindex(moved)
+    return moved
+
+
+def restore(system: CognitiveSystem, ids: Sequence[str]) -> list[str]:
+    """Bring trashed memories back whole and index them again; returns the ids restored."""
+    restored = system.memories.trash.restore(list(dict.fromkeys(ids)))
+    if restored:
+        system.replication.index(system.memories.get(restored))
+    return restored
+
+
+def purge_expired(system: CognitiveSystem, days: float, now: float | None = None) -> int:
+    """Delete for good what has been in the trash longer than ``days``; returns how many."""
+    return system.memories.trash.purge((now if now is not None else time.time()) - days * DAY_SECONDS)
+
+
+def plan_prune(system: CognitiveSystem, criteria: PruneCriteria, now: float | None = None) -> PrunePlan:
+    """The dry run: what ``criteria`` would move to the trash, and a token for that exact set."""
+    at = now if now is not None else time.time()
+    found, matching, secret = system.memories.trash.prune_plan(criteria.check(), at, LOADED_TYPES, MAX_PRUNE)
+    expires = int(at) + TOKEN_SECONDS
+    return PrunePlan(found, matching, make_token(secret, [c.id for c in found], expires), float(expires))
+
+
+def prune(
+    system: CognitiveSystem, criteria: PruneCriteria, confirm: str | None, session_id: str | None
+) -> list[str]:
+    """Move what ``criteria`` match to the trash, if ``confirm`` is the token of a dry run that
+    listed exactly these memories less than TOKEN_SECONDS ago; returns the ids moved."""
+    if not confirm:
+        raise InvalidInputError(
+            "A real prune needs the `confirm` token of a dry run: run it with dry_run true first, "
+            "check the list, then pass its token with dry_run false.",
+            code="confirm_required",
+        )
+
+    def confirmed(secret: str, ids: Sequence[str], now: float) -> None:
+        check_token(secret, confirm, ids, now)
+
+    moved = system.memories.trash.prune(criteria.check(), LOADED_TYPES, MAX_PRUNE, confirmed, session_id)
+    if moved:
+        system.replication.unindex(moved)
+    return moved

@@ -1,0 +1,198 @@
+"""Putting a checked snapshot (``backup``) in place of a data directory's database.
+
+The order keeps every moment recoverable. The old database is first made one self-contained file
+(its WAL checkpointed; this fails while any process has it open, which is how a running server is
+detected). The snapshot's copy is written beside it under a hidden name, with every memory queued
+in its vector outbox, and flushed. The old embedded vector store is renamed aside, the copy renamed
+over the database (the commit point), and the index rebuilt from SQLite (``copy_vectors``, as
+``doctor --repair`` does). A process killed before the rename leaves the old database; after it,
+the new one, whose outbox refills the index at the next start (or ``doctor --repair``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cognitive_memory.backup import Snapshot
+from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.replication import copy_vectors, unindexed_threshold
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+from cognitive_memory.storage.vector_store import VectorStore
+
+__all__ = ["RestoreReport", "claim_database", "memory_count", "restore_snapshot"]
+
+Progress = Callable[[int, int], None]
+IndexOpener = Callable[[], VectorStore]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """What a restore placed and rebuilt."""
+
+    database: str
+    memories: int
+    vectors: int
+    stale_removed: int
+    seconds: float
+    old_index_removed: bool
+
+
+def memory_count(database: Path) -> int:
+    """How many memories ``database`` holds (0 when it or its table does not exist yet)."""
+    if not database.is_file():
+        return 0
+    try:
+        with closing(sqlite3.connect(database, timeout=5)) as conn:
+            tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories'")
+            if tables.fetchone() is None:
+                return 0
+            return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+    except sqlite3.Error as exc:
+        raise StorageError(f"Cannot read {database} ({exc}): move it away to restore in its place.") from exc
+
+
+def claim_database(database: Path, vector_path: Path | None) -> None:
+    """Refuse with ``StoreLockedError`` when a process uses the database or the embedded vector
+    store; else leave the database one self-contained file (no WAL beside it), so that replacing
+    it cannot meet a stale log."""
+    if vector_path is not None:
+        _check_vector_lock(vector_path)
+    if not database.is_file():
+        return
+    busy = StoreLockedError(
+        f"{database} is open in another process (a running server or command): stop every "
+        "memory_system process using this data directory, then restore again."
+    )
+    try:
+        with closing(sqlite3.connect(database, isolation_level=None, timeout=2)) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            mode = str(conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0])
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise busy from None
+        raise StorageError(f"Cannot open {database}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(f"{database} cannot be read ({exc}); restore with it moved away.") from exc
+    if mode.lower() != "delete":
+        raise busy
+
+
+def _check_vector_lock(vector_path: Path) -> None:
+    lock = vector_path.parent / f".{vector_path.name}.lock"
+    if not lock.exists():
+        return
+    with lock.open("a") as guard:
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreLockedError(
+                f"The vector store in {vector_path} is open in a running memory_system process: stop "
+                "it, then restore again."
+            ) from None
+        fcntl.flock(guard, fcntl.LOCK_UN)
+
+
+def restore_snapshot(
+    snapshot: Snapshot,
+    database: Path,
+    vector_path: Path | None,
+    open_index: IndexOpener,
+    progress: Progress | None = None,
+) -> RestoreReport:
+    """Place ``snapshot`` (already checked) as ``database`` and rebuild the index ``open_index``
+    opens. ``vector_path``, the embedded store's directory, is emptied first (None: a server)."""
+    started = time.perf_counter()
+    claim_database(database, vector_path)
+    database.parent.mkdir(parents=True, exist_ok=True)
+    staged = _stage(snapshot, database)
+    try:
+        aside = _set_aside(vector_path) if vector_path is not None else None
+        for leftover in (Path(f"{database}-wal"), Path(f"{database}-shm")):
+            leftover.unlink(missing_ok=True)
+        os.replace(staged, database)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    _fsync_dir(database.parent)
+    memories, copied, stale = _rebuild(database, open_index, progress)
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
+    seconds = time.perf_counter() - started
+    return RestoreReport(str(database), memories, copied, stale, seconds, aside is not None)
+
+
+def _stage(snapshot: Snapshot, database: Path) -> Path:
+    """The snapshot's database copied beside ``database`` under a hidden name, every memory
+    queued for the index, flushed to disk."""
+    staged = database.parent / f".{database.name}.restore-{uuid.uuid4().hex[:8]}"
+    try:
+        shutil.copyfile(snapshot.database, staged)
+        with closing(sqlite3.connect(staged, isolation_level=None)) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) "
+                "SELECT id, 'upsert', ? FROM memories",
+                (time.time(),),
+            )
+        with staged.open("rb+") as handle:
+            os.fsync(handle.fileno())
+    except (OSError, sqlite3.Error) as exc:
+        staged.unlink(missing_ok=True)
+        raise StorageError(f"Could not write the restored database beside {database}: {exc}") from exc
+    return staged
+
+
+def _set_aside(vector_path: Path) -> Path | None:
+    """Rename the embedded store out of the way, holding its lock; None if there is none."""
+    if not vector_path.exists():
+        return None
+    with (vector_path.parent / f".{vector_path.name}.lock").open("a") as guard:
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreLockedError(f"The vector store in {vector_path} is open in another process.") from None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = vector_path.with_name(f"{vector_path.name}.replaced-{stamp}-{uuid.uuid4().hex[:6]}")
+        vector_path.rename(target)
+        return target
+
+
+def _rebuild(database: Path, open_index: IndexOpener, progress: Progress | None) -> tuple[int, int, int]:
+    """Fill a fresh index from the restored database; (memories, vectors written, stale removed)."""
+    memories = SQLiteMemoryStore(database)
+    try:
+        index = open_index()
+        try:
+            pending = [memory_id for memory_id, _ in memories.pending_vector_writes()]
+            report = copy_vectors(memories, index, progress)
+            memories.clear_outbox(pending)
+            _build_index(index)
+        finally:
+            index.close()
+        return memories.counts().total, report.copied, report.stale_removed
+    finally:
+        memories.close()
+
+
+def _build_index(index: VectorStore) -> None:
+    try:
+        index.build_index(unindexed_threshold(index.count()))
+    except StorageError:  # exact search answers meanwhile; doctor --repair builds it later
+        return
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,114 @@
+"""SQL for export and import: reading user links, and writing a whole import in one transaction
+(new memories with their ids, dates and versions; changed memories as updates that keep a version;
+then the links), so a crash leaves the store as it was before or after, never half-imported."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.storage import relations as relation_sql
+from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.storage.rows import insert_memories
+from cognitive_memory.storage.versions import rewrite_memory
+
+__all__ = ["ImportWrite", "LinkRow", "RolledBack", "links_from", "write_import"]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """A user link as stored: ``from_id`` -[relation]-> ``to_id``, its note, when and by which
+    session it was made (``created_at`` in seconds since the epoch)."""
+
+    from_id: str
+    to_id: str
+    relation: str
+    note: str | None
+    created_at: float
+    session_id: str | None = None
+
+
+class RolledBack(Exception):
+    """Raised inside the transaction of a dry run so that it rolls back, carrying what it did."""
+
+    def __init__(self, links: list[relation_sql.LinkWrite]) -> None:
+        super().__init__("dry run")
+        self.links = links
+
+
+@dataclass(frozen=True, slots=True)
+class ImportWrite:
+    """What an import writes: memories to insert as they are, their earlier ``versions``, changed
+    memories as ``(new, previous)`` pairs, and links to add once all memories are in."""
+
+    added: Sequence[CognitiveMemory] = ()
+    versions: Sequence[VersionRow] = ()
+    updated: Sequence[tuple[CognitiveMemory, CognitiveMemory]] = ()
+    links: Sequence[LinkRow] = field(default_factory=tuple)
+
+
+def links_from(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[LinkRow]]:
+    """The user links starting at each of ``ids`` (each link once, under its ``from_id``)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT from_id, to_id, relation, note, created_at, session_id FROM relations "
+        f"WHERE from_id IN ({marks}) ORDER BY from_id, created_at, to_id, relation",
+        list(ids),
+    ).fetchall()
+    found: dict[str, list[LinkRow]] = {}
+    for row in rows:
+        found.setdefault(row[0], []).append(LinkRow(*row))
+    return found
+
+
+def write_import(
+    conn: sqlite3.Connection, write: ImportWrite, session_id: str | None, dry_run: bool
+) -> list[relation_sql.LinkWrite]:
+    """Apply ``write`` inside the caller's transaction; returns what each link insert did. A
+    ``dry_run`` raises RolledBack at the end, so the caller's transaction undoes it all."""
+    now = datetime.now(UTC).timestamp()
+    insert_memories(conn, write.added, now)
+    conn.executemany(
+        "INSERT OR IGNORE INTO memory_versions (memory_id, version, content, hierarchy_level, "
+        "memory_type, importance_score, tags, metadata, project, replaced_at, replaced_by_session) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [_version_row(version) for version in write.versions],
+    )
+    for memory, previous in write.updated:
+        rewrite_memory(conn, memory, previous, session_id, now)
+        # rewrite_memory writes the editable fields; an import also moves project and source date.
+        conn.execute(
+            "UPDATE memories SET project = ?, source_date = ? WHERE id = ?",
+            (memory.project, memory.source_date.isoformat() if memory.source_date else None, memory.id),
+        )
+    done = [
+        relation_sql.insert_link(
+            conn, (link.from_id, link.to_id, link.relation), link.note, link.session_id, link.created_at
+        )
+        for link in write.links
+    ]
+    if dry_run:
+        raise RolledBack(done)
+    return done
+
+
+def _version_row(version: VersionRow) -> tuple[object, ...]:
+    return (
+        version.memory_id,
+        version.version,
+        version.content,
+        version.hierarchy_level,
+        version.memory_type,
+        version.importance_score,
+        json.dumps(list(version.tags), ensure_ascii=False),
+        json.dumps(version.metadata, ensure_ascii=False),
+        version.project,
+        version.replaced_at,
+        version.replaced_by_session,
+    )

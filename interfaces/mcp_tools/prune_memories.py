@@ -1,0 +1,72 @@
+"""prune_memories: move old, unused or unimportant memories to the trash, dry run first.
+
+No `from __future__ import annotations` in the tool modules: the SDK reads the annotations."""
+
+from typing import Annotated, Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from interfaces.forgetting import format_prune
+from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.requests import (
+    KeepLatest,
+    MaxImportance,
+    NotAccessedDays,
+    OlderThanDays,
+    PruneLevels,
+    PruneProjects,
+    PruneRequest,
+    PruneTags,
+)
+from interfaces.trash_schemas import PruneResult
+
+__all__ = ["register"]
+
+DESCRIPTION = (
+    "Prune memories that match every criterion given: older_than_days, not_accessed_days, "
+    "max_importance, tags, projects, hierarchy_levels; keep_latest spares the N newest matches. At "
+    "least one criterion is required. dry_run (the default) changes nothing: it lists what would go, "
+    "with why, and a `confirm` token. To prune, call again with the same criteria, dry_run false and "
+    "that token (valid 10 minutes, for exactly the listed memories). Pruned memories go to the trash "
+    "(`memory_system trash restore ID` brings them back). Memories loaded from markdown files or git "
+    "history are never pruned."
+)
+
+
+def register(server: MCPServer[ServerState]) -> None:
+    @server.tool(
+        name="prune_memories",
+        title="Prune memories",
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+        ),
+    )
+    def prune_memories(
+        ctx: Context[ServerState, Any],
+        older_than_days: OlderThanDays = None,
+        not_accessed_days: NotAccessedDays = None,
+        max_importance: MaxImportance = None,
+        tags: PruneTags | None = None,
+        projects: PruneProjects | None = None,
+        hierarchy_levels: PruneLevels | None = None,
+        keep_latest: KeepLatest = 0,
+        dry_run: Annotated[bool, Field(description="Only list what would go (the default).")] = True,
+        confirm: Annotated[
+            str | None, Field(max_length=200, description="The token of the dry run (with dry_run false).")
+        ] = None,
+    ) -> Annotated[CallToolResult, PruneResult]:
+        criteria = PruneRequest(
+            older_than_days=older_than_days,
+            not_accessed_days=not_accessed_days,
+            max_importance=max_importance,
+            tags=tags or [],
+            projects=projects or [],
+            hierarchy_levels=hierarchy_levels or [],
+            keep_latest=keep_latest,
+        )
+        result = cli_of(ctx).prune_memories(criteria, dry_run, confirm)
+        return answer(result, format_prune(result))

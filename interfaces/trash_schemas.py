@@ -1,0 +1,63 @@
+"""Answers of the trash and of prune, as the MCP tools and `--json` publish them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "EmptyTrashResult",
+    "PruneCandidateOut",
+    "PruneResult",
+    "RestoreResult",
+    "TrashEntryOut",
+    "TrashListResult",
+]
+
+
+class TrashEntryOut(BaseModel):
+    id: str
+    preview: str = Field(description="The first 100 characters of the memory.")
+    project: str
+    trashed_at: str = Field(description="When it went to the trash (ISO 8601, UTC).")
+    reason: str = Field(description="forgotten (forget_memories) or pruned (prune_memories).")
+    trashed_by: str | None = Field(description="The session that moved it there.")
+
+
+class TrashListResult(BaseModel):
+    success: bool = True
+    total: int = Field(description="How many memories the trash holds.")
+    entries: list[TrashEntryOut] = Field(description="The most recently trashed first.")
+    trash_days: float = Field(description="Days a memory stays restorable (COGNITIVE_MEMORY_TRASH_DAYS).")
+    message: str
+
+
+class RestoreResult(BaseModel):
+    success: bool = True
+    restored: list[str]
+    missing: list[str] = Field(description="Ids not in the trash (never trashed, purged, or restored).")
+    message: str
+
+
+class EmptyTrashResult(BaseModel):
+    success: bool = True
+    purged: int = Field(description="How many memories were deleted for good.")
+    message: str
+
+
+class PruneCandidateOut(BaseModel):
+    id: str
+    preview: str = Field(description="The first 100 characters of the memory.")
+    project: str
+    why: list[str] = Field(description="The criteria it matched, with its own values.")
+
+
+class PruneResult(BaseModel):
+    success: bool = True
+    dry_run: bool
+    matching: int = Field(description="How many memories match (at most 1000 are pruned per call).")
+    memories: list[PruneCandidateOut] = Field(description="What goes (dry run) or went to the trash.")
+    confirm: str | None = Field(
+        default=None, description="Dry run only: pass it with dry_run false within 10 minutes."
+    )
+    confirm_expires_at: str | None = None
+    message: str

@@ -1,0 +1,284 @@
+"""`backup` and `restore`: snapshots of the memory database, and putting one back (or forking it).
+
+The work is in ``cognitive_memory.backup`` and ``cognitive_memory.restore``; here arguments are
+resolved against the settings, steps and progress go to stderr, the answer to stdout (text or
+``--json``), and every expected failure is one ``Error:`` line with exit code 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memory_system.options import JsonOption
+
+if TYPE_CHECKING:
+    from cognitive_memory.backup import Snapshot
+    from cognitive_memory.restore import IndexOpener
+    from cognitive_memory.settings import Settings, StorageSettings
+
+__all__ = ["BACKUPS_DIR", "register"]
+
+SettingsSource = Callable[[], "Settings"]
+BACKUPS_DIR = "backups"
+SAFETY_NAME = "before-restore"
+
+
+def register(app: typer.Typer, settings: SettingsSource) -> None:
+    """Add ``backup`` and ``restore`` to ``app``; ``settings`` resolves the configured settings."""
+
+    @app.command(name="backup")
+    def backup_command(
+        dest: Annotated[
+            Path | None,
+            typer.Argument(
+                help="The new snapshot directory (default: <data dir>/backups/<UTC time>[-NAME])."
+            ),
+        ] = None,
+        name: Annotated[
+            str | None,
+            typer.Option("--name", help="Name the snapshot (kept by --keep), e.g. before-refactor."),
+        ] = None,
+        keep: Annotated[
+            int | None,
+            typer.Option(
+                "--keep",
+                min=1,
+                help="Then delete the oldest unnamed snapshots of that folder beyond the newest N.",
+            ),
+        ] = None,
+        list_them: Annotated[bool, typer.Option("--list", help="List the snapshots instead.")] = False,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Snapshot the memory database (safe while servers write) with a checked manifest."""
+        storage = settings().storage
+        with _errors():
+            if list_them:
+                _list(dest or backups_dir(storage), as_json)
+                return
+            _backup(storage, dest, name, keep, as_json)
+
+    @app.command(name="restore")
+    def restore_command(
+        src: Annotated[
+            str, typer.Argument(help="A snapshot directory, or the name of one in <data dir>/backups.")
+        ],
+        to: Annotated[
+            Path | None,
+            typer.Option("--to", help="Restore into this data directory instead (a fork; embedded index)."),
+        ] = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="Replace memories already there (backed up first).")
+        ] = False,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Check a snapshot, put its database in place and rebuild the vector index from it."""
+        storage = settings().storage
+        with _errors():
+            _restore(storage, src, to, force, as_json)
+
+
+def backups_dir(storage: StorageSettings) -> Path:
+    """Where snapshots go by default: ``<data dir>/backups``."""
+    return storage.data_dir.expanduser() / BACKUPS_DIR
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Core errors and OS errors leave as one ``Error:`` line, exit 1."""
+    from cognitive_memory.errors import CognitiveMemoryError
+
+    try:
+        yield
+    except CognitiveMemoryError as exc:
+        typer.echo(f"Error: {exc.message}", err=True)
+        raise typer.Exit(code=1) from None
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        typer.echo(f"Error: {exc.strerror or exc}{where}", err=True)
+        raise typer.Exit(code=1) from None
+
+
+def _step(text: str) -> None:
+    typer.echo(f"backup: {text}", err=True)
+
+
+def _backup(
+    storage: StorageSettings, dest: Path | None, name: str | None, keep: int | None, as_json: bool
+) -> None:
+    from cognitive_memory.backup import create_snapshot, rotate_snapshots, valid_name
+
+    if name is not None:
+        valid_name(name)
+    destination = dest if dest is not None else _default_destination(backups_dir(storage), name)
+    snapshot = create_snapshot(storage.database_path, destination.expanduser(), name=name, step=_step)
+    deleted = rotate_snapshots(snapshot.path.parent, keep) if keep is not None else []
+    if as_json:
+        body = {**_describe(snapshot), "deleted": [str(path) for path in deleted]}
+        typer.echo(json.dumps(body, indent=2))
+        return
+    manifest = snapshot.manifest
+    typer.echo(
+        f"Backed up {_counts_text(manifest.counts)} to {snapshot.path} ({_size(snapshot.size_bytes)}, "
+        f"integrity {manifest.integrity}, schema {manifest.schema_version}, sha256 {manifest.sha256[:12]})."
+    )
+    if deleted:
+        typer.echo(f"Deleted {len(deleted)} older unnamed snapshot(s): {', '.join(p.name for p in deleted)}.")
+
+
+def _default_destination(folder: Path, name: str | None) -> Path:
+    """``<UTC time>[-name]`` in ``folder``, with ``.2``, ``.3``... if that second is taken."""
+    from cognitive_memory.backup import snapshot_dir_name
+
+    base = snapshot_dir_name(datetime.now(UTC), name)
+    candidate, n = folder / base, 1
+    while candidate.exists():
+        n += 1
+        candidate = folder / f"{base}.{n}"
+    return candidate
+
+
+def _list(folder: Path, as_json: bool) -> None:
+    from cognitive_memory.backup import list_snapshots
+
+    snapshots = list_snapshots(folder)
+    if as_json:
+        typer.echo(
+            json.dumps({"folder": str(folder), "snapshots": [_describe(s) for s in snapshots]}, indent=2)
+        )
+        return
+    if not snapshots:
+        typer.echo(f"No snapshots in {folder}.")
+        return
+    typer.echo(f"{len(snapshots)} snapshot(s) in {folder}, oldest first:")
+    for snapshot in snapshots:
+        manifest = snapshot.manifest
+        label = manifest.name or "-"
+        typer.echo(
+            f"  {snapshot.path.name:<40} {label:<20} {manifest.created_at}  "
+            f"{_counts_text(manifest.counts)}  {_size(snapshot.size_bytes)}"
+        )
+
+
+def _describe(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "path": str(snapshot.path),
+        "size_bytes": snapshot.size_bytes,
+        "manifest": snapshot.manifest.to_json(),
+    }
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return (
+        f"{counts.get('memories', 0)} memories ({counts.get('relations', 0)} links, "
+        f"{counts.get('connections', 0)} associations, {counts.get('versions', 0)} versions)"
+    )
+
+
+def _size(size: int) -> str:
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
+
+
+def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, as_json: bool) -> None:
+    from cognitive_memory.backup import create_snapshot, verify_snapshot
+    from cognitive_memory.restore import claim_database, memory_count, restore_snapshot
+    from memory_system.progress import progress_bar
+
+    snapshot = verify_snapshot(_find_snapshot(backups_dir(storage), src))
+    typer.echo(f"restore: {snapshot.path} checked: checksum, integrity and counts agree", err=True)
+    database, vector_path, open_index, target_backups = _target(storage, to)
+    claim_database(database, vector_path)
+    present = memory_count(database)
+    safety = None
+    if present and not force:
+        raise _refusal(database, present)
+    if present:
+        destination = _default_destination(target_backups, SAFETY_NAME)
+        safety = create_snapshot(database, destination, name=SAFETY_NAME, step=_step)
+        typer.echo(f"restore: the {present} memories there were backed up first to {safety.path}", err=True)
+    with progress_bar("Rebuilding the vector index", "vectors", enabled=not as_json) as advance:
+        report = restore_snapshot(snapshot, database, vector_path, open_index, advance)
+    body = {
+        "snapshot": str(snapshot.path),
+        "safety_snapshot": str(safety.path) if safety else None,
+        **{
+            key: getattr(report, key)
+            for key in ("database", "memories", "vectors", "stale_removed", "seconds")
+        },
+    }
+    if as_json:
+        typer.echo(json.dumps(body, indent=2))
+        return
+    typer.echo(
+        f"Restored {report.memories} memories from {snapshot.path} into {report.database}; "
+        f"rebuilt the vector index from SQLite: {report.vectors} vectors in {report.seconds:.1f} s."
+    )
+    if safety is not None:
+        typer.echo(f"What was there before: {safety.path} (`memory_system restore {safety.path} --force`).")
+
+
+def _refusal(database: Path, present: int) -> Exception:
+    from cognitive_memory.errors import InvalidInputError
+
+    return InvalidInputError(
+        f"{database} already holds {present} memories: restore with --force (they are backed up "
+        "first, as a before-restore snapshot), or --to another directory."
+    )
+
+
+def _find_snapshot(folder: Path, src: str) -> Path:
+    """A path as given; a bare name: that directory in ``folder``, else the newest snapshot there
+    whose manifest has that name."""
+    from cognitive_memory.backup import list_snapshots
+    from cognitive_memory.errors import InvalidInputError
+
+    given = Path(src).expanduser()
+    if given.is_dir() or "/" in src or src.startswith("."):
+        return given
+    if (folder / src).is_dir():
+        return folder / src
+    named = [snapshot.path for snapshot in list_snapshots(folder) if snapshot.manifest.name == src]
+    if named:
+        return named[-1]
+    raise InvalidInputError(f"No snapshot {src!r} in {folder}: `memory_system backup --list` shows them.")
+
+
+def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | None, IndexOpener, Path]:
+    """(database, embedded store directory or None, how to open the index, backups folder)."""
+    from cognitive_memory.backup import DATABASE_NAME
+    from cognitive_memory.main import EMBEDDING_DIMENSION
+    from cognitive_memory.storage import EdgeVectorStore
+
+    if to is not None:
+        directory = to.expanduser()
+        vectors = directory / "vectors"
+        return (
+            directory / DATABASE_NAME,
+            vectors,
+            lambda: EdgeVectorStore(vectors, EMBEDDING_DIMENSION),
+            directory / BACKUPS_DIR,
+        )
+    if storage.qdrant_url:
+        return storage.database_path, None, lambda: _server_index(storage), backups_dir(storage)
+    vectors = storage.vector_path
+    return (
+        storage.database_path,
+        vectors,
+        lambda: EdgeVectorStore(vectors, EMBEDDING_DIMENSION),
+        backups_dir(storage),
+    )
+
+
+def _server_index(storage: StorageSettings) -> Any:
+    from cognitive_memory.main import EMBEDDING_DIMENSION
+    from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+
+    key = storage.qdrant_api_key.get_secret_value() if storage.qdrant_api_key else None
+    url = storage.qdrant_url or ""
+    return QdrantServerVectorStore.connect(url, key, storage.qdrant_collection, EMBEDDING_DIMENSION)

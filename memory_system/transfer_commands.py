@@ -1,0 +1,166 @@
+"""`export` and `import`: move memories between data directories, machines and tools as JSON Lines.
+
+The format and the import rules live in ``cognitive_memory.transfer``; here are the file handling
+(stdout and stdin, a partial file never left under the final name) and the summaries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
+
+import typer
+
+from memory_system.options import JsonOption, project_name
+from memory_system.progress import progress_bar
+
+if TYPE_CHECKING:
+    from cognitive_memory.transfer import ImportReport
+    from interfaces.cli import CognitiveCLI
+
+__all__ = ["format_import", "register"]
+
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+# Skipped items listed in the text summary (--json lists them all).
+SHOWN_SKIPS = 20
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(code=1)
+
+
+def register(app: typer.Typer, facade: FacadeSource) -> None:
+    """Add ``export`` and ``import`` to ``app``; ``facade`` opens a CognitiveCLI."""
+
+    @app.command(name="export")
+    def export_command(
+        project: Annotated[
+            str | None, typer.Option(callback=project_name, help="Export only this project (default: all).")
+        ] = None,
+        with_vectors: Annotated[
+            bool,
+            typer.Option("--with-vectors", help="Include each embedding (an import then skips encoding)."),
+        ] = False,
+        output: Annotated[
+            Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
+        ] = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Write memories as JSON Lines: a header, then one line per memory with every field, its
+        versions and its links. The summary goes to stderr when the export goes to stdout."""
+        from cognitive_memory.transfer import export_lines
+
+        with facade() as cli, progress_bar("Exporting", "memories", enabled=output is not None) as advance:
+            lines = export_lines(cli.system, project, with_vectors, advance)
+            count = _write_stdout(lines) if output is None else _write_file(lines, output)
+        summary = {"exported": count, "output": str(output) if output else None, "project": project}
+        summary["with_vectors"] = with_vectors
+        where = f" to {output}" if output else ""
+        text = f"Exported {count} memories{where}" + (" with their vectors." if with_vectors else ".")
+        typer.echo(json.dumps(summary) if as_json else text, err=output is None)
+
+    @app.command(name="import")
+    def import_command(
+        file: Annotated[str, typer.Argument(help="The JSON Lines file ('-': read stdin).")],
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Report what would change; write nothing.")
+        ] = False,
+        project: Annotated[
+            str | None,
+            typer.Option(
+                callback=project_name,
+                help="Put every imported memory in this project (default: the file's; for an "
+                "official memory.jsonl, COGNITIVE_MEMORY_PROJECT, else 'default').",
+            ),
+        ] = None,
+        file_format: Annotated[
+            Literal["auto", "cognitive", "official-memory"],
+            typer.Option("--format", help="auto (from the first line), cognitive or official-memory."),
+        ] = "auto",
+        as_json: JsonOption = False,
+    ) -> None:
+        """Import an export (idempotent by id: the same memory is skipped, a changed one updated
+        with a version, a new one inserted as it was) or an official MCP memory.jsonl."""
+        from cognitive_memory.transfer import import_lines, read_import
+
+        lines = _read_lines(file)
+        with facade() as cli, progress_bar("Embedding", "memories") as advance:
+            source = read_import(lines, project, cli.scope(), file_format)
+            report = import_lines(
+                cli.system, source, dry_run=dry_run, session_id=cli.session_id, progress=advance
+            )
+        body: dict[str, Any] = {"file": file, **dataclasses.asdict(report)}
+        typer.echo(json.dumps(body, indent=2, ensure_ascii=False) if as_json else format_import(file, report))
+
+
+def _write_stdout(lines: Iterable[str]) -> int:
+    return _write(lines, sys.stdout) - 1
+
+
+def _write_file(lines: Iterable[str], output: Path) -> int:
+    """Write to ``output.partial``, then rename: a killed export never leaves a file under the
+    final name (and an import refuses a cut file: its header counts the lines)."""
+    partial = output.with_name(output.name + ".partial")
+    try:
+        with partial.open("w", encoding="utf-8") as stream:
+            count = _write(lines, stream) - 1
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(partial, output)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise _fail(f"Cannot write {output}: {exc.strerror or exc}") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _write(lines: Iterable[str], stream: TextIO) -> int:
+    written = 0
+    for line in lines:
+        stream.write(line + "\n")
+        written += 1
+    return written
+
+
+def _read_lines(file: str) -> list[str]:
+    if file == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        return Path(file).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise _fail(f"{file} does not exist.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(f"Cannot read {file}: {exc}") from None
+
+
+def format_import(file: str, report: ImportReport) -> str:
+    """The summary of an import (or of a dry run: what it would do)."""
+    if report.dry_run:
+        head = (
+            f"Dry run of {file} ({report.format}), nothing was written: would add {report.added}, "
+            f"update {report.updated}, leave {report.unchanged} unchanged, embed {report.embedded}; "
+            f"links: would add {report.links_added}, {report.links_unchanged} already there"
+        )
+    else:
+        head = (
+            f"Imported {file} ({report.format}): {report.added} added, {report.updated} updated, "
+            f"{report.unchanged} unchanged, {report.embedded} embedded; links: {report.links_added} added, "
+            f"{report.links_unchanged} already there"
+        )
+    lines = [f"{head}; {len(report.skipped)} skipped" + (":" if report.skipped else ".")]
+    lines += [
+        f"  {f'line {skip.line}, {skip.id}: ' if skip.line else ''}{skip.reason}"
+        for skip in report.skipped[:SHOWN_SKIPS]
+    ]
+    if len(report.skipped) > SHOWN_SKIPS:
+        lines.append(f"  ... and {len(report.skipped) - SHOWN_SKIPS} more (--json lists them all).")
+    return "\n".join(lines)

@@ -13,6 +13,7 @@ from cognitive_memory.core.pruning import DAY_SECONDS, MAX_PRUNE, PruneCandidate
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.storage.trash import TrashRow
 from cognitive_memory.system import CognitiveSystem
+from interfaces.formatting import memories
 from interfaces.requests import PruneRequest
 from interfaces.trash_schemas import (
     EmptyTrashResult,
@@ -77,7 +78,7 @@ def list_trash(system: CognitiveSystem, limit: int) -> TrashListResult:
         total=total,
         entries=[trash_entry(row) for row in rows],
         trash_days=days,
-        message=f"{total} memories in the trash{shown}; each is purged {days:g} days after it went there"
+        message=f"{memories(total)} in the trash{shown}; each is purged {days:g} days after it went there"
         if total
         else "The trash is empty",
     )
@@ -115,7 +116,7 @@ def prune(
             memories=listed,
             confirm=plan.confirm if listed else None,
             confirm_expires_at=datetime.fromtimestamp(plan.expires_at, UTC).isoformat() if listed else None,
-            message=f"Dry run: {len(listed)} memories would go to the trash{more}"
+            message=f"Dry run: {memories(len(listed))} would go to the trash{more}"
             + ("; nothing changed yet (confirm within 10 minutes)" if listed else ""),
         )
     moved = set(forgetting.prune(system, criteria, confirm, session_id))

@@ -27,6 +27,7 @@ from interfaces.schemas import (
 
 __all__ = [
     "format_forget",
+    "memories",
     "format_get",
     "format_lesson",
     "format_link",
@@ -42,6 +43,11 @@ __all__ = [
 
 LEVEL_NAMES = {0: "Concept", 1: "Context", 2: "Episode"}
 PREVIEW_CHARS = 240
+
+
+def memories(count: int) -> str:
+    """``1 memory``, ``3 memories``."""
+    return f"{count} {'memory' if count == 1 else 'memories'}"
 
 
 def format_source_info(metadata: Mapping[str, Any]) -> str:
@@ -165,21 +171,20 @@ def format_recall(result: RecallResult) -> str:
     )
     if result.total_results == 0:
         return "\n".join([f"📋 {result.message}", *note])
-    count = f"{result.total_results} {'memory' if result.total_results == 1 else 'memories'}"
-    lines = [f"📋 {count} for: '{result.query}'", *note]
+    lines = [f"📋 {memories(result.total_results)} for: '{result.query}'", *note]
     if result.message:
         lines.append(result.message)
     groups = (("core", lists.core), ("peripheral", lists.peripheral), ("bridge", lists.bridge))
     if result.detail == "brief":
-        ranked = [(kind, m) for kind, memories in groups for m in memories if isinstance(m, BriefMemoryOut)]
+        ranked = [(kind, m) for kind, found in groups for m in found if isinstance(m, BriefMemoryOut)]
         for number, (kind, memory) in enumerate(ranked, start=1):
             lines += ["", *_brief_lines(number, kind, memory)]
         return "\n".join(lines)
     number = 0
-    for kind, memories in groups:
-        if memories:
-            lines += ["", f"{kind.upper()} MEMORIES ({len(memories)}):"]
-        for record in memories:
+    for kind, found in groups:
+        if found:
+            lines += ["", f"{kind.upper()} MEMORIES ({len(found)}):"]
+        for record in found:
             if isinstance(record, MemoryOut):  # full answers hold whole records only
                 number += 1
                 lines += ["", *_full_lines(number, record)]

@@ -189,7 +189,7 @@ class Retriever:
         score completed with the evidence the floor read."""
         cfg = self.config
         floor = cfg.floor
-        shares = self._memories.word_shares(query, [row.id for row, _ in scored])
+        shares = self._memories.word_shares(query, {row.id: row.content for row, _ in scored})
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), floor.word_weight)
             for row, score in scored

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -296,12 +296,12 @@ class SQLiteMemoryStore:
         )
         return [(row[0], float(row[1])) for row in rows]
 
-    def word_shares(self, query: str, ids: Sequence[str]) -> dict[str, float]:
+    def word_shares(self, query: str, texts: Mapping[str, str]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);
         memories holding none of them are left out."""
         with self._lock:
             try:
-                return word_sql.word_shares(self._conn, associations.query_words(query), ids)
+                return word_sql.word_shares(self._conn, associations.query_words(query), texts)
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 

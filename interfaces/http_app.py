@@ -161,8 +161,8 @@ class HostHintMiddleware:
 
 class MalformedMessageMiddleware:
     """A POSTed message gets what the same stdio line gets (``interfaces.stdio_lines``): a lone
-    surrogate is replaced with U+FFFD and the request served; too deep JSON and batches get 400
-    with a JSON-RPC error that says why (and the request's id when it can be read). Bodies are
+    surrogate, too deep JSON and batches get 400 with a JSON-RPC error that says why (and the
+    request's id when it can be read). Bodies are
     read whole: the SDK's size limit is applied before this (413 over ``max_body``)."""
 
     def __init__(self, app: ASGIApp) -> None:

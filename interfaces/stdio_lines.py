@@ -5,9 +5,8 @@ logs: the client never hears of it and may wait forever. This read stream judges
 (``judge_problem``; ``judge_body`` does the same for HTTP, see ``interfaces.http_app``):
 
 - **A lone UTF-16 surrogate** (``"\\ud83d"``: a client cut a string inside an emoji) is valid JSON
-  the SDK's parser refuses. It is replaced with U+FFFD and the request is served, exactly as the
-  transport already treats the same cut made in UTF-8 bytes: half a character carries nothing,
-  and everything else the client sent (the memory it asked to store) is kept.
+  the SDK's parser refuses. The request gets -32602 with its id, naming the problem: bad input is
+  refused with a reason rather than stored altered, and the client can send whole characters.
 - **JSON nested deeper than ``MAX_DEPTH``** (the SDK parser's limit): -32600, with the request's id.
 - **A batch** (a JSON array; MCP 2025-06-18 removed batching): each request in it gets -32600 with
   its id, saying batches are not supported; a batch without a request id one error with id null.
@@ -45,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
 MAX_DEPTH = 200  # the nesting pydantic-core's JSON parser (the SDK's) accepts
 BATCHES_UNSUPPORTED = (
     "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); "
@@ -132,19 +132,19 @@ def judge_value(value: Any) -> Verdict:
             )
         )
     repaired, replaced = _without_surrogates(value)
+    if replaced:
+        return _error(
+            INVALID_PARAMS,
+            f"Invalid params: {replaced} string(s) hold a lone UTF-16 surrogate (U+D800-U+DFFF, half "
+            "of a character such as an emoji: the text was cut inside it); send whole characters.",
+            _request_id(repaired),
+        )
     try:
         message = jsonrpc_message_adapter.validate_python(repaired, by_name=False)
     except ValidationError:
         return _error(
             INVALID_REQUEST,
             "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.",
-            _request_id(repaired),
-        )
-    if replaced:
-        logger.warning(
-            "Replaced %d lone UTF-16 surrogate(s) (a string cut inside a character) with U+FFFD in "
-            "message %s",
-            replaced,
             _request_id(repaired),
         )
     return Verdict(message=message)

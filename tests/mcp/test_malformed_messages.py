@@ -76,15 +76,17 @@ def stdio(data_dir: Path) -> Iterator[StdioSession]:
         assert b"Traceback" not in stderr
 
 
-def test_a_lone_surrogate_is_replaced_and_the_memory_stored(stdio: StdioSession) -> None:
+def test_a_lone_surrogate_gets_an_error_with_its_id_and_nothing_is_stored(stdio: StdioSession) -> None:
     stdio.send(_call(1, "store_memory", f'{{"text": {CUT_EMOJI}, "context": {{"tags": ["\\ude80x"]}}}}'))
-    stored = stdio.answer(1, within=60)  # the first store also waits for the model
-    assert stored["result"]["isError"] is False, stored
+    error = stdio.answer(1, within=10)["error"]
+    assert error["code"] == -32602
+    assert "lone UTF-16 surrogate" in error["message"] and "2 string(s)" in error["message"]
 
-    stdio.send(_call(2, "recall_memories", '{"query": "what did we ship \\ud83d"}'))
-    core = stdio.answer(2)["result"]["structuredContent"]["memories"]["core"]
-    assert core[0]["content"] == "We shipped it \ufffd"
-    assert core[0]["tags"] == ["\ufffdx"]
+    stdio.send(_call(2, "store_memory", '{"text": "We shipped it \\ud83d\\ude80"}'))  # the whole 🚀
+    assert stdio.answer(2, within=60)["result"]["isError"] is False
+    stdio.send(_call(3, "memory_status", "{}"))
+    status = stdio.answer(3)["result"]["structuredContent"]
+    assert status["memory_counts"]["total_memories"] == 1
 
 
 def test_json_nested_too_deep_gets_an_error_with_its_id(stdio: StdioSession) -> None:
@@ -160,8 +162,10 @@ def test_http_answers_the_same_inputs_the_same_way(http_url: str) -> None:
     session = initialized.headers["mcp-session-id"]
     _post(http_url, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', session)
 
-    stored = _post(http_url, _call(1, "store_memory", f'{{"text": {CUT_EMOJI}}}'), session)
-    assert stored.status_code == 200
+    cut = _post(http_url, _call(1, "store_memory", f'{{"text": {CUT_EMOJI}}}'), session)
+    assert cut.status_code == 400
+    assert cut.json()["id"] == 1 and cut.json()["error"]["code"] == -32602
+    stored = _post(http_url, _call(5, "store_memory", '{"text": "We shipped it"}'), session)
     assert _result(stored)["result"]["isError"] is False
 
     deep = "[" * 300 + "]" * 300
@@ -177,4 +181,4 @@ def test_http_answers_the_same_inputs_the_same_way(http_url: str) -> None:
 
     recalled = _post(http_url, _call(4, "recall_memories", '{"query": "what did we ship"}'), session)
     core = _result(recalled)["result"]["structuredContent"]["memories"]["core"]
-    assert core[0]["content"] == "We shipped it \ufffd"
+    assert core[0]["content"] == "We shipped it"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -16,6 +16,7 @@ from cognitive_memory.retrieval import RankedMemory, ScoreBreakdown
 from cognitive_memory.retrieval.floor import RelevanceFloor
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.relations import Neighbour
+from interfaces.consolidation import last_consolidation_out
 from interfaces.formatting import format_source_info
 from interfaces.schemas import (
     BridgeOut,
@@ -269,7 +270,10 @@ def bridge_out(bridge: BridgeMemory, now: datetime | None = None) -> BridgeOut:
     )
 
 
-def status_out(status: SystemStatus, detailed: bool, session_id: str) -> StatusResult:
+def status_out(
+    status: SystemStatus, detailed: bool, session_id: str, meta: Callable[[str], str | None] | None = None
+) -> StatusResult:
+    """The status answer; ``meta`` reads the store's store_meta (for ``last_consolidation``)."""
     counts, info = status.counts, status.vector_store
     storage = StorageStatsOut(
         qdrant_backend=info.backend if info else "unknown",
@@ -308,6 +312,7 @@ def status_out(status: SystemStatus, detailed: bool, session_id: str) -> StatusR
         storage_stats=storage,
         recent_activity=activity,
         configuration=configuration,
+        last_consolidation=last_consolidation_out(meta) if meta is not None else None,
     )
 
 

@@ -419,7 +419,7 @@ class CognitiveCLI:
 
     def show_status(self, detailed: bool = False) -> StatusResult:
         """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
-        return status_out(self.system.status(), detailed, self.session_id)
+        return status_out(self.system.status(), detailed, self.session_id, self.system.memories.meta)
 
     def load_git_history(
         self,

@@ -67,6 +67,7 @@ def trash_entry(row: TrashRow) -> TrashEntryOut:
         trashed_at=datetime.fromtimestamp(row.trashed_at, UTC).isoformat(),
         reason=row.reason,
         trashed_by=row.trashed_by,
+        consolidated_into=row.consolidated_into,
     )
 
 
@@ -140,7 +141,8 @@ def format_trash(result: TrashListResult) -> str:
     lines = [f"🗑 {result.message}"]
     for entry in result.entries[:SHOWN]:
         lines += [
-            f"{entry.id}  {entry.trashed_at[:19]}  {entry.reason}  [{entry.project}]",
+            f"{entry.id}  {entry.trashed_at[:19]}  {entry.reason}  [{entry.project}]"
+            + (f"  into {entry.consolidated_into}" if entry.consolidated_into else ""),
             f"   {entry.preview}",
         ]
     return "\n".join(lines)

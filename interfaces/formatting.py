@@ -342,6 +342,8 @@ def format_status(result: StatusResult) -> str:
         f"  {name.replace('_', ' ').title()}: {when or 'never'}"
         for name, when in result.recent_activity.items()
     ]
+    if (last := result.last_consolidation) is not None:
+        lines.append(f"  Last Consolidation: {last.at} (groups merged {last.groups}, trashed {last.trashed})")
     lines += ["", "Configuration:"]
     lines += [f"  {name.replace('_', ' ').title()}: {value}" for name, value in result.configuration.items()]
     return "\n".join(lines)

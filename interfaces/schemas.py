@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from interfaces.trash_schemas import LastConsolidationOut
+
 __all__ = [
     "BriefMemoryOut",
     "BridgeOut",
@@ -245,6 +247,9 @@ class StatusResult(BaseModel):
     storage_stats: StorageStatsOut
     recent_activity: dict[str, str | None]
     configuration: dict[str, Any]
+    last_consolidation: LastConsolidationOut | None = Field(
+        default=None, description="The last `memory_system consolidate --apply` (null: never ran)."
+    )
 
 
 class DeleteResult(BaseModel):

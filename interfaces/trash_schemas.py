@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "EmptyTrashResult",
+    "LastConsolidationOut",
     "PruneCandidateOut",
     "PruneResult",
     "RestoreResult",
@@ -19,8 +20,14 @@ class TrashEntryOut(BaseModel):
     preview: str = Field(description="The first 100 characters of the memory.")
     project: str
     trashed_at: str = Field(description="When it went to the trash (ISO 8601, UTC).")
-    reason: str = Field(description="forgotten (forget_memories) or pruned (prune_memories).")
+    reason: str = Field(
+        description="forgotten (forget_memories), pruned (prune_memories) or consolidated "
+        "(memory_system consolidate)."
+    )
     trashed_by: str | None = Field(description="The session that moved it there.")
+    consolidated_into: str | None = Field(
+        default=None, description="Consolidated only: the id of the near duplicate it was merged into."
+    )
 
 
 class TrashListResult(BaseModel):
@@ -42,6 +49,15 @@ class EmptyTrashResult(BaseModel):
     success: bool = True
     purged: int = Field(description="How many memories were deleted for good.")
     message: str
+
+
+class LastConsolidationOut(BaseModel):
+    at: str = Field(description="When the last `memory_system consolidate --apply` ran (ISO 8601, UTC).")
+    threshold: float = Field(description="The cosine it merged at.")
+    scanned: int = Field(description="Memories it considered.")
+    groups: int = Field(description="Groups merged, one survivor each.")
+    trashed: int = Field(description="Memories moved to the trash (reason consolidated).")
+    links: int = Field(description="User links pointed at the survivors.")
 
 
 class PruneCandidateOut(BaseModel):

@@ -18,6 +18,7 @@ import typer
 from memory_system import (
     backup_commands,
     browse_commands,
+    consolidate_command,
     doctor,
     encoder_cli,
     git_commands,
@@ -145,6 +146,7 @@ git_commands.register(app, _facade)
 update_command.register(app, _facade)
 transfer_commands.register(app, _facade)
 trash_commands.register(app, _facade)
+consolidate_command.register(app, _facade)
 
 
 @serve_app.command("mcp")

@@ -189,6 +189,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX trash_trashed_at ON trash (trashed_at);
         """,
     ),
+    (
+        # A memory merged into a near duplicate by `memory_system consolidate` records which one.
+        "0008_trash_consolidated_into",
+        """
+        ALTER TABLE trash ADD COLUMN consolidated_into TEXT;
+        CREATE INDEX trash_consolidated_into ON trash (consolidated_into);
+        """,
+    ),
 )
 
 

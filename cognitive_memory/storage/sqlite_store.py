@@ -16,7 +16,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations, browse
+from cognitive_memory.storage import associations, browse, consolidation
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage import transfer as transfer_sql
@@ -148,6 +148,10 @@ class SQLiteMemoryStore:
     def trash(self) -> TrashBin:
         """Forgotten and pruned memories, restorable until purged (``storage/trash.py``)."""
         return TrashBin(self._transaction)
+
+    @property
+    def duplicates(self) -> consolidation.DuplicateMerge:
+        return consolidation.DuplicateMerge(self._transaction)
 
     def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
         """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);

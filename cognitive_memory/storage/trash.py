@@ -44,7 +44,8 @@ _CONNECTION_COLUMNS = ("source_id", "target_id", "kind", "weight", "updated_at")
 
 @dataclass(frozen=True, slots=True)
 class TrashRow:
-    """What the trash shows of a memory: when, why and by which session it went there."""
+    """What the trash shows of a memory: when, why and by which session it went there (and, when
+    consolidated, the id of the memory it was merged into)."""
 
     id: str
     content: str
@@ -52,6 +53,7 @@ class TrashRow:
     trashed_at: float
     reason: str
     trashed_by: str | None
+    consolidated_into: str | None = None
 
 
 def move_to_trash(
@@ -176,7 +178,7 @@ def _reindex(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
 def trash_rows(conn: sqlite3.Connection, limit: int) -> tuple[list[TrashRow], int]:
     """The most recently trashed memories first, at most ``limit``, and how many the trash holds."""
     rows = conn.execute(
-        "SELECT id, content, project, trashed_at, reason, trashed_by FROM trash "
+        "SELECT id, content, project, trashed_at, reason, trashed_by, consolidated_into FROM trash "
         "ORDER BY trashed_at DESC, id LIMIT ?",
         (limit,),
     ).fetchall()
@@ -190,7 +192,8 @@ def trashed(conn: sqlite3.Connection, ids: Sequence[str]) -> list[TrashRow]:
         return []
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        f"SELECT id, content, project, trashed_at, reason, trashed_by FROM trash WHERE id IN ({marks})",
+        f"SELECT id, content, project, trashed_at, reason, trashed_by, consolidated_into FROM trash "
+        f"WHERE id IN ({marks})",
         list(ids),
     ).fetchall()
     return [TrashRow(*row) for row in rows]

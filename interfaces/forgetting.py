@@ -126,7 +126,7 @@ def prune(
         dry_run=False,
         matching=plan.matching,
         memories=gone,
-        message=f"Moved {len(gone)} memories to the trash{more}: `memory_system trash restore ID` brings "
+        message=f"Moved {memories(len(gone))} to the trash{more}: `memory_system trash restore ID` brings "
         "one back",
     )
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cognitive_memory.errors import InvalidInputError, StorageError
+from cognitive_memory.processes import is_running
 from cognitive_memory.storage.migrations import MIGRATIONS
 
 __all__ = [
@@ -248,18 +249,8 @@ def _remove_abandoned_partials(folder: Path) -> None:
     """Partial directories of backups whose process is gone (killed mid-backup)."""
     for partial in folder.glob(f".*{PARTIAL_MARK}*"):
         pid = partial.name.rsplit(PARTIAL_MARK, 1)[1].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not is_running(int(pid)):
             shutil.rmtree(partial, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def read_manifest(directory: Path) -> Manifest:

@@ -21,6 +21,7 @@ import numpy as np
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding.onnx_model import MIN_COSINE, OnnxModel, min_cosine, reference_path
 from cognitive_memory.errors import EncoderError
+from cognitive_memory.processes import is_running
 
 __all__ = [
     "CHECK_TEXTS",
@@ -89,20 +90,10 @@ def remove_abandoned_exports(directory: Path) -> None:
     """Delete scratch files of exports whose process is gone (it ended before it could)."""
     for scratch in directory.glob(".export-*.onnx"):
         owner = scratch.name.split("-")[1]
-        if not owner.isdigit() or not _alive(int(owner)):
+        if not owner.isdigit() or not is_running(int(owner)):
             with contextlib.suppress(OSError):
                 scratch.unlink()
                 logger.info("Removed %s, left by an export that did not finish", scratch)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def adopt_export(model: OnnxModel, onnx_file: Path, reference: Callable[[Sequence[str]], Vector]) -> float:

@@ -17,7 +17,6 @@ logs: the client never hears of it and may wait forever. This read stream judges
 from __future__ import annotations
 
 import json
-import logging
 import re
 from dataclasses import dataclass
 from types import TracebackType
@@ -40,8 +39,6 @@ __all__ = [
     "judge_value",
 ]
 
-logger = logging.getLogger(__name__)
-
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
@@ -60,7 +57,8 @@ RequestId = str | int
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a malformed message gets: ``message`` (repaired) to serve, or ``errors`` to answer."""
+    """What a message the SDK refused gets: ``message`` to serve (it was a message after all), or
+    ``errors`` to answer."""
 
     message: JSONRPCMessage | None = None
     errors: tuple[JSONRPCError, ...] = ()
@@ -131,21 +129,20 @@ def judge_value(value: Any) -> Verdict:
                 error for i in ids for error in _error(INVALID_REQUEST, BATCHES_UNSUPPORTED, i).errors
             )
         )
-    repaired, replaced = _without_surrogates(value)
-    if replaced:
+    if cut := _surrogates(value):
         return _error(
             INVALID_PARAMS,
-            f"Invalid params: {replaced} string(s) hold a lone UTF-16 surrogate (U+D800-U+DFFF, half "
+            f"Invalid params: {cut} string(s) hold a lone UTF-16 surrogate (U+D800-U+DFFF, half "
             "of a character such as an emoji: the text was cut inside it); send whole characters.",
-            _request_id(repaired),
+            _request_id(value),
         )
     try:
-        message = jsonrpc_message_adapter.validate_python(repaired, by_name=False)
+        message = jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError:
         return _error(
             INVALID_REQUEST,
             "Invalid Request: the line is JSON but not a JSON-RPC 2.0 message.",
-            _request_id(repaired),
+            _request_id(value),
         )
     return Verdict(message=message)
 
@@ -192,27 +189,20 @@ def _outline(text: str) -> tuple[int, RequestId | None]:
     return deepest, _request_id({"method": "", "id": value})
 
 
-def _without_surrogates(value: Any) -> tuple[Any, int]:
-    """``value`` with every lone surrogate replaced by U+FFFD, and how many there were."""
+def _surrogates(value: Any) -> int:
+    """How many lone surrogates the strings of ``value`` (keys included) hold."""
     if isinstance(value, str):
-        count = len(_SURROGATE.findall(value))
-        return (
-            (value.encode("utf-16", "surrogatepass").decode("utf-16", "replace"), count)
-            if count
-            else (value, 0)
-        )
+        return len(_SURROGATE.findall(value))
     if isinstance(value, list):
-        items = [_without_surrogates(item) for item in value]
-        return [item for item, _ in items], sum(count for _, count in items)
+        return sum(_surrogates(item) for item in value)
     if isinstance(value, dict):
-        pairs = [(_without_surrogates(k), _without_surrogates(v)) for k, v in value.items()]
-        return {k: v for (k, _), (v, _) in pairs}, sum(kc + vc for (_, kc), (_, vc) in pairs)
-    return value, 0
+        return sum(_surrogates(key) + _surrogates(item) for key, item in value.items())
+    return 0
 
 
 class AnsweringBadLines:
-    """Wraps the transport's read stream: messages pass, bad lines are repaired and pass, or are
-    answered on ``write``."""
+    """Wraps the transport's read stream: messages pass, and a bad line is answered on ``write``
+    (or passes, when it was a message after all)."""
 
     def __init__(self, inner: Any, write: Any) -> None:
         self._inner = inner
@@ -229,7 +219,8 @@ class AnsweringBadLines:
                 return item
 
     async def _settled(self, item: Any) -> Any:
-        """``item`` itself, or the repaired message; None once the bad line has been answered."""
+        """``item`` itself, or the message a refused line held; None once the bad line has been
+        answered."""
         if not isinstance(item, Exception):
             return item
         verdict = judge_problem(item)

@@ -5,11 +5,7 @@ keeps one memory per group, the trash says which it went into, `trash restore` u
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +19,7 @@ from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
+from tests.killing import run_memory_system
 
 runner = CliRunner()
 
@@ -87,13 +84,6 @@ def test_consolidate_dry_run_then_apply_then_restore(data_dir: Path) -> None:
     assert invoked("consolidate", "--project", "billing")["groups"] == []
 
 
-_CONSOLIDATE_WITH_HASH = (
-    "import sys, cognitive_memory.main as m; from cognitive_memory.encoding import HashEncoder; "
-    "m.model_encoder = lambda settings: HashEncoder(); from memory_system.cli import app; "
-    "sys.argv = ['memory_system', 'consolidate', '--apply']; app()"
-)
-
-
 def _pairs(directory: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """``count`` pairs of texts that the hash encoder embeds identically, each pair unlike the others."""
     words = np.random.default_rng(7).integers(0, 5000, size=(count, 8))
@@ -133,13 +123,7 @@ def test_kill_9_during_consolidate_leaves_each_group_whole_or_merged(
     def run(kill_after: float | None, name: str) -> Path:
         directory = tmp_path / name
         shutil.copytree(prepared, directory)
-        env = {**os.environ, "COGNITIVE_MEMORY_DATA_DIR": str(directory)}
-        command = [sys.executable, "-c", _CONSOLIDATE_WITH_HASH]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if kill_after is not None:
-            time.sleep(kill_after)
-            process.send_signal(signal.SIGKILL)
-        process.wait(timeout=120)
+        run_memory_system(directory, ("consolidate", "--apply"), kill_after)
         return directory
 
     started = time.monotonic()

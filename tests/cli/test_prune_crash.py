@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,14 +10,11 @@ import pytest
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
+from tests.killing import run_memory_system
 
 PRUNED = 1000  # what one prune takes at most
 
-_PRUNE_WITH_HASH = (
-    "import sys, cognitive_memory.main as m; from cognitive_memory.encoding import HashEncoder; "
-    "m.model_encoder = lambda settings: HashEncoder(); from memory_system.cli import app; "
-    "sys.argv = ['memory_system', 'prune', '--older-than-days', '0', '--apply']; app()"
-)
+PRUNE = ("prune", "--older-than-days", "0", "--apply")
 
 
 def _counts(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
@@ -44,23 +36,11 @@ def test_kill_9_during_a_prune_leaves_the_old_state_or_the_new_one(
     system.store_many([f"Scratch note {n}: try the {n}th build flag." for n in range(PRUNED)])
     system.close()
 
-    def run(directory: Path, kill_after: float | None) -> None:
+    def run(directory: Path, kill_after: float | None) -> float:
         shutil.copytree(template, directory)
-        env = {**os.environ, "COGNITIVE_MEMORY_DATA_DIR": str(directory)}
-        process = subprocess.Popen(
-            [sys.executable, "-c", _PRUNE_WITH_HASH],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        if kill_after is not None:
-            time.sleep(kill_after)
-            process.send_signal(signal.SIGKILL)
-        process.wait(timeout=120)
+        return run_memory_system(directory, PRUNE, kill_after)
 
-    started = time.monotonic()
-    run(tmp_path / "whole", None)
-    whole = time.monotonic() - started
+    whole = run(tmp_path / "whole", None)
     assert _counts(tmp_path / "whole", monkeypatch) == (0, PRUNED)
 
     states = set()

@@ -5,11 +5,6 @@ dry runs, the official MCP memory.jsonl, bad lines refused whole, and kill -9 du
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +21,7 @@ from cognitive_memory.official_memory import entity_id
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
+from tests.killing import run_memory_system
 
 runner = CliRunner()
 
@@ -294,13 +290,6 @@ def test_a_bad_official_line_names_its_number(tmp_path: Path) -> None:
     assert result.output.startswith("Error: Line 2: entityType: Field required"), result.output
 
 
-_IMPORT_WITH_HASH = (
-    "import sys, cognitive_memory.main as m; from cognitive_memory.encoding import HashEncoder; "
-    "m.model_encoder = lambda settings: HashEncoder(); from memory_system.cli import app; "
-    "sys.argv = ['memory_system', 'import', sys.argv[1]]; app()"
-)
-
-
 def test_kill_9_during_an_import_leaves_the_old_state_or_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -310,21 +299,10 @@ def test_kill_9_during_an_import_leaves_the_old_state_or_the_new_one(
     out = tmp_path / "big.jsonl"
     invoke("export", "--output", str(out))
 
-    def run(directory: Path, kill_after: float | None) -> None:
-        env = {**os.environ, "COGNITIVE_MEMORY_DATA_DIR": str(directory)}
-        command = [sys.executable, "-c", _IMPORT_WITH_HASH, str(out)]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if kill_after is not None:
-            time.sleep(kill_after)
-            process.send_signal(signal.SIGKILL)
-        process.wait(timeout=120)
-
-    started = time.monotonic()
-    run(tmp_path / "whole", None)
-    whole = time.monotonic() - started
+    whole = run_memory_system(tmp_path / "whole", ("import", str(out)))
     counts = []
     for n, share in enumerate((0.3, 0.5, 0.65, 0.8, 0.95)):
-        run(tmp_path / f"killed-{n}", whole * share)
+        run_memory_system(tmp_path / f"killed-{n}", ("import", str(out)), whole * share)
         system = opened(tmp_path / f"killed-{n}", monkeypatch)
         counts.append(system.memories.counts().total)
         system.close()

@@ -21,6 +21,7 @@ from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage import words as word_sql
+from cognitive_memory.storage.connection import connect
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.migrations import apply_migrations
 from cognitive_memory.storage.rows import (
@@ -92,10 +93,7 @@ class SQLiteMemoryStore:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn = connect(path)
             apply_migrations(self._conn)
             fill_content_keys(self._conn)
             word_sql.prepare(self._conn)

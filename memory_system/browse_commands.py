@@ -5,15 +5,15 @@ Exit codes: 0 done, 1 bad input (one ``Error:`` line says why), 3 ``get`` did no
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from memory_system.options import (
+    EXIT_MISSING,
     AfterOption,
     BeforeOption,
+    FacadeSource,
     InProjectOption,
     JsonOption,
     LevelsOption,
@@ -26,12 +26,9 @@ from memory_system.options import (
 )
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
+    pass
 
-__all__ = ["EXIT_MISSING", "register"]
-
-EXIT_MISSING = 3
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+__all__ = ["register"]
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:

@@ -30,6 +30,7 @@ from memory_system import (
     update_command,
 )
 from memory_system.options import (
+    EXIT_MISSING,
     AfterOption,
     BeforeOption,
     InProjectOption,
@@ -291,7 +292,7 @@ def forget(
         result = cli.forget_memories(memory_ids)
         emit(result, format_forget(result), as_json)
     if result.missing or result.kept:
-        raise typer.Exit(3)
+        raise typer.Exit(EXIT_MISSING)
 
 
 @qdrant_app.command("start")

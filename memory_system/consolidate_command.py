@@ -7,21 +7,17 @@ nothing to do), 1 bad input (one ``Error:`` line says why).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption, emit, project_name
+from memory_system.options import FacadeSource, JsonOption, emit, project_name
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
+    pass
 
 __all__ = ["register"]
-
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:

@@ -5,24 +5,19 @@ Registered on the main app by ``register``; heavy imports happen inside the comm
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption, ProjectOption, emit
+from memory_system.options import FacadeSource, JsonOption, ProjectOption, emit
 from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
     from interfaces.schemas import GitLoadResult
 
 __all__ = ["format_git_load", "register"]
-
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:

@@ -7,24 +7,20 @@ files were skipped (each is listed with its reason).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption, ProjectOption, emit
+from memory_system.options import FacadeSource, JsonOption, ProjectOption, emit
 from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
     from interfaces.schemas import LoadResult, WatchResult
 
 __all__ = ["EXIT_SKIPPED", "format_load", "register"]
 
 EXIT_SKIPPED = 3
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 
 
 def format_load(result: LoadResult) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -9,12 +11,15 @@ import typer
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from interfaces.cli import CognitiveCLI
     from interfaces.requests import RecallFilters
     from interfaces.schemas import ChunkCountsOut
 
 __all__ = [
+    "EXIT_MISSING",
     "AfterOption",
     "BeforeOption",
+    "FacadeSource",
     "InProjectOption",
     "emit",
     "rate",
@@ -30,6 +35,10 @@ __all__ = [
 ]
 
 Model = TypeVar("Model", bound="BaseModel")
+# Opens the facade for one command (the CLI's own opener, or a test's).
+FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+# Exit status of a command when an id it was given was not found (or could not be acted on).
+EXIT_MISSING = 3
 
 
 def project_name(value: str | None) -> str | None:

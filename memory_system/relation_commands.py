@@ -6,20 +6,17 @@ line, exit 1); core errors (unknown ids, a supersedes cycle) leave through the f
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption, emit, request
+from memory_system.options import FacadeSource, JsonOption, emit, request
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
+    pass
 
 __all__ = ["register"]
 
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 RELATION_HELP = "relates_to, supersedes, contradicts, caused_by, example_of or part_of"
 
 

@@ -10,23 +10,20 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import typer
 
-from memory_system.options import JsonOption, project_name
+from memory_system.options import FacadeSource, JsonOption, project_name
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
     from cognitive_memory.transfer import ImportReport
-    from interfaces.cli import CognitiveCLI
 
 __all__ = ["format_import", "register"]
 
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 # Skipped items listed in the text summary (--json lists them all).
 SHOWN_SKIPS = 20
 

@@ -6,22 +6,17 @@ Exit codes: 0 done (or nothing to do, or declined at the prompt), 1 bad input or
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption, emit, request
+from memory_system.options import EXIT_MISSING, FacadeSource, JsonOption, emit, request
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
     from interfaces.trash_schemas import PruneResult
 
 __all__ = ["register"]
 
-EXIT_MISSING = 3
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 DaysOption = Annotated[float | None, typer.Option(min=0, help="Days (fractions allowed).")]
 
 

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption, emit, request
+from memory_system.options import FacadeSource, JsonOption, emit, request
 
 if TYPE_CHECKING:
-    from interfaces.cli import CognitiveCLI
+    pass
 
 __all__ = ["register"]
-
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:

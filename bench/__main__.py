@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench import answer_size, duplicates, git_load, latency, load, locomo, notes, offtopic, suite
+from bench import answer_size, duplicates, git_load, latency, lived_in, load, locomo, notes, offtopic, suite
 
 BENCHMARKS = {
     "suite": suite.main,
@@ -16,6 +16,7 @@ BENCHMARKS = {
     "notes": notes.main,
     "offtopic": offtopic.main,
     "answer-size": answer_size.main,
+    "lived-in": lived_in.main,
 }
 
 

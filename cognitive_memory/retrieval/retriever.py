@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -35,6 +36,7 @@ class RetrievalConfig:
     activation_decay: float = 0.2
     activation_depth: int = 2
     activation_fan_out: int = 8
+    activation_pool: int = 10
     answer_share: float = 0.4
     core_ratio: float = 0.8
     bridge_threshold: float = 0.5
@@ -118,7 +120,7 @@ class Retriever:
         max_total: int | None = None,
     ) -> RetrievalResult:
         signals = self._signals(query, query_vector, max(self.config.candidate_pool, max_results * 3), where)
-        reached = list(dict.fromkeys([*signals.fused, *signals.activation]))
+        reached = [*signals.fused, *_most_activated(signals, self.config.activation_pool)]
         # Rank on light rows; read whole memories only for what is returned.
         rows = self._memories.ranking_rows(reached)
         if where is not None and not where.is_empty():
@@ -189,7 +191,7 @@ class Retriever:
         score completed with the evidence the floor read."""
         cfg = self.config
         floor = cfg.floor
-        shares = self._memories.word_shares(query, {row.id: row.content for row, _ in scored})
+        shares = self._memories.word_shares(query, [row for row, _ in scored])
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), floor.word_weight)
             for row, score in scored
@@ -297,6 +299,13 @@ class Retriever:
             for s in scores
             if s.memory_id in by_id
         ]
+
+
+def _most_activated(signals: _Signals, limit: int) -> list[str]:
+    """The ``limit`` memories that activation reached and neither meaning nor words found, most
+    activated first: the graph work of a recall stays bounded however many links a store grows."""
+    only = [memory_id for memory_id in signals.activation if memory_id not in signals.fused]
+    return heapq.nlargest(limit, only, key=signals.activation.__getitem__)
 
 
 def _floor_graph(signals: _Signals, turns: set[str]) -> dict[str, list[tuple[str, float]]]:

@@ -6,6 +6,8 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from cognitive_memory.storage import words
+
 __all__ = [
     "TEMPORAL_NEIGHBOURS",
     "TEMPORAL_WINDOW_SECONDS",
@@ -164,6 +166,7 @@ def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
     conn.execute(
         "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (row[0], row[1], context)
     )
+    words.remember_terms(conn, row[0], row[1])
 
 
 def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:
@@ -196,14 +199,32 @@ def connect(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, float]], k
     )
 
 
-def strengthen(conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]], step: float, at: float) -> None:
-    """Add ``step`` to co-recall edges (creating them), capped at 1.0, in both directions."""
+def strengthen(
+    conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]], step: float, at: float, keep: int
+) -> None:
+    """Add ``step`` to co-recall edges (creating them), capped at 1.0, in both directions; then
+    each memory of ``pairs`` keeps only its ``keep`` most recently strengthened co-recall links,
+    so the graph a recall reads stays bounded however often memories are recalled together."""
     rows = [(a, b, step, at) for x, y in pairs for a, b in ((x, y), (y, x))]
     conn.executemany(
         "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) "
         "VALUES (?, ?, 'co_recall', ?, ?) ON CONFLICT (source_id, target_id, kind) DO UPDATE SET "
         "weight = min(1.0, weight + excluded.weight), updated_at = excluded.updated_at",
         rows,
+    )
+    stale = [
+        (memory_id, other)
+        for memory_id in dict.fromkeys(a for pair in pairs for a in pair)
+        for (other,) in conn.execute(
+            "SELECT target_id FROM connections WHERE source_id = ? AND kind = 'co_recall' "
+            "ORDER BY updated_at DESC, weight DESC LIMIT -1 OFFSET ?",
+            (memory_id, keep),
+        )
+    ]
+    conn.executemany(
+        "DELETE FROM connections WHERE kind = 'co_recall' AND "
+        "((source_id = ?1 AND target_id = ?2) OR (source_id = ?2 AND target_id = ?1))",
+        stale,
     )
 
 

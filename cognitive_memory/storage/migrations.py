@@ -197,6 +197,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX trash_consolidated_into ON trash (consolidated_into);
         """,
     ),
+    (
+        # The terms of each memory's own text after the lexical index's tokenizer (space-separated),
+        # read with its row by recall's word shares instead of tokenizing candidates at every recall.
+        # Filled from the lexical index itself; storage/words.py keeps it current.
+        "0009_memory_words",
+        """
+        CREATE TABLE memory_words (memory_rowid INTEGER PRIMARY KEY, terms TEXT NOT NULL);
+        CREATE VIRTUAL TABLE temp.migration_instances USING fts5vocab(main, memory_fts, 'instance');
+        INSERT INTO memory_words (memory_rowid, terms)
+            SELECT doc, group_concat(term, ' ') FROM (
+                SELECT DISTINCT doc, term FROM temp.migration_instances
+                WHERE col = 'content' ORDER BY doc, term
+            ) GROUP BY doc;
+        DROP TABLE temp.migration_instances;
+        """,
+    ),
 )
 
 

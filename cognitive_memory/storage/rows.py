@@ -82,6 +82,7 @@ def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) ->
         )
     } - set(existing)
     conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
+    conn.executemany("DELETE FROM memory_words WHERE memory_rowid = ?", [(rowid,) for _, rowid in found])
     conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
     queue_vector_writes(conn, existing, "delete", now)
     for memory_id in sorted(touched):

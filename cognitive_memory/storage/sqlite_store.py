@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -61,6 +61,7 @@ class RankingRow:
     memory_type: str
     tags_json: str
     speaker: str | None = None
+    terms: frozenset[str] | None = None
 
     def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
         """The fields ``VectorFilter.matches`` reads, as the index's payload holds them (the tags,
@@ -256,10 +257,19 @@ class SQLiteMemoryStore:
         rows = self._query(
             "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
             "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-            f"json_extract(metadata, '$.speaker') FROM memories WHERE id IN ({marks})",
+            "json_extract(metadata, '$.speaker'), w.terms FROM memories "
+            f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks})",
             ids,
         )
-        fields = ((*row[:7], np.frombuffer(row[7], dtype="<f4"), *row[8:]) for row in rows)
+        fields = (
+            (
+                *row[:7],
+                np.frombuffer(row[7], dtype="<f4"),
+                *row[8:13],
+                None if row[13] is None else frozenset(row[13].split()),
+            )
+            for row in rows
+        )
         by_id = {row[0]: RankingRow(*row) for row in fields}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -298,12 +308,16 @@ class SQLiteMemoryStore:
         )
         return [(row[0], float(row[1])) for row in rows]
 
-    def word_shares(self, query: str, texts: Mapping[str, str]) -> dict[str, float]:
+    def word_shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);
         memories holding none of them are left out."""
         with self._lock:
             try:
-                return word_sql.word_shares(self._conn, associations.query_words(query), texts)
+                missing = [row for row in rows if row.terms is None]
+                found = word_sql.terms_of(self._conn, [row.content for row in missing])
+                terms = {row.id: row.terms for row in rows if row.terms is not None}
+                terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
+                return word_sql.word_shares(self._conn, associations.query_words(query), terms)
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
@@ -392,11 +406,12 @@ class SQLiteMemoryStore:
             with self._transaction() as conn:
                 associations.connect(conn, edges, kind, datetime.now(UTC).timestamp())
 
-    def strengthen(self, pairs: Sequence[tuple[str, str]], step: float) -> None:
-        """Strengthen co-recall edges between memories recalled together."""
+    def strengthen(self, pairs: Sequence[tuple[str, str]], step: float, keep: int) -> None:
+        """Strengthen co-recall edges between memories recalled together; each keeps its ``keep``
+        most recently strengthened ones."""
         if pairs:
             with self._transaction() as conn:
-                associations.strengthen(conn, pairs, step, datetime.now(UTC).timestamp())
+                associations.strengthen(conn, pairs, step, datetime.now(UTC).timestamp(), keep)
 
     def pending_vector_writes(self) -> list[tuple[str, str]]:
         """(memory id, operation) of vector writes not yet confirmed by the vector store."""

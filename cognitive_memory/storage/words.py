@@ -16,7 +16,7 @@ import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 
-__all__ = ["prepare", "word_shares"]
+__all__ = ["prepare", "remember_terms", "terms_of", "word_shares"]
 
 # The lexical index's tokenizer (migration 0002_lexical_index_and_connections): the query's words
 # go through the same one, so "running" in a query finds "runs" in a memory as the index does.
@@ -38,46 +38,54 @@ def prepare(conn: sqlite3.Connection) -> None:
     )
 
 
-def word_shares(conn: sqlite3.Connection, words: Sequence[str], texts: Mapping[str, str]) -> dict[str, float]:
-    """Each memory's word share of ``words`` (see the module docstring), from its text
-    (``texts``: id -> text); memories that hold none of the words are left out.
-
-    The query's words and the texts go through the lexical index's tokenizer in one scratch
-    index, whose terms say which words each text holds: a few statements, whatever the number
-    of words and candidates (a MATCH per word and candidate cost 5 ms a recall at 10k memories).
-    """
-    if not words or not texts:
-        return {}
-    ids = list(texts)
+def terms_of(conn: sqlite3.Connection, texts: Sequence[str]) -> list[frozenset[str]]:
+    """Each text's distinct terms after the lexical index's tokenizer (one scratch pass)."""
+    if not texts:
+        return []
     conn.execute("INSERT INTO temp.scratch_terms (scratch_terms) VALUES ('delete-all')")
     conn.executemany(
-        "INSERT INTO temp.scratch_terms (rowid, text) VALUES (?, ?)",
-        [*enumerate(words, start=1), *((len(words) + n, texts[i]) for n, i in enumerate(ids, start=1))],
+        "INSERT INTO temp.scratch_terms (rowid, text) VALUES (?, ?)", list(enumerate(texts, start=1))
     )
     terms: dict[int, set[str]] = {}
-    for doc, term in conn.execute(
-        "SELECT doc, term FROM temp.scratch_instances WHERE term IN "
-        "(SELECT term FROM temp.scratch_instances WHERE doc <= ?)",
-        (len(words),),
-    ):
+    for doc, term in conn.execute("SELECT doc, term FROM temp.scratch_instances"):
         terms.setdefault(int(doc), set()).add(str(term))
-    known = sorted({term for index in range(1, len(words) + 1) for term in terms.get(index, ())})
+    return [frozenset(terms.get(n, ())) for n in range(1, len(texts) + 1)]
+
+
+def remember_terms(conn: sqlite3.Connection, rowid: int, content: str) -> None:
+    """Keep the terms of a memory's own text beside it (``memory_words``), so recall reads a
+    candidate's terms with its row instead of tokenizing its text again."""
+    (terms,) = terms_of(conn, [content])
+    conn.execute(
+        "INSERT OR REPLACE INTO memory_words (memory_rowid, terms) VALUES (?, ?)",
+        (rowid, " ".join(sorted(terms))),
+    )
+
+
+def word_shares(
+    conn: sqlite3.Connection, words: Sequence[str], terms: Mapping[str, frozenset[str]]
+) -> dict[str, float]:
+    """Each memory's word share of ``words`` (see the module docstring), from its terms
+    (``terms``: id -> the terms of its text, as ``terms_of`` gives them); memories that hold none
+    of the words are left out."""
+    if not words or not terms:
+        return {}
+    word_terms = terms_of(conn, words)
+    known = sorted(set().union(*word_terms))
     marks = ",".join("?" * len(known))
     frequency = dict(conn.execute(f"SELECT term, doc FROM temp.memory_terms WHERE term IN ({marks})", known))
     (total,) = conn.execute("SELECT count(*) FROM memories").fetchone()
     weights = []
-    for index in range(1, len(words) + 1):
-        word_terms = terms.get(index, set())
+    for held in word_terms:
         # A word the tokenizer splits is a phrase: as rare as its rarest term at most.
-        df = min((frequency.get(term, 0) for term in word_terms), default=0)
-        weights.append((word_terms, math.log((total - df + 0.5) / (df + 0.5) + 1.0)))
+        df = min((frequency.get(term, 0) for term in held), default=0)
+        weights.append((held, math.log((total - df + 0.5) / (df + 0.5) + 1.0)))
     whole = sum(weight for _, weight in weights)
     if whole <= 0:
         return {}
     shares = {}
-    for n, memory_id in enumerate(ids, start=1):
-        held = terms.get(len(words) + n, set())
-        weight = sum(w for word_terms, w in weights if word_terms and word_terms <= held)
+    for memory_id, held in terms.items():
+        weight = sum(w for needed, w in weights if needed and needed <= held)
         if weight > 0:
             shares[memory_id] = weight / whole
     return shares

@@ -228,3 +228,45 @@ def test_meta_values_are_kept_and_overwritten(store: SQLiteMemoryStore) -> None:
     store.set_meta("encoder", "all-MiniLM-L6-v2:384")
 
     assert store.meta("encoder") == "all-MiniLM-L6-v2:384"
+
+
+def test_each_memory_keeps_only_its_most_recently_strengthened_co_recall_links(
+    store: SQLiteMemoryStore,
+) -> None:
+    ids = [f"m{n}" for n in range(8)]
+    store.add([_memory(memory_id) for memory_id in ids])
+    for other in ids[1:]:
+        store.strengthen([("m0", other)], 0.1, keep=3)
+    store.strengthen([("m1", "m2")], 0.1, keep=3)
+
+    graph = store.neighbours(ids)
+
+    assert sorted(target for target, _ in graph["m0"]) == ["m5", "m6", "m7"]
+    # A dropped link goes in both directions; m1 keeps its link to m2, made later.
+    assert [target for target, _ in graph["m1"]] == ["m2"]
+    assert all(("m0", 0.1) in graph[kept] for kept in ("m5", "m6", "m7"))
+    assert "m0" not in dict(graph.get("m4", []))
+
+
+def test_a_memory_s_terms_are_kept_beside_it_and_go_with_it(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("kept", content="Running the nightly backups"), _memory("gone")])
+
+    (row,) = store.ranking_rows(["kept"])
+    shares = store.word_shares("run backup nightly", [row])
+    store.delete(["gone"])
+
+    assert row.terms == frozenset({"run", "the", "nightli", "backup"})
+    assert shares == {"kept": 1.0}
+    with closing(sqlite3.connect(store.path)) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_words").fetchone() == (1,)
+
+
+def test_word_shares_tokenize_a_memory_whose_terms_were_never_kept(store: SQLiteMemoryStore) -> None:
+    store.add([_memory("old", content="The blue bucket holds the backups")])
+    with closing(sqlite3.connect(store.path)) as conn, conn:
+        conn.execute("DELETE FROM memory_words")
+
+    (row,) = store.ranking_rows(["old"])
+
+    assert row.terms is None
+    assert store.word_shares("blue bucket", [row]) == {"old": 1.0}

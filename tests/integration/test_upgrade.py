@@ -23,14 +23,16 @@ OLD_INSERT = (
 )
 
 
-def make_old_store(path: Path, text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def make_old_store(path: Path, text: str, monkeypatch: pytest.MonkeyPatch, applied: int = 5) -> None:
+    """A store made by the first ``applied`` migrations, holding ``text`` (in its lexical index)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     shipped = migrations.MIGRATIONS
-    monkeypatch.setattr(migrations, "MIGRATIONS", shipped[:5])
+    monkeypatch.setattr(migrations, "MIGRATIONS", shipped[:applied])
     conn = sqlite3.connect(path, isolation_level=None)
     migrations.apply_migrations(conn)
     vector = HashEncoder().encode([text])[0].astype("<f4").tobytes()
     conn.execute(OLD_INSERT, (OLD_ID, text, vector))
+    conn.execute("INSERT INTO memory_fts (rowid, content, context) SELECT rowid, content, '' FROM memories")
     conn.close()
     monkeypatch.setattr(migrations, "MIGRATIONS", shipped)
 
@@ -55,3 +57,17 @@ def test_an_old_store_joins_the_default_project_everywhere(
     assert [hit.id for hit in in_default] == [OLD_ID] and elsewhere == []
     assert np.allclose(memory.cognitive_embedding, vector)
     assert (again.duplicate, again.memory.id) == (True, OLD_ID)
+
+
+def test_an_old_store_gets_the_terms_of_its_memories_from_its_lexical_index(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_old_store(data_dir / "cognitive_memory.db", "Retrying the webhooks", monkeypatch, applied=8)
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        (row,) = system.memories.ranking_rows([OLD_ID])
+    finally:
+        system.close()
+
+    assert row.terms == frozenset({"retri", "the", "webhook"})

@@ -1,0 +1,158 @@
+"""A store built the way users build one, then used: recall time as memory grows and is used.
+
+    python -m bench lived-in [--memories 10000] [--checkpoints 1000,5000,20000] [--window 500]
+
+1. ``memory_system serve mcp`` subprocesses store LoCoMo turns one by one over stdio through
+   ``store_memory`` (with their speakers), a new server process every ``--session`` turns, so
+   links in time form as they do in real sessions. The turns are taken in order and cycled, each
+   pass marked, until ``--memories`` are stored.
+2. One more server answers ``recall_memories`` for the LoCoMo questions, cycled, as many times as
+   the last checkpoint says; every recall is timed. At each checkpoint the window of the last
+   ``--window`` recalls gives p50/p95, with the number of co-recall links the store holds then.
+3. The encoder's batch-1 p50 (the server's own backend, in this process) is measured before and
+   after; the ratios use the median of all its samples, so they pair the two in one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.latency import RESULTS, percentiles, time_each
+from bench.locomo import DEFAULT_DATA, questions, turns
+from bench.stdio import StdioServer
+from cognitive_memory.main import model_encoder
+from cognitive_memory.settings import Settings
+
+__all__ = ["main", "run"]
+
+ENCODER_SAMPLES = 200
+
+
+def _turns(samples: Sequence[dict[str, Any]], count: int) -> Iterator[tuple[str, str]]:
+    """``count`` (text, speaker) pairs: the turns in order, cycled, later passes marked."""
+    produced, rounds = 0, 0
+    while True:
+        rounds += 1
+        for sample in samples:
+            for _, text, speaker in turns(sample["conversation"]):
+                if produced == count:
+                    return
+                yield (text if rounds == 1 else f"{text} (pass {rounds})"), speaker
+                produced += 1
+
+
+def _build(data_dir: Path, samples: Sequence[dict[str, Any]], count: int, session: int) -> list[float]:
+    """Store ``count`` turns one by one, a new server every ``session`` turns; the store times."""
+    pending = list(_turns(samples, count))
+    times: list[float] = []
+    for start in range(0, len(pending), session):
+        _progress(f"stored {start} of {count}")
+        server = StdioServer(data_dir)
+        try:
+            server.initialize()
+            for text, speaker in pending[start : start + session]:
+                started = time.perf_counter()
+                server.call("store_memory", {"text": text, "context": {"speaker": speaker}})
+                times.append(time.perf_counter() - started)
+        finally:
+            server.close()
+    return times
+
+
+def _co_recall_links(data_dir: Path) -> int:
+    with sqlite3.connect(f"file:{data_dir / 'cognitive_memory.db'}?mode=ro", uri=True) as conn:
+        row = conn.execute("SELECT count(*) FROM connections WHERE kind = 'co_recall'").fetchone()
+    return int(row[0]) // 2  # each link is stored in both directions
+
+
+def _use(
+    data_dir: Path, cues: Sequence[str], checkpoints: Sequence[int], window: int
+) -> list[dict[str, Any]]:
+    """Recall the cues, cycled, up to the last checkpoint; p50/p95 of the window before each."""
+    server = StdioServer(data_dir)
+    reports = []
+    try:
+        server.initialize()
+        server.call("recall_memories", {"query": cues[0]})  # the first recall loads what it needs
+        times: list[float] = []
+        for checkpoint in checkpoints:
+            while len(times) < checkpoint:
+                cue = cues[len(times) % len(cues)]
+                started = time.perf_counter()
+                server.call("recall_memories", {"query": cue})
+                times.append(time.perf_counter() - started)
+            links = _co_recall_links(data_dir)
+            reports.append(
+                {"recalls": checkpoint, "recall": percentiles(times[-window:]), "co_recall_links": links}
+            )
+            _progress(f"{checkpoint} recalls: {reports[-1]['recall']}, {links} co-recall links")
+        reports.append({"rss": server.rss_mb()})
+    finally:
+        server.close()
+    return reports
+
+
+def run(data: Path, memories: int, checkpoints: Sequence[int], window: int, session: int) -> dict[str, Any]:
+    samples = json.loads(data.read_text())
+    cues = [q.text for sample in samples for q in questions(sample)]
+    settings = Settings(env_file=None)
+    encoder = model_encoder(settings)
+    encoder.warm_up()
+    encoder_times = time_each(lambda text: encoder.encode([text]), cues[:ENCODER_SAMPLES])
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp)
+        started = time.perf_counter()
+        store_times = _build(data_dir, samples, memories, session)
+        build_seconds = time.perf_counter() - started
+        use = _use(data_dir, cues, checkpoints, window)
+    encoder_times += time_each(lambda text: encoder.encode([text]), cues[-ENCODER_SAMPLES:])
+    encoder_p50 = percentiles(encoder_times)["p50_ms"]
+    store = percentiles(store_times)
+    rss = use.pop()["rss"]
+    for report in use:
+        report["recall_p50_over_encoder"] = round(report["recall"]["p50_ms"] / encoder_p50, 2)
+        report["recall_p95_over_encoder"] = round(report["recall"]["p95_ms"] / encoder_p50, 2)
+    return {
+        "benchmark": "lived-in",
+        "encoder_backend": settings.encoder.backend,
+        "memories": memories,
+        "build_seconds": round(build_seconds, 1),
+        "encoder_batch1": percentiles(encoder_times),
+        "store": store,
+        "store_p50_over_encoder": round(store["p50_ms"] / encoder_p50, 2),
+        "checkpoints": use,
+        **(rss or {}),
+    }
+
+
+def _progress(message: str) -> None:
+    print(f"[bench lived-in] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m bench lived-in``: run, write bench/results/lived-in-<memories>.json, print it."""
+    parser = argparse.ArgumentParser(prog="python -m bench lived-in", description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--checkpoints", default="1000,5000,20000", help="recall counts to report at")
+    parser.add_argument("--window", type=int, default=500, help="recalls each checkpoint's numbers cover")
+    parser.add_argument("--session", type=int, default=250, help="stores per server process")
+    args = parser.parse_args(argv)
+    try:
+        checkpoints = sorted(int(part) for part in args.checkpoints.split(",") if part.strip())
+    except ValueError:
+        parser.error(f"--checkpoints takes comma-separated whole numbers, not {args.checkpoints!r}")
+    if not checkpoints or min(checkpoints) < 1 or args.memories < 1 or args.window < 1 or args.session < 1:
+        parser.error("--memories, --window, --session and every checkpoint must be at least 1")
+    result = run(args.data, args.memories, checkpoints, args.window, args.session)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"lived-in-{args.memories}.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))  # noqa: T201 - the benchmark's report goes to stdout

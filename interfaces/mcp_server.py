@@ -13,12 +13,21 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
-from mcp.types import CallToolResult, TextContent
+from mcp.types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+)
+from mcp.types import Resource as MCPResource
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.system import CognitiveSystem
+from interfaces import mcp_prompts, mcp_resources
 from interfaces.cli import CognitiveCLI
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.schema_inline import inline_schema
@@ -93,6 +102,20 @@ def _describe(tool: str, exc: ToolError) -> tuple[str, str]:
     return "tool_error", text
 
 
+def _prompt_error(name: str, exc: ValueError) -> MCPError:
+    """The SDK's failure of a prompt as a protocol error that says what was wrong: it wraps its own
+    refusals (unknown prompt, missing argument) once, and the prompt's failures twice."""
+    refusal = exc.__cause__ or exc
+    cause = refusal.__cause__
+    if cause is None:
+        known = "; prompts/list names the prompts" if str(refusal).startswith("Unknown prompt") else ""
+        return MCPError(INVALID_PARAMS, f"{refusal}{known}.")
+    if isinstance(cause, ValidationError):
+        return MCPError(INVALID_PARAMS, _describe_validation(f"prompt {name}", cause)[1])
+    logger.error("Prompt %r crashed", name, exc_info=cause)
+    return MCPError(INTERNAL_ERROR, f"Prompt {name} failed unexpectedly; the server logged the details.")
+
+
 class MemoryServer(MCPServer[ServerState]):
     """MCPServer whose tool failures always carry the structured error body, and whose output
     schemas are published inlined (cheaper for clients to validate against; same documents)."""
@@ -105,6 +128,23 @@ class MemoryServer(MCPServer[ServerState]):
             else tool
             for tool in tools
         ]
+
+    async def list_resources(self) -> list[MCPResource]:
+        """The registered resources and the project lists, which are templates (see mcp_resources)."""
+        return [*await super().list_resources(), *mcp_resources.LISTED]
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[ServerState, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        try:
+            return await super().get_prompt(name, arguments, context)
+        except MCPError:
+            raise
+        except ValueError as exc:
+            raise _prompt_error(name, exc) from exc
 
     async def run_stdio_async(self) -> None:
         """Serve over stdio, as the SDK does, answering lines that are not JSON-RPC messages."""
@@ -151,6 +191,8 @@ def create_server(
 
     server = MemoryServer(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan)
     register_tools(server, max_results=max_results)
+    mcp_prompts.register(server)
+    mcp_resources.register(server)
     return server
 
 

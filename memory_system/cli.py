@@ -25,6 +25,7 @@ from memory_system import (
     load_commands,
     relation_commands,
     serving,
+    setup_command,
     transfer_commands,
     trash_commands,
     update_command,
@@ -148,6 +149,7 @@ update_command.register(app, _facade)
 transfer_commands.register(app, _facade)
 trash_commands.register(app, _facade)
 consolidate_command.register(app, _facade)
+setup_command.register(app)
 
 
 @serve_app.command("mcp")

@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
-# Register Cognitive Memory with Claude Desktop (and print the line for Claude Code).
+# Register Cognitive Memory with Claude Desktop, and offer to set up Claude Code too.
 # Safe to run again: it merges one "cognitive-memory" entry and keeps every other key and server,
 # backs the config up only when it changes it, then runs `memory_system doctor` with the entry's
-# env (so doctor checks the data directory the server will use). Never prompts.
+# env (so doctor checks the data directory the server will use). It asks about Claude Code only
+# when stdin is a terminal and no --claude-code option says what to do; otherwise it never prompts.
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
-Usage: scripts/setup_mcp_for_claude.sh [--config PATH]
+Usage: scripts/setup_mcp_for_claude.sh [--config PATH] [--claude-code | --claude-code-project DIR | --no-claude-code]
 
-Adds (or updates) the "cognitive-memory" server in Claude Desktop's configuration, then checks the
+Adds (or updates) the "cognitive-memory" server in Claude Desktop's configuration, offers to set up
+Claude Code (`memory_system setup claude-code`: the memory hooks and the MCP server), then checks the
 installation with `memory_system doctor`.
 
-  --config PATH   the claude_desktop_config.json to edit (default: Claude Desktop's own)
-  -h, --help      show this help and change nothing
+  --config PATH                the claude_desktop_config.json to edit (default: Claude Desktop's own)
+  --claude-code                also set up Claude Code for every project (~/.claude/settings.json,
+                               ~/.claude.json), without asking
+  --claude-code-project DIR    also set up Claude Code for the project DIR, without asking
+  --no-claude-code             do not set up Claude Code, without asking
+  -h, --help                   show this help and change nothing
+
+Without a --claude-code option the script asks (y/N) when stdin is a terminal, and skips Claude
+Code when it is not.
 EOF
 }
 
 config=""
+claude_code=""  # user, project, no, or empty: ask when interactive
+claude_project=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -h | --help)
@@ -32,6 +43,24 @@ while [ $# -gt 0 ]; do
       fi
       config="$2"
       shift 2
+      ;;
+    --claude-code)
+      claude_code="user"
+      shift
+      ;;
+    --claude-code-project)
+      if [ $# -lt 2 ] || [ ! -d "$2" ]; then
+        echo "Error: --claude-code-project needs the path of an existing project directory." >&2
+        usage >&2
+        exit 2
+      fi
+      claude_code="project"
+      claude_project="$2"
+      shift 2
+      ;;
+    --no-claude-code)
+      claude_code="no"
+      shift
       ;;
     *)
       echo "Error: unknown argument '$1'." >&2
@@ -114,6 +143,25 @@ doctor_env=()  # bash 3.2 (macOS) has no mapfile, and "${a[@]}" of an empty arra
 while IFS= read -r line; do
   [ -n "$line" ] && doctor_env+=("$line")
 done <<<"$entry_env"
+if [ -z "$claude_code" ] && [ -t 0 ]; then
+  read -r -p "Also set up Claude Code for every project (memory hooks and MCP server)? [y/N] " answer || answer=""
+  case "$answer" in
+    [yY] | [yY][eE][sS]) claude_code="user" ;;
+    *) claude_code="no" ;;
+  esac
+fi
+# Claude Code gets the entry's env too, so it shares Claude Desktop's data directory.
+claude_scope=()
+case "$claude_code" in
+  user) claude_scope=(--user) ;;
+  project) claude_scope=(--project-dir "$claude_project") ;;
+  *) echo "Claude Code not set up; later: memory_system setup claude-code [--user | --project-dir DIR]" ;;
+esac
+if [ ${#claude_scope[@]} -gt 0 ] &&
+  ! env ${doctor_env[@]+"${doctor_env[@]}"} "$bin" setup claude-code "${claude_scope[@]}"; then
+  echo "Claude Code was not set up (above); Claude Desktop's configuration was still written." >&2
+fi
+echo
 if [ ${#doctor_env[@]} -gt 0 ]; then
   echo "Checking the installation with the entry's env (${doctor_env[*]%%=*}):"
 else

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 
-.PHONY: install lint typecheck test check serve bench clean
+.PHONY: install browser lint typecheck test check serve bench clean
 
 install: $(VENV)/.installed
 
@@ -27,8 +27,23 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-test: install
+test: install browser
 	$(BIN)/pytest
+
+# The dashboard's browser tests drive Debian's Chromium (Playwright's own download is not used).
+# Installed here when missing and apt-get is usable as root; otherwise those tests are skipped
+# and pytest's summary says so.
+browser:
+	@[ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "Installing Debian's chromium for the dashboard's browser tests..." >&2; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get install -y -qq chromium >/dev/null 2>&1 \
+	      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+	      || echo "Could not install chromium: the browser tests will be skipped." >&2; \
+	  else \
+	    echo "No chromium, and apt-get is not usable as root: the browser tests will be skipped." >&2; \
+	  fi; }
 
 check: lint typecheck test
 

@@ -230,10 +230,10 @@ def recall_message(query: str, memories: Sequence[BriefMemoryOut | MemoryOut]) -
     return None
 
 
-def ranked_reason(score: ScoreBreakdown) -> str:
+def ranked_reason(score: ScoreBreakdown | ScoreOut) -> str:
     """Which signals found a memory: meaning (cosine), words (share of the query's words it
     holds), linked (activation from results that passed the floor), speaker (the query names
-    who said it)."""
+    who said it). Also read from a full answer's ``ScoreOut`` (the dashboard's search)."""
     reasons = []
     if score.similarity >= MEANING_SIMILARITY:
         reasons.append("meaning")

@@ -1,4 +1,6 @@
-"""The HTTP face of the MCP server: Streamable HTTP at /mcp, HTTP+SSE at /sse, bearer auth."""
+"""The HTTP face of the MCP server: Streamable HTTP at /mcp, HTTP+SSE at /sse, bearer auth; the
+web dashboard (``interfaces.dashboard``) at every other path, behind its own login and the same
+Host/Origin rules."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from mcp.server.transport_security import (
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from interfaces.dashboard import DashboardSource, create_dashboard
 from interfaces.mcp_server import MemoryServer
 from interfaces.stdio_lines import judge_body
 
@@ -27,6 +30,7 @@ __all__ = [
     "InsecureBindError",
     "MalformedMessageMiddleware",
     "check_bind",
+    "create_dashboard_app",
     "create_http_app",
     "is_loopback",
     "own_addresses",
@@ -227,10 +231,43 @@ def _host_hint(host: str) -> bytes:
     ).encode()
 
 
-def create_http_app(
-    server: MemoryServer, *, host: str, port: int, token: str | None, allowed_hosts: Sequence[str] = ()
+def _by_path(mcp: ASGIApp, dashboard: ASGIApp) -> ASGIApp:
+    """The MCP transports' paths (and the lifespan) to ``mcp``, every other path to ``dashboard``."""
+
+    async def route(scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        is_mcp = scope["type"] == "lifespan" or path.startswith((MCP_PATH, SSE_PATH, MESSAGE_PATH))
+        await (mcp if is_mcp else dashboard)(scope, receive, send)
+
+    return route
+
+
+def _guarded_dashboard(
+    source: DashboardSource, token: str | None, security: TransportSecuritySettings
 ) -> ASGIApp:
-    """One ASGI app serving both transports, wrapped in bearer auth when a token is set."""
+    app = create_dashboard(source.cli, token=token, security=security, checks=source.checks)
+    return HostHintMiddleware(RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE))
+
+
+def create_dashboard_app(
+    source: DashboardSource, *, host: str, port: int, token: str | None, allowed_hosts: Sequence[str] = ()
+) -> ASGIApp:
+    """The dashboard alone (`memory_system ui`), under the same bind, Host and Origin rules."""
+    check_bind(host, token)
+    return _guarded_dashboard(source, token, _security(host, port, allowed_hosts))
+
+
+def create_http_app(
+    server: MemoryServer,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allowed_hosts: Sequence[str] = (),
+    dashboard: DashboardSource | None = None,
+) -> ASGIApp:
+    """One ASGI app serving both transports, wrapped in bearer auth when a token is set; with
+    ``dashboard``, the dashboard at every other path (its login form instead of the bearer header)."""
     check_bind(host, token)
     security = _security(host, port, allowed_hosts)
     streamable = server.streamable_http_app(
@@ -246,4 +283,5 @@ def create_http_app(
     routes = Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan)
     messages = RequestBodyLimitMiddleware(MalformedMessageMiddleware(routes), DEFAULT_MAX_REQUEST_BODY_SIZE)
     app: ASGIApp = HostHintMiddleware(messages)
-    return BearerTokenMiddleware(app, token) if token else app
+    mcp = BearerTokenMiddleware(app, token) if token else app
+    return mcp if dashboard is None else _by_path(mcp, _guarded_dashboard(dashboard, token, security))

@@ -28,6 +28,7 @@ from memory_system import (
     setup_command,
     transfer_commands,
     trash_commands,
+    ui_command,
     update_command,
 )
 from memory_system.options import (
@@ -149,6 +150,7 @@ update_command.register(app, _facade)
 transfer_commands.register(app, _facade)
 trash_commands.register(app, _facade)
 consolidate_command.register(app, _facade)
+ui_command.register(app, _system, lambda: _settings())
 setup_command.register(app)
 
 
@@ -196,7 +198,8 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
             project=project or settings.scope.project,
         )
         if http:
-            serving.serve_http(server, bind_host, bind_port, token, listen.extra_hosts)
+            dashboard = ui_command.dashboard_source(system, project or settings.scope.project)
+            serving.serve_http(server, bind_host, bind_port, token, listen.extra_hosts, dashboard)
         else:
             serving.on_stop(system.flush)
             serving.serve_stdio(server)

@@ -74,18 +74,24 @@ def serve_stdio(server: Any) -> None:
     server.run()
 
 
-def serve_http(server: Any, host: str, port: int, token: str | None, extra_hosts: list[str]) -> None:
-    """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning."""
+def serve_http(
+    server: Any, host: str, port: int, token: str | None, extra_hosts: list[str], dashboard: Any = None
+) -> None:
+    """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning. With
+    ``dashboard`` (a ``DashboardSource``) the web dashboard is served at ``/`` too."""
     import uvicorn
 
     from interfaces.http_app import create_http_app
 
-    app = create_http_app(server, host=host, port=port, token=token, allowed_hosts=extra_hosts)
+    app = create_http_app(
+        server, host=host, port=port, token=token, allowed_hosts=extra_hosts, dashboard=dashboard
+    )
     logger.info(
-        "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s",
+        "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s%s",
         host,
         port,
         " with bearer auth" if token else "",
+        ", the dashboard at /" if dashboard is not None else "",
     )
 
     class _Server(uvicorn.Server):

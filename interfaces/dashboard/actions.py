@@ -1,0 +1,142 @@
+"""The POSTs that change memories, log in and log out; each checks its form's CSRF token first.
+
+A refused change answers with the page it came from, the error and the values as typed (nothing
+typed is lost); a done change redirects (303) to the page that shows it.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from cognitive_memory.errors import CognitiveMemoryError
+from interfaces.dashboard.forms import FormError, describe, memory_changes
+from interfaces.dashboard.gate import checked_form, cookie_header, local_target
+from interfaces.dashboard.pages import memory_page
+from interfaces.dashboard.state import blocking, state_of
+from interfaces.requests import LinkRequest, UnlinkRequest
+
+__all__ = ["edit", "forget", "link", "login", "logout", "restore", "unlink"]
+
+
+def _see(path: str, notice: str | None = None) -> RedirectResponse:
+    return RedirectResponse(path + (f"?notice={quote(notice)}" if notice else ""), status_code=303)
+
+
+def _memory_path(memory_id: str) -> str:
+    return f"/memories/{quote(memory_id, safe='')}"
+
+
+async def login(request: Request) -> Response:
+    """MCP_AUTH_TOKEN typed into the form starts a new, logged-in session."""
+    state = state_of(request)
+    form = await checked_form(request)
+    target = local_target(form.get("next"))
+    wait = state.throttle.wait_seconds()
+    if wait > 0:
+        context = {"next": target, "error": f"Too many wrong tokens: try again in {wait:.0f} s."}
+        return state.renderer.page(request, "login.html", context, 429)
+    if not state.keys.check_login(form.get("token", "")):
+        state.throttle.failed()
+        context = {"next": target, "error": "That is not the server's token (MCP_AUTH_TOKEN)."}
+        return state.renderer.page(request, "login.html", context, 401)
+    state.throttle.succeeded()
+    session = state.keys.new_session(logged_in=True)
+    response = RedirectResponse(target, status_code=303)
+    secure = request.url.scheme == "https"
+    response.headers.append("set-cookie", cookie_header(session, state.keys.cookie_value(session), secure))
+    return response
+
+
+async def logout(request: Request) -> Response:
+    state = state_of(request)
+    await checked_form(request)
+    session = state.keys.new_session(logged_in=False)
+    response = RedirectResponse("/", status_code=303)
+    secure = request.url.scheme == "https"
+    response.headers.append("set-cookie", cookie_header(session, state.keys.cookie_value(session), secure))
+    return response
+
+
+async def edit(request: Request) -> Response:
+    """update_memory with the edit form's values."""
+    state = state_of(request)
+    memory_id = request.path_params["memory_id"]
+    form = await checked_form(request)
+    try:
+        result = await blocking(state.cli.update_memory, memory_id, memory_changes(form))
+    except FormError as exc:
+        return await memory_page(request, error=exc.message, form=form)
+    except CognitiveMemoryError as exc:
+        return await memory_page(request, error=exc.message, form=form)
+    return _see(_memory_path(memory_id), result.message)
+
+
+async def link(request: Request) -> Response:
+    """link_memories from this memory to another."""
+    state = state_of(request)
+    memory_id = request.path_params["memory_id"]
+    form = await checked_form(request)
+    try:
+        wanted = LinkRequest.model_validate(
+            {
+                "from_id": memory_id,
+                "to_id": form.get("to_id", "").strip(),
+                "relation": form.get("relation", ""),
+                "note": form.get("note", "").strip() or None,
+            }
+        )
+        result = await blocking(
+            state.cli.link_memories, wanted.from_id, wanted.to_id, wanted.relation, wanted.note
+        )
+    except ValidationError as exc:
+        return await memory_page(request, error=f"Not linked: {describe(exc)}", form=form)
+    except CognitiveMemoryError as exc:
+        return await memory_page(request, error=exc.message, form=form)
+    return _see(_memory_path(memory_id), result.message)
+
+
+async def unlink(request: Request) -> Response:
+    """unlink_memories: one relation between this memory and another."""
+    state = state_of(request)
+    memory_id = request.path_params["memory_id"]
+    form = await checked_form(request)
+    try:
+        wanted = UnlinkRequest.model_validate(
+            {
+                "from_id": form.get("from_id", ""),
+                "to_id": form.get("to_id", ""),
+                "relation": form.get("relation"),
+            }
+        )
+        result = await blocking(state.cli.unlink_memories, wanted.from_id, wanted.to_id, wanted.relation)
+    except ValidationError as exc:
+        return await memory_page(request, error=f"Not unlinked: {describe(exc)}", form=form)
+    except CognitiveMemoryError as exc:
+        return await memory_page(request, error=exc.message, form=form)
+    return _see(_memory_path(memory_id), result.message)
+
+
+async def forget(request: Request) -> Response:
+    """forget_memories, once the confirmation page was answered with ``confirm=yes``."""
+    state = state_of(request)
+    memory_id = request.path_params["memory_id"]
+    form = await checked_form(request)
+    if form.get("confirm") != "yes":
+        return _see(_memory_path(memory_id) + "/forget")
+    result = await blocking(state.cli.forget_memories, [memory_id])
+    if result.kept:
+        return await memory_page(request, error=result.kept[0].reason)
+    return _see(_memory_path(memory_id), result.message)
+
+
+async def restore(request: Request) -> Response:
+    """trash_restore for one memory; back to it."""
+    state = state_of(request)
+    form = await checked_form(request)
+    memory_id = form.get("memory_id", "")
+    result = await blocking(state.cli.trash_restore, [memory_id])
+    return _see(_memory_path(memory_id) if result.restored else "/trash", result.message)

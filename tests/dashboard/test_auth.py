@@ -1,0 +1,215 @@
+"""The dashboard's login, session cookie, CSRF and Host/Origin rules (in process, no browser)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from starlette.testclient import TestClient
+
+from interfaces.cli import CognitiveCLI
+from interfaces.dashboard.auth import COOKIE_NAME, FREE_FAILURES, LoginThrottle, SessionKeys
+from interfaces.dashboard.gate import local_target
+from tests.dashboard.conftest import TOKEN, csrf_of, login
+
+SECRET_TEXT = "The staging database password rotates every Monday."
+
+
+def test_without_a_session_every_page_shows_the_login_form_and_no_memory(
+    cli: CognitiveCLI, make_client: Callable[..., TestClient]
+) -> None:
+    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    client = make_client()
+    for path in ("/", "/search?q=staging", "/memories", f"/memories/{memory_id}", "/status", "/trash"):
+        page = client.get(path)
+        assert page.status_code == 401, path
+        assert 'name="token"' in page.text
+        assert "staging" not in page.text.replace('value="/search?q=staging"', "")
+        assert memory_id not in page.text.replace(f'value="/memories/{memory_id}"', "")
+
+
+def test_the_login_form_keeps_a_signed_httponly_strict_cookie(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    answer = login(client)
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/"
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE_NAME}=")
+    assert "HttpOnly" in cookie
+    assert "SameSite=Strict" in cookie
+    assert TOKEN not in cookie
+    assert client.get("/status").status_code == 200
+
+
+def test_a_wrong_token_is_refused_and_never_echoed(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    answer = login(client, token="guess-<b>")
+    assert answer.status_code == 401
+    assert "not the server&#39;s token" in answer.text
+    assert "guess" not in answer.text
+    assert client.get("/status").status_code == 401
+
+
+def test_the_token_never_appears_in_a_page_or_url(client: TestClient, cli: CognitiveCLI) -> None:
+    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    for path in ("/", "/search?q=staging", f"/memories/{memory_id}", "/status", "/memories"):
+        page = client.get(path)
+        assert TOKEN not in page.text
+        assert TOKEN not in str(page.url)
+
+
+def test_a_forged_or_tampered_cookie_is_a_new_unlogged_session(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client()
+    login(client)
+    value = client.cookies[COOKIE_NAME]
+    session_id, _, expires, signature = value.split(".")
+    client.cookies.clear()
+    client.cookies.set(COOKIE_NAME, f"{session_id}.1.{int(expires) + 999}.{signature}")
+    assert client.get("/status").status_code == 401
+    client.cookies.set(COOKIE_NAME, "x.1.99999999999.deadbeef")
+    assert client.get("/status").status_code == 401
+
+
+def test_an_expired_session_is_refused() -> None:
+    keys = SessionKeys("t")
+    session = keys.new_session(logged_in=True, now=1000.0)
+    assert keys.read_cookie(keys.cookie_value(session), now=1001.0) == session
+    assert keys.read_cookie(keys.cookie_value(session), now=session.expires + 1.0) is None
+
+
+def test_sessions_of_another_process_key_are_refused() -> None:
+    ours, theirs = SessionKeys("t"), SessionKeys("t")
+    session = theirs.new_session(logged_in=True)
+    assert ours.read_cookie(theirs.cookie_value(session)) is None
+    assert not ours.check_csrf(session, theirs.csrf_token(session))
+
+
+def test_logging_in_starts_a_new_session_id(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    client.get("/login")
+    before = client.cookies[COOKIE_NAME].split(".")[0]
+    login(client)
+    assert client.cookies[COOKIE_NAME].split(".")[0] != before
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/memories/{id}/edit",
+        "/memories/{id}/link",
+        "/memories/{id}/unlink",
+        "/memories/{id}/forget",
+        "/trash/restore",
+    ],
+)
+def test_every_change_without_the_csrf_token_is_refused_and_changes_nothing(
+    client: TestClient, cli: CognitiveCLI, path: str
+) -> None:
+    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    other = cli.store_experience("Another memory to link to.").memory_id
+    form = {
+        "text": "changed",
+        "importance": "0.5",
+        "level": "1",
+        "memory_type": "semantic",
+        "to_id": other,
+        "from_id": memory_id,
+        "relation": "relates_to",
+        "confirm": "yes",
+        "memory_id": memory_id,
+    }
+    url = path.format(id=memory_id)
+    for csrf in (None, "0" * 64):
+        refused = client.post(url, data=form if csrf is None else {**form, "csrf": csrf})
+        assert refused.status_code == 403
+        assert "security token" in refused.text
+    assert cli.get_memories([memory_id]).memories[0].content == SECRET_TEXT
+    assert cli.related_memories(memory_id).related == []
+
+
+def test_a_csrf_token_of_another_session_is_refused(
+    make_client: Callable[..., TestClient], cli: CognitiveCLI
+) -> None:
+    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    first, second = make_client(), make_client()
+    login(first)
+    login(second)
+    stolen = csrf_of(first.get(f"/memories/{memory_id}").text)
+    answer = second.post(f"/memories/{memory_id}/forget", data={"csrf": stolen, "confirm": "yes"})
+    assert answer.status_code == 403
+    assert cli.get_memories([memory_id]).missing == []
+
+
+def test_the_login_post_itself_needs_the_csrf_token(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    client.get("/login")
+    assert client.post("/login", data={"token": TOKEN}).status_code == 403
+    assert client.get("/status").status_code == 401
+
+
+def test_without_a_token_on_loopback_no_login_but_csrf_still_applies(
+    make_client: Callable[..., TestClient], cli: CognitiveCLI
+) -> None:
+    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    client = make_client(token=None)
+    assert client.get(f"/memories/{memory_id}").status_code == 200
+    assert client.post(f"/memories/{memory_id}/forget", data={"confirm": "yes"}).status_code == 403
+    csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
+    done = client.post(f"/memories/{memory_id}/forget", data={"csrf": csrf, "confirm": "yes"})
+    assert done.status_code == 303
+    assert cli.get_memories([memory_id]).in_trash == [memory_id]
+
+
+def test_a_foreign_host_or_origin_is_refused(client: TestClient) -> None:
+    assert client.get("/", headers={"host": "evil.example"}).status_code == 421
+    csrf = csrf_of(client.get("/").text)
+    refused = client.post("/logout", data={"csrf": csrf}, headers={"origin": "http://evil.example"})
+    assert refused.status_code == 403
+    assert client.get("/", headers={"origin": "http://127.0.0.1:8000"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("/memories/x?y=1", "/memories/x?y=1"),
+        ("//evil.example/", "/"),
+        ("https://evil.example", "/"),
+        ("", "/"),
+    ],
+)
+def test_after_login_only_local_paths_are_followed(given: str, kept: str) -> None:
+    assert local_target(given) == kept
+
+
+def test_logout_ends_the_session(client: TestClient) -> None:
+    csrf = csrf_of(client.get("/").text)
+    assert client.post("/logout", data={"csrf": csrf}).status_code == 303
+    assert client.get("/status").status_code == 401
+
+
+def test_repeated_wrong_tokens_slow_the_login_down(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    for _ in range(FREE_FAILURES + 1):
+        assert login(client, token="guess").status_code == 401
+    refused = login(client)
+    assert refused.status_code == 429
+    assert "try again in" in refused.text
+    assert client.get("/status").status_code == 401
+
+
+def test_the_login_wait_doubles_and_a_success_resets_it() -> None:
+    throttle = LoginThrottle()
+    for _ in range(FREE_FAILURES):
+        throttle.failed(now=100.0)
+    assert throttle.wait_seconds(now=100.0) == 0.0
+    throttle.failed(now=100.0)
+    throttle.failed(now=100.0)
+    assert throttle.wait_seconds(now=100.0) == 4.0
+    assert throttle.wait_seconds(now=104.0) == 0.0
+    for _ in range(20):
+        throttle.failed(now=200.0)
+    assert throttle.wait_seconds(now=200.0) == 60.0
+    throttle.succeeded()
+    assert throttle.wait_seconds(now=200.0) == 0.0

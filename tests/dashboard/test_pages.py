@@ -1,0 +1,229 @@
+"""The dashboard's pages and changes over a real (hash-encoder) system, in process."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from cognitive_memory.core.validation import MAX_TEXT_CHARS
+from cognitive_memory.system import CognitiveSystem
+from interfaces.cli import CognitiveCLI
+from interfaces.dashboard import DashboardSource, HealthCheck
+from interfaces.dashboard.graph import bridge_nodes
+from interfaces.dashboard.views import CONTENT_SECURITY_POLICY
+from interfaces.http_app import create_http_app
+from interfaces.mcp_server import create_server
+from interfaces.requests import StoreContext
+from tests.dashboard.conftest import TOKEN, csrf_of, login
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "interfaces" / "dashboard" / "templates"
+HOSTILE = '<img src=x onerror=alert(1)> <script>alert(2)</script> <a href="javascript:alert(3)">x</a>'
+
+
+def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
+    client: TestClient, cli: CognitiveCLI
+) -> None:
+    memory_id = cli.store_experience("Deploys run through rsync to the blue host.").memory_id
+    page = client.get("/search", params={"q": "rsync deploys blue host"})
+    assert page.status_code == 200
+    assert f'href="/memories/{memory_id}"' in page.text
+    assert "Core" in page.text
+    assert re.search(r"<dt>semantic</dt><dd><meter min=\"0\" max=\"1\" value=\"[0-9.]+\">", page.text)
+    assert "Why:</strong> " in page.text
+
+
+def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, cli: CognitiveCLI) -> None:
+    cli.store_experience("Tagged rsync note", StoreContext(tags=["ops"], project="alpha"))
+    cli.store_experience("Untagged rsync note", StoreContext(project="beta"))
+    page = client.get("/search", params={"q": "rsync note", "project": "alpha"})
+    assert "Tagged rsync note" in page.text
+    assert "Untagged rsync note" not in page.text
+    bad = client.get("/search", params={"q": "rsync", "level": "7", "after": "yesterday"})
+    assert bad.status_code == 400
+    assert "Filter not usable" in bad.text
+    assert 'value="yesterday"' in bad.text
+
+
+def test_browse_sorts_and_pages(client: TestClient, cli: CognitiveCLI) -> None:
+    for number in range(5):
+        cli.store_experience(f"Browse note number {number}", StoreContext(importance_score=number / 10))
+    first = client.get("/memories", params={"order": "importance", "limit": "2"})
+    assert first.status_code == 200
+    assert "5 memories" in first.text or "2 of 5" in first.text
+    texts = re.findall(r"Browse note number (\d)", first.text)
+    assert texts == ["4", "3"]
+    following = re.search(r'href="/memories\?([^"]+)" rel="next"', first.text)
+    assert following
+    second = client.get("/memories?" + following.group(1).replace("&amp;", "&"))
+    assert re.findall(r"Browse note number (\d)", second.text) == ["2", "1"]
+
+
+def test_the_memory_page_shows_text_metadata_versions_and_links(
+    client: TestClient, cli: CognitiveCLI
+) -> None:
+    first = cli.store_experience("First memory text", StoreContext(tags=["alpha-tag"])).memory_id
+    second = cli.store_experience("Second memory text").memory_id
+    cli.link_memories(second, first, "supersedes", note="newer")
+    page = client.get(f"/memories/{first}")
+    assert page.status_code == 200
+    assert "First memory text" in page.text
+    assert "#alpha-tag" in page.text
+    assert "← supersedes" in page.text
+    assert f'href="/memories/{second}"' in page.text
+
+
+def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: CognitiveCLI) -> None:
+    memory_id = cli.store_experience("Release notes are drafted on Fridays.").memory_id
+    other = cli.store_experience("Releases are cut on Thursdays.").memory_id
+    csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
+    edit = {"csrf": csrf, "text": "Release notes are drafted on Mondays.", "tags": "release, notes"}
+    edit |= {"importance": "0.7", "level": "1", "memory_type": "semantic", "source_info": ""}
+    done = client.post(f"/memories/{memory_id}/edit", data=edit)
+    assert done.status_code == 303
+    shown = client.get(done.headers["location"])
+    assert "Mondays" in shown.text
+    assert "Version 1" in shown.text
+    notice = re.search(r'class="notice" role="status">([^<]+)<', shown.text)
+    assert notice and notice.group(1).startswith("Updated text, tags, importance_score")
+    assert "metadata" not in notice.group(1)  # an untouched source is not rewritten
+    linked = client.post(
+        f"/memories/{memory_id}/link", data={"csrf": csrf, "to_id": other, "relation": "relates_to"}
+    )
+    assert linked.status_code == 303
+    assert [r.id for r in cli.related_memories(memory_id).related] == [other]
+    assert "Yes, forget it" in client.get(f"/memories/{memory_id}/forget").text
+    assert client.post(f"/memories/{memory_id}/forget", data={"csrf": csrf}).status_code == 303
+    assert cli.get_memories([memory_id]).missing == []
+    forgotten = client.post(f"/memories/{memory_id}/forget", data={"csrf": csrf, "confirm": "yes"})
+    assert forgotten.status_code == 303
+    gone = client.get(f"/memories/{memory_id}")
+    assert gone.status_code == 404
+    assert "is in the trash" in gone.text
+    assert memory_id in client.get("/trash").text.replace("Release notes", "")
+    restored = client.post("/trash/restore", data={"csrf": csrf, "memory_id": memory_id})
+    assert restored.headers["location"].startswith(f"/memories/{memory_id}")
+    assert client.get(f"/memories/{memory_id}").status_code == 200
+
+
+def test_a_refused_edit_keeps_what_was_typed(client: TestClient, cli: CognitiveCLI) -> None:
+    memory_id = cli.store_experience("Short memory").memory_id
+    csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
+    typed = "x" * (MAX_TEXT_CHARS + 1)
+    form = {"csrf": csrf, "text": typed, "tags": "kept-tag", "importance": "0.5", "level": "1"}
+    answer = client.post(f"/memories/{memory_id}/edit", data={**form, "memory_type": "semantic"})
+    assert answer.status_code == 400
+    assert "Not saved" in answer.text
+    assert typed in answer.text
+    assert 'value="kept-tag"' in answer.text
+    assert cli.get_memories([memory_id]).memories[0].content == "Short memory"
+
+
+def test_linking_to_an_unknown_memory_says_so(client: TestClient, cli: CognitiveCLI) -> None:
+    memory_id = cli.store_experience("Lonely memory").memory_id
+    csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
+    answer = client.post(
+        f"/memories/{memory_id}/link", data={"csrf": csrf, "to_id": "nope", "relation": "relates_to"}
+    )
+    assert answer.status_code == 400
+    assert "nope" in answer.text
+    bad = client.post(f"/memories/{memory_id}/link", data={"csrf": csrf, "to_id": "x", "relation": "loves"})
+    assert "Not linked" in bad.text
+
+
+@pytest.mark.parametrize("path", ["/memories/unknown-id", "/memories/unknown-id/forget", "/graph/unknown-id"])
+def test_unknown_ids_give_a_readable_page(client: TestClient, path: str) -> None:
+    answer = client.get(path)
+    assert answer.status_code == 404
+    assert "unknown-id" in answer.text
+    assert "Traceback" not in answer.text
+
+
+def test_bad_numbers_and_unknown_pages_give_readable_pages(client: TestClient, cli: CognitiveCLI) -> None:
+    memory_id = cli.store_experience("A memory").memory_id
+    assert "from 1 to 3" in client.get(f"/graph/{memory_id}", params={"depth": "9"}).text
+    assert client.get("/memories", params={"limit": "-1"}).status_code == 400
+    assert client.get("/search", params={"q": "x" * 3000}).status_code == 400
+    missing = client.get("/no/such/page")
+    assert missing.status_code == 404
+    assert "There is no such page" in missing.text
+
+
+def test_hostile_memory_text_is_shown_as_text_everywhere(client: TestClient, cli: CognitiveCLI) -> None:
+    hostile = cli.store_experience(HOSTILE, StoreContext(tags=["<b>tag</b>"])).memory_id
+    other = cli.store_experience("A neighbour").memory_id
+    cli.link_memories(other, hostile, "relates_to", note="<i>note</i>")
+    pages = [
+        client.get("/search", params={"q": "img script alert"}).text,
+        client.get("/memories").text,
+        client.get(f"/memories/{hostile}").text,
+        client.get(f"/memories/{other}").text,
+        client.get(f"/graph/{other}").text,
+        client.get(f"/memories/{hostile}/forget").text,
+    ]
+    for html in pages:
+        assert "<img src=x" not in html
+        assert "<script>alert" not in html
+        assert 'href="javascript:' not in html
+        assert "<b>tag" not in html and "<i>note" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in pages[2]
+    data = client.get(f"/graph/{other}/data").json()
+    assert HOSTILE[:40] in {node["label"][:40] for node in data["nodes"]}
+
+
+def test_every_answer_carries_a_strict_csp(client: TestClient) -> None:
+    answer = client.get("/")
+    assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "unsafe" not in CONTENT_SECURITY_POLICY
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert client.get("/static/dashboard.css").headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+
+
+def test_templates_hold_no_inline_script_style_or_handlers() -> None:
+    for template in TEMPLATES.glob("*.html"):
+        text = template.read_text()
+        assert not re.search(r"<script(?![^>]*\bsrc=)", text), template.name
+        assert not re.search(r"<style|\sstyle=", text), template.name
+        assert not re.search(r"\son[a-z]+=", text), template.name
+        assert "|safe" not in text.replace(" ", "") and "Markup" not in text, template.name
+
+
+def test_the_status_page_shows_counts_checks_and_sources(
+    cli: CognitiveCLI, hash_system: CognitiveSystem
+) -> None:
+    from interfaces.http_app import create_dashboard_app
+
+    cli.store_experience("Counted", StoreContext(project="alpha"))
+    checks = [HealthCheck("qdrant", "ok", "fine <here>"), HealthCheck("counts", "warn", "off by one")]
+    source = DashboardSource(cli, checks=lambda: checks)
+    app = create_dashboard_app(source, host="127.0.0.1", port=8000, token=None)
+    page = TestClient(app, base_url="http://127.0.0.1:8000").get("/status")
+    assert page.status_code == 200
+    assert "<dt>alpha</dt><dd>1</dd>" in page.text
+    assert "fine &lt;here&gt;" in page.text
+    assert "WARN" in page.text
+    assert "Queued writes" in page.text
+    assert hash_system.encoder.name in page.text
+
+
+def test_serve_mcp_app_keeps_bearer_auth_on_mcp_and_the_login_form_on_the_dashboard(
+    hash_system: CognitiveSystem, cli: CognitiveCLI
+) -> None:
+    server = create_server(hash_system)
+    app = create_http_app(server, host="127.0.0.1", port=8000, token=TOKEN, dashboard=DashboardSource(cli))
+    with TestClient(app, base_url="http://127.0.0.1:8000", follow_redirects=False) as client:
+        assert client.post("/mcp", json={}).status_code == 401
+        assert client.get("/sse").status_code == 401
+        assert client.get("/", headers={"authorization": f"Bearer {TOKEN}"}).status_code == 401
+        assert login(client).status_code == 303
+        assert client.get("/status").status_code == 200
+        assert client.post("/mcp", json={}).status_code == 401
+        assert client.get("/", headers={"host": "evil.example"}).status_code == 421
+
+
+def test_graph_bridges_are_the_memories_that_hold_others_to_the_centre() -> None:
+    edges = [("c", "a"), ("a", "b"), ("c", "d"), ("d", "e"), ("c", "e")]
+    assert bridge_nodes("c", {"a", "b", "d", "e"}, edges) == {"a"}
+    assert bridge_nodes("c", set(), []) == set()

@@ -34,7 +34,7 @@ class RetrievalConfig:
     semantic_weight: float = 0.5
     min_similarity: float = 0.1
     activation_decay: float = 0.2
-    activation_depth: int = 2
+    activation_depth: int = 1
     activation_fan_out: int = 8
     activation_pool: int = 10
     answer_share: float = 0.4

@@ -69,12 +69,6 @@ Clock = Callable[[], datetime]
 SIMILAR_LIMIT = 3
 NEAR_DUPLICATE = 0.92
 
-# Each recall that returns two memories together as core adds this to the weight of their link.
-CO_RECALL_STEP = 0.1
-# Each memory keeps its 16 most recently strengthened co-recall links: without a cap every recall
-# adds links, and a store read more links per recall (and recalled slower) the more it was used.
-CO_RECALL_LINKS = 16
-
 
 class CognitiveSystem:
     """The memory engine. Built by ``cognitive_memory.main.initialize_system``."""
@@ -399,8 +393,7 @@ class CognitiveSystem:
         """Count the uses and strengthen the links between memories recalled together as core."""
         pairs = [(a, b) for i, a in enumerate(core) for b in core[i + 1 :]]
         try:
-            self.memories.record_access(used, at)
-            self.memories.strengthen(pairs, CO_RECALL_STEP, CO_RECALL_LINKS)
+            self.memories.record_access(used, at, co_recalled=pairs)
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)
 

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from cognitive_memory.storage import words
 
 __all__ = [
+    "CO_RECALL_LINKS",
+    "CO_RECALL_STEP",
     "TEMPORAL_NEIGHBOURS",
     "TEMPORAL_WINDOW_SECONDS",
     "connect",
@@ -25,6 +27,11 @@ __all__ = [
 # hours older: conversations and work sessions are told in sequence.
 TEMPORAL_NEIGHBOURS = 2
 TEMPORAL_WINDOW_SECONDS = 6 * 3600
+# Each recall that returns two memories together as core adds this to the weight of their link.
+CO_RECALL_STEP = 0.1
+# Each memory keeps its 16 most recently strengthened co-recall links: without a cap every recall
+# adds links, and a store read more links per recall (and recalled slower) the more it was used.
+CO_RECALL_LINKS = 16
 
 _STOPWORDS = frozenset(
     [
@@ -200,7 +207,11 @@ def connect(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, float]], k
 
 
 def strengthen(
-    conn: sqlite3.Connection, pairs: Sequence[tuple[str, str]], step: float, at: float, keep: int
+    conn: sqlite3.Connection,
+    pairs: Sequence[tuple[str, str]],
+    at: float,
+    step: float = CO_RECALL_STEP,
+    keep: int = CO_RECALL_LINKS,
 ) -> None:
     """Add ``step`` to co-recall edges (creating them), capped at 1.0, in both directions; then
     each memory of ``pairs`` keeps only its ``keep`` most recently strengthened co-recall links,

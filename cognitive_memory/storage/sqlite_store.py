@@ -406,12 +406,17 @@ class SQLiteMemoryStore:
             with self._transaction() as conn:
                 associations.connect(conn, edges, kind, datetime.now(UTC).timestamp())
 
-    def strengthen(self, pairs: Sequence[tuple[str, str]], step: float, keep: int) -> None:
+    def strengthen(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        step: float = associations.CO_RECALL_STEP,
+        keep: int = associations.CO_RECALL_LINKS,
+    ) -> None:
         """Strengthen co-recall edges between memories recalled together; each keeps its ``keep``
         most recently strengthened ones."""
         if pairs:
             with self._transaction() as conn:
-                associations.strengthen(conn, pairs, step, datetime.now(UTC).timestamp(), keep)
+                associations.strengthen(conn, pairs, datetime.now(UTC).timestamp(), step, keep)
 
     def pending_vector_writes(self) -> list[tuple[str, str]]:
         """(memory id, operation) of vector writes not yet confirmed by the vector store."""
@@ -421,8 +426,11 @@ class SQLiteMemoryStore:
         with self._transaction() as conn:
             conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(i,) for i in ids])
 
-    def record_access(self, ids: Sequence[str], at: datetime) -> None:
-        """Count one access for each id and remember the time of the retrieval."""
+    def record_access(
+        self, ids: Sequence[str], at: datetime, co_recalled: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Count one access for each id, remember the time of the retrieval and strengthen the
+        co-recall links of ``co_recalled`` (see ``strengthen``), in one transaction."""
         stamp = at.timestamp()
         with self._transaction() as conn:
             conn.executemany(
@@ -430,6 +438,8 @@ class SQLiteMemoryStore:
                 [(stamp, i) for i in ids],
             )
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (stamp,))
+            if co_recalled:
+                associations.strengthen(conn, co_recalled, datetime.now(UTC).timestamp())
 
     def counts(self) -> MemoryCounts:
         rows = self._query(

@@ -270,3 +270,16 @@ def test_word_shares_tokenize_a_memory_whose_terms_were_never_kept(store: SQLite
 
     assert row.terms is None
     assert store.word_shares("blue bucket", [row]) == {"old": 1.0}
+
+
+def test_recording_an_access_strengthens_the_links_of_memories_recalled_together(
+    store: SQLiteMemoryStore,
+) -> None:
+    store.add([_memory("a"), _memory("b"), _memory("c")])
+
+    store.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
+    store.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
+
+    graph = store.neighbours(["a", "b", "c"])
+    assert graph["a"] == [("b", pytest.approx(0.2))] and graph["b"] == [("a", pytest.approx(0.2))]
+    assert "c" not in graph

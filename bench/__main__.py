@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import sys
 
-from bench import answer_size, duplicates, git_load, latency, lived_in, load, locomo, notes, offtopic, suite
+from bench import (
+    answer_size,
+    duplicates,
+    git_load,
+    hooks,
+    latency,
+    lived_in,
+    load,
+    locomo,
+    notes,
+    offtopic,
+    suite,
+)
 
 BENCHMARKS = {
     "suite": suite.main,
@@ -17,6 +29,7 @@ BENCHMARKS = {
     "offtopic": offtopic.main,
     "answer-size": answer_size.main,
     "lived-in": lived_in.main,
+    "hooks": hooks.main,
 }
 
 

@@ -1,5 +1,5 @@
-"""The project an MCP client's roots stand for: the first root's git top-level folder name, else
-the root folder's own name."""
+"""The project a folder stands for (an MCP client's first root, a Claude Code hook's ``cwd``): its
+git top-level folder name, else the folder's own name."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from urllib.parse import unquote, urlparse
 
 from interfaces.requests import MAX_PROJECT_CHARS
 
-__all__ = ["project_of_root"]
+__all__ = ["project_of_path", "project_of_root"]
 
 
 def project_of_root(uri: str) -> str | None:
@@ -16,7 +16,12 @@ def project_of_root(uri: str) -> str | None:
     parsed = urlparse(uri)
     if parsed.scheme != "file" or not parsed.path:
         return None
-    folder = Path(unquote(parsed.path))
+    return project_of_path(Path(unquote(parsed.path)))
+
+
+def project_of_path(folder: Path) -> str | None:
+    """The name of the git work tree holding ``folder`` (its top level), else of ``folder`` itself;
+    None when that name has nothing usable (the file system's root)."""
     top = next((p for p in (folder, *folder.parents) if (p / ".git").exists()), folder)
     name = "".join(ch for ch in top.name if ch.isprintable() and ch != "*").strip()[:MAX_PROJECT_CHARS]
     return name or None

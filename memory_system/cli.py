@@ -22,6 +22,7 @@ from memory_system import (
     doctor,
     encoder_cli,
     git_commands,
+    hook_command,
     load_commands,
     relation_commands,
     serving,
@@ -151,6 +152,7 @@ transfer_commands.register(app, _facade)
 trash_commands.register(app, _facade)
 consolidate_command.register(app, _facade)
 ui_command.register(app, _system, lambda: _settings())
+hook_command.register(app)
 setup_command.register(app)
 
 
@@ -179,6 +181,7 @@ def serve_mcp(
 def _serve(port: int | None, host: str | None, project: str | None) -> None:
     from interfaces.http_app import InsecureBindError, check_bind
     from interfaces.mcp_server import create_server
+    from memory_system import hook_server
 
     settings = _settings()
     listen = settings.server
@@ -191,7 +194,7 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
             check_bind(bind_host, token)
         except InsecureBindError as exc:
             raise _fail(str(exc)) from exc
-    with _system(settings, serving=True) as system:
+    with _system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
         server = create_server(
             system,
             max_results=settings.recall.max_memories_per_query,

@@ -35,6 +35,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.processes import socket_peer, trusted_uid
 from cognitive_memory.storage.vector_store import (
     VectorFilter,
     VectorHit,
@@ -52,23 +53,6 @@ _MAX_MESSAGE = 256 * 1024 * 1024
 # Operations that may legitimately run long at the owner, with their own deadline (seconds):
 # building the HNSW index takes 11-45 s at 100k vectors here.
 _SLOW_OPERATIONS = {"build_index": 600.0}
-_PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
-
-
-def _peer(connection: socket.socket) -> tuple[int, int] | None:
-    """(pid, uid) of the process at the other end of a Unix socket, where the OS says (Linux)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return None
-    pid, uid, _ = _PEER_CREDENTIALS.unpack(
-        connection.getsockopt(socket.SOL_SOCKET, option, _PEER_CREDENTIALS.size)
-    )
-    return pid, uid
-
-
-def _trusted(uid: int) -> bool:
-    """Vectors, tags and queries go only to (and come only from) this user's processes, or root's."""
-    return uid in (os.getuid(), 0)
 
 
 def _send(sock: socket.socket, message: dict[str, Any]) -> None:
@@ -165,8 +149,8 @@ class _OwnerServer:
                 connection, _ = self._listener.accept()
             except OSError:
                 return
-            peer = _peer(connection)
-            if peer is not None and not _trusted(peer[1]):
+            peer = socket_peer(connection)
+            if peer is not None and not trusted_uid(peer[1]):
                 logger.warning("Refused uid %d (pid %d) a connection to the vector store", peer[1], peer[0])
                 connection.close()
                 continue
@@ -278,11 +262,11 @@ class SharedVectorStore:
         connection.settimeout(self._deadline)  # a stopped owner with a full backlog never accepts
         try:
             connection.connect(str(self._socket_path))
-            peer = _peer(connection)
+            peer = socket_peer(connection)
         except OSError:
             connection.close()
             raise
-        if peer is not None and not _trusted(peer[1]):
+        if peer is not None and not trusted_uid(peer[1]):
             connection.close()
             raise StorageError(
                 f"The vector store socket {self._socket_path} is served by a process of another user "

@@ -1,0 +1,220 @@
+"""What each Claude Code hook answers, composed over the facade (``interfaces.hooks``) on a real
+store with the hash encoder: the context's shape and bound, the project of ``cwd``, and one
+episode per session, kept up to date and never doubled."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.system import CognitiveSystem
+from interfaces.cli import CognitiveCLI
+from interfaces.hooks import HookRequest, answer_hook, session_tag
+from interfaces.requests import RecallFilters, StoreContext
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
+SESSION = "3f2c9a1e-5b7d-4e2a-9c11-0d8e6f4b2a77"
+
+
+@pytest.fixture
+def cli(hash_system: CognitiveSystem) -> CognitiveCLI:
+    return CognitiveCLI(hash_system)
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A git work tree named ``proj``; the hook runs in a folder inside it."""
+    (tmp_path / "proj" / ".git").mkdir(parents=True)
+    inside = tmp_path / "proj" / "src"
+    inside.mkdir()
+    return inside
+
+
+def _context(answer_stdout: str, event: str) -> str:
+    output = json.loads(answer_stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == event
+    text: str = output["additionalContext"]
+    return text
+
+
+def _start(cli: CognitiveCLI, cwd: Path, max_chars: int = 1500) -> str:
+    request = HookRequest("session-start", {"cwd": str(cwd), "source": "startup"}, max_chars)
+    return answer_hook(cli, request).stdout
+
+
+def test_session_start_gives_lessons_concepts_and_recent_memories_of_the_cwd_project(
+    cli: CognitiveCLI, project_dir: Path
+) -> None:
+    lesson = cli.store_session_lesson(
+        "Never run the migrations by hand on prod: deploy.sh runs them.", "warning", project="proj"
+    )
+    concept = cli.store_experience(
+        "The billing service owns invoices.", StoreContext(hierarchy_level=0, project="proj")
+    )
+    decision = cli.store_experience(
+        "We decided to tag images with the commit sha.", StoreContext(hierarchy_level=1, project="proj")
+    )
+    elsewhere = cli.store_experience("Unrelated project note.", StoreContext(project="other"))
+
+    text = _context(_start(cli, project_dir), "SessionStart")
+
+    assert text.startswith("Cognitive Memory: what earlier sessions left for project 'proj'")
+    lines = text.splitlines()
+    assert lines.index("Lessons:") < lines.index("Concepts:") < lines.index("Recent:")
+    assert text.count(lesson.lesson_id) == 1  # a warning lesson is also a concept: listed once
+    for memory_id in (concept.memory_id, decision.memory_id):
+        assert f"[{memory_id}]" in text
+    assert elsewhere.memory_id not in text
+
+
+def test_session_start_leaves_out_memories_loaded_from_files(
+    cli: CognitiveCLI, hash_system: CognitiveSystem, project_dir: Path
+) -> None:
+    loaded = hash_system.store(
+        "## Setup\nRun make install.", hierarchy_level=1, metadata={"loader_type": "markdown"}, project="proj"
+    )
+    stored = cli.store_experience("We chose Postgres over MySQL.", StoreContext(project="proj"))
+
+    text = _context(_start(cli, project_dir), "SessionStart")
+
+    assert f"[{stored.memory_id}]" in text and loaded.memory.id not in text
+
+
+def test_session_start_stays_within_its_bound_and_says_nothing_without_memories(
+    cli: CognitiveCLI, project_dir: Path
+) -> None:
+    assert _start(cli, project_dir) == ""
+    for number in range(30):
+        cli.store_experience(f"Decision {number}: " + "word " * 80, StoreContext(project="proj"))
+
+    bounded = _context(_start(cli, project_dir, max_chars=700), "SessionStart")
+    too_small = _start(cli, project_dir, max_chars=50)
+
+    assert 0 < len(bounded) <= 700
+    assert bounded.count("\n- [") >= 1
+    assert too_small == ""
+
+
+def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(cli: CognitiveCLI, project_dir: Path) -> None:
+    deploy = cli.store_experience(
+        "To deploy, run make release then deploy.sh prod.", StoreContext(project="proj")
+    )
+    request = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "deploy make release"})
+
+    text = _context(answer_hook(cli, request).stdout, "UserPromptSubmit")
+
+    assert f"[{deploy.memory_id}]" in text
+    assert "To deploy, run make release" in text
+    assert len(text) <= 1500
+
+
+def test_a_blank_prompt_or_no_room_adds_nothing(cli: CognitiveCLI, project_dir: Path) -> None:
+    cli.store_experience("To deploy, run make release.", StoreContext(project="proj"))
+    blank = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "  "})
+    no_room = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "deploy"}, max_chars=0)
+
+    assert answer_hook(cli, blank).stdout == ""
+    assert answer_hook(cli, no_room).stdout == ""
+
+
+def test_the_requests_project_wins_over_the_cwd(cli: CognitiveCLI, project_dir: Path) -> None:
+    memory = cli.store_experience("Deploys go through the ops box.", StoreContext(project="ops"))
+    request = HookRequest("session-start", {"cwd": str(project_dir)}, project="ops")
+
+    assert f"[{memory.memory_id}]" in _context(answer_hook(cli, request).stdout, "SessionStart")
+
+
+def _end_request(transcript: Path, cwd: str = "/x/proj", event: str = "session-end") -> HookRequest:
+    payload = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": cwd, "reason": "other"}
+    return HookRequest(event, payload)
+
+
+def _episodes(cli: CognitiveCLI) -> list[str]:
+    found = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"]))
+    return [memory.content for memory in found.memories]
+
+
+def test_a_session_is_kept_as_one_episode_and_a_second_run_stores_nothing_new(
+    cli: CognitiveCLI, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    shutil.copy(FIXTURES / "transcript.jsonl", transcript)
+
+    first = answer_hook(cli, _end_request(transcript))
+    total = cli.show_status().memory_counts.total_memories
+    second = answer_hook(cli, _end_request(transcript))
+
+    assert first.stdout == second.stdout == ""
+    assert first.note is not None and "kept as memory" in first.note
+    assert second.note is not None and "unchanged" in second.note
+    assert cli.show_status().memory_counts.total_memories == total == 1
+    [episode] = _episodes(cli)
+    assert episode.startswith(
+        "Claude Code session in project 'proj' (2026-11-23 09:58 to 2026-11-23 10:21 UTC)"
+    )
+    assert "- The deploy to staging fails with 'image tag not found'." in episode
+    assert "Files changed: deploy.sh, CHANGELOG.md." in episode
+    stored = cli.list_memories(RecallFilters(tags=["claude-code"]), project="proj").memories
+    assert [(m.hierarchy_level, m.memory_type, m.project) for m in stored] == [(2, "episodic", "proj")]
+
+
+def test_a_grown_transcript_updates_the_same_episode(cli: CognitiveCLI, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    shutil.copy(FIXTURES / "transcript.jsonl", transcript)
+    answer_hook(cli, _end_request(transcript, event="pre-compact"))
+    [before] = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"])).memories
+    line = {"type": "user", "message": {"role": "user", "content": "Now bump the chart version."}}
+    with transcript.open("a") as grown:
+        grown.write(json.dumps(line) + "\n")
+
+    answer = answer_hook(cli, _end_request(transcript))
+
+    [after] = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"])).memories
+    assert answer.note is not None and "(updated)" in answer.note
+    assert after.id == before.id
+    assert after.content.endswith("- Now bump the chart version.\nFiles changed: deploy.sh, CHANGELOG.md.")
+
+
+def test_a_session_without_a_readable_transcript_keeps_nothing(cli: CognitiveCLI, tmp_path: Path) -> None:
+    missing = answer_hook(cli, _end_request(tmp_path / "gone.jsonl"))
+    empty_file = tmp_path / "empty.jsonl"
+    empty_file.write_text('{"type": "summary"}\nnot json\n')
+    empty = answer_hook(cli, _end_request(empty_file))
+    no_ids = answer_hook(cli, HookRequest("session-end", {"reason": "other"}))
+
+    assert [missing.stdout, empty.stdout, no_ids.stdout] == ["", "", ""]
+    assert cli.show_status().memory_counts.total_memories == 0
+
+
+@pytest.mark.parametrize(
+    ("message", "problem"),
+    [
+        ([], "a hook request is a JSON object"),
+        ({"event": "stop", "payload": {}}, "unknown hook event 'stop'"),
+        ({"event": "session-start", "payload": "x"}, "`payload`"),
+        ({"event": "session-start", "payload": {}, "max_chars": 10_001}, "`max_chars`"),
+        ({"event": "session-start", "payload": {}, "max_chars": True}, "`max_chars`"),
+    ],
+)
+def test_a_malformed_request_is_refused_with_what_is_wrong(message: object, problem: str) -> None:
+    with pytest.raises(InvalidInputError, match=re.escape(problem)):
+        HookRequest.from_wire(message)
+
+
+@pytest.mark.parametrize("project", [" ", "a\x01b", "every*", 7])
+def test_a_request_naming_an_impossible_project_is_refused(project: object) -> None:
+    with pytest.raises(ValidationError):
+        HookRequest.from_wire({"event": "session-start", "payload": {}, "project": project})
+
+
+def test_a_cwd_that_cannot_be_looked_at_works_in_the_default_project(cli: CognitiveCLI) -> None:
+    memory = cli.store_experience("Deploys go through the ops box.")
+    request = HookRequest("session-start", {"cwd": "/x/\x00"})
+
+    assert f"[{memory.memory_id}]" in _context(answer_hook(cli, request).stdout, "SessionStart")

@@ -20,9 +20,17 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["GRACE_SECONDS", "exit_now", "on_stop", "serve_http", "serve_stdio", "stop_on_signals"]
+__all__ = [
+    "GRACE_SECONDS",
+    "exit_now",
+    "on_stop",
+    "serve_http",
+    "serve_stdio",
+    "stop_on_signals",
+    "uvicorn_server",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +87,6 @@ def serve_http(
 ) -> None:
     """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning. With
     ``dashboard`` (a ``DashboardSource``) the web dashboard is served at ``/`` too."""
-    import uvicorn
-
     from interfaces.http_app import create_http_app
 
     app = create_http_app(
@@ -94,33 +100,33 @@ def serve_http(
         ", the dashboard at /" if dashboard is not None else "",
     )
 
-    class _Server(uvicorn.Server):
-        """uvicorn re-raises the stopping signal after its graceful shutdown, which would kill the
-        process before the memory system is closed; here the shutdown ends with a clean return."""
+    uvicorn_server(app, host, port).run()
 
+
+def uvicorn_server(app: Any, host: str, port: int, *, lifespan: Literal["on", "off"] = "on") -> Any:
+    """A uvicorn server for ``app`` with the connection limits of ``http_limits`` (slow or idle
+    clients), whose shutdown ends in a clean return: uvicorn re-raises the stopping signal after
+    its graceful shutdown, which would kill the process before the memory system is closed."""
+    import uvicorn
+
+    from memory_system.http_limits import GuardedH11Protocol, connection_limit
+
+    class CleanStop(uvicorn.Server):
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             with super().capture_signals():
                 yield
                 self._captured_signals.clear()
 
-    _Server(_config(app, host, port)).run()
-
-
-def _config(app: Any, host: str, port: int) -> Any:
-    """uvicorn's settings with the connection limits of ``http_limits`` (slow or idle clients)."""
-    import uvicorn
-
-    from memory_system.http_limits import GuardedH11Protocol, connection_limit
-
     protocol = type("Protocol", (GuardedH11Protocol,), {"limit": connection_limit()})
-    return uvicorn.Config(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
         log_level="warning",
-        lifespan="on",
+        lifespan=lifespan,
         http=protocol,
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=16 * 1024,
     )
+    return CleanStop(config)

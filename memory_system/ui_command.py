@@ -3,11 +3,10 @@ stdio. `serve mcp --port` serves the same dashboard beside /mcp (``dashboard_sou
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import webbrowser
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -86,7 +85,7 @@ def _serve(
     typer.echo(
         f"Dashboard on {url}{' (log in with MCP_AUTH_TOKEN)' if token else ''}; Ctrl-C stops it.", err=True
     )
-    server = _server_class()(_config(app, port))
+    server = serving.uvicorn_server(app, HOST, port, lifespan="off")
     if browse:
         threading.Thread(target=_open_when_started, args=(server, url), daemon=True).start()
     server.run()
@@ -100,37 +99,3 @@ def _open_when_started(server: Any, url: str) -> None:
             webbrowser.open(url)
             return
         waiting.wait(0.05)
-
-
-def _config(app: Any, port: int) -> Any:
-    """uvicorn's settings, with the connection limits `serve mcp` uses (``http_limits``)."""
-    import uvicorn
-
-    from memory_system.http_limits import GuardedH11Protocol, connection_limit
-
-    protocol = type("Protocol", (GuardedH11Protocol,), {"limit": connection_limit()})
-    return uvicorn.Config(
-        app,
-        host=HOST,
-        port=port,
-        log_level="warning",
-        lifespan="off",
-        http=protocol,
-        timeout_keep_alive=5,
-        h11_max_incomplete_event_size=16 * 1024,
-    )
-
-
-def _server_class() -> type[Any]:
-    import uvicorn
-
-    class CleanStop(uvicorn.Server):
-        """uvicorn re-raises the stopping signal after its graceful shutdown; here it returns."""
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            with super().capture_signals():
-                yield
-                self._captured_signals.clear()
-
-    return CleanStop

@@ -18,7 +18,8 @@ from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.speakers import names_speaker, query_names
 from cognitive_memory.retrieval.succession import successors_first
-from cognitive_memory.storage.sqlite_store import RankingRow, SQLiteMemoryStore
+from cognitive_memory.storage.ranking import RankingRow
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorFilter, VectorStore
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -16,7 +15,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations, browse, consolidation
+from cognitive_memory.storage import associations, browse, consolidation, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage import transfer as transfer_sql
@@ -24,6 +23,7 @@ from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.connection import connect
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.migrations import apply_migrations
+from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.rows import (
     MEMORY_COLUMNS,
     delete_memories,
@@ -36,44 +36,10 @@ from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.vector_store import VectorFilter
 from cognitive_memory.storage.versions import rewrite_memory
 
-__all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "RankingRow", "SQLiteMemoryStore"]
+__all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "SQLiteMemoryStore"]
 
 # BM25 weight of a memory's temporal context (its neighbours' words) against its own words.
 CONTEXT_WEIGHT = 0.3
-
-
-@dataclass(frozen=True, slots=True)
-class RankingRow:
-    """What ranking reads of a candidate (``timestamp`` and ``last_used``, its last access or else
-    ``timestamp``, in seconds since the epoch; ``uses`` its access count), with the fields recall
-    filters on."""
-
-    id: str
-    content: str
-    importance_score: float
-    uses: int
-    last_used: float
-    timestamp: float
-    loader_type: str | None
-    embedding: Vector
-    project: str
-    hierarchy_level: int
-    memory_type: str
-    tags_json: str
-    speaker: str | None = None
-    terms: frozenset[str] | None = None
-
-    def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
-        """The fields ``VectorFilter.matches`` reads, as the index's payload holds them (the tags,
-        parsed from JSON, only when asked)."""
-        return {
-            "hierarchy_level": self.hierarchy_level,
-            "memory_type": self.memory_type,
-            "loader_type": self.loader_type,
-            "tags": json.loads(self.tags_json) if with_tags else [],
-            "project": self.project,
-            "created_at": self.timestamp,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,29 +215,12 @@ class SQLiteMemoryStore:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
     def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
-        """The few fields ranking needs, for many candidates at once, in the order given (unknown ids
-        are skipped). Cheaper than ``get``: no JSON, no dates to parse."""
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = self._query(
-            "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
-            "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-            "json_extract(metadata, '$.speaker'), w.terms FROM memories "
-            f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks})",
-            ids,
-        )
-        fields = (
-            (
-                *row[:7],
-                np.frombuffer(row[7], dtype="<f4"),
-                *row[8:13],
-                None if row[13] is None else frozenset(row[13].split()),
-            )
-            for row in rows
-        )
-        by_id = {row[0]: RankingRow(*row) for row in fields}
-        return [by_id[i] for i in ids if i in by_id]
+        """The few fields ranking needs, for many candidates at once (``storage/ranking.py``)."""
+        with self._lock:
+            try:
+                return ranking.ranking_rows(self._conn, ids)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
         """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""

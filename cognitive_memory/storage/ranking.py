@@ -1,0 +1,75 @@
+"""What recall ranks on: light rows of its candidates, read many at once (no JSON to parse, no
+dates, no whole records), with the terms of each memory's own text (``storage/words.py``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cognitive_memory.core.memory import Vector
+
+__all__ = ["RankingRow", "ranking_rows"]
+
+
+@dataclass(frozen=True, slots=True)
+class RankingRow:
+    """What ranking reads of a candidate (``timestamp`` and ``last_used``, its last access or else
+    ``timestamp``, in seconds since the epoch; ``uses`` its access count), with the fields recall
+    filters on."""
+
+    id: str
+    content: str
+    importance_score: float
+    uses: int
+    last_used: float
+    timestamp: float
+    loader_type: str | None
+    embedding: Vector
+    project: str
+    hierarchy_level: int
+    memory_type: str
+    tags_json: str
+    speaker: str | None = None
+    terms: frozenset[str] | None = None
+
+    def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
+        """The fields ``VectorFilter.matches`` reads, as the index's payload holds them (the tags,
+        parsed from JSON, only when asked)."""
+        return {
+            "hierarchy_level": self.hierarchy_level,
+            "memory_type": self.memory_type,
+            "loader_type": self.loader_type,
+            "tags": json.loads(self.tags_json) if with_tags else [],
+            "project": self.project,
+            "created_at": self.timestamp,
+        }
+
+
+def ranking_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> list[RankingRow]:
+    """The rows of ``ids`` in the order given (unknown ids are skipped)."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
+        "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
+        "json_extract(metadata, '$.speaker'), w.terms FROM memories "
+        f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks})",
+        ids,
+    )
+    fields = (
+        (
+            *row[:7],
+            np.frombuffer(row[7], dtype="<f4"),
+            *row[8:13],
+            None if row[13] is None else frozenset(row[13].split()),
+        )
+        for row in rows
+    )
+    by_id = {row[0]: RankingRow(*row) for row in fields}
+    return [by_id[i] for i in ids if i in by_id]

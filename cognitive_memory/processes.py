@@ -1,13 +1,19 @@
 """Other processes: whether one still runs (how scratch files left by a killed process are told
-from those of one still at work), and who is at the other end of a Unix socket."""
+from those of one still at work), and the Unix sockets this user's processes talk over."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import struct
+import threading
+from collections.abc import Callable
+from pathlib import Path
 
-__all__ = ["is_running", "socket_peer", "trusted_uid"]
+__all__ = ["accept_trusted", "is_running", "listen_privately", "socket_peer", "trusted_uid"]
+
+logger = logging.getLogger(__name__)
 
 _PEER_CREDENTIALS = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
@@ -38,3 +44,32 @@ def socket_peer(connection: socket.socket) -> tuple[int, int] | None:
 def trusted_uid(uid: int) -> bool:
     """Memories, vectors and queries go only to (and come only from) this user's processes, or root's."""
     return uid in (os.getuid(), 0)
+
+
+def listen_privately(path: Path) -> socket.socket:
+    """A Unix socket listening at ``path``, for this user only (mode 0600). What is at ``path``
+    is removed first: callers own the name (a socket left by a process that is gone)."""
+    path.unlink(missing_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    return listener
+
+
+def accept_trusted(
+    listener: socket.socket, closed: threading.Event, serve: Callable[[socket.socket], None], what: str
+) -> None:
+    """Accept connections until ``closed`` is set or ``listener`` closes: another user's process
+    is refused (logged, naming ``what`` it asked for), every other connection goes to ``serve``."""
+    while not closed.is_set():
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        peer = socket_peer(connection)
+        if peer is not None and not trusted_uid(peer[1]):
+            logger.warning("Refused uid %d (pid %d) a connection to %s", peer[1], peer[0], what)
+            connection.close()
+            continue
+        serve(connection)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import socket
 import threading
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from cognitive_memory.errors import CognitiveMemoryError
-from cognitive_memory.processes import socket_peer, trusted_uid
+from cognitive_memory.processes import accept_trusted, listen_privately
 from interfaces.hooks import HookAnswer, HookRequest
 
 __all__ = ["MAX_REQUEST_BYTES", "HookListener"]
@@ -39,26 +38,16 @@ class HookListener:
     def __init__(self, path: Path, answer: Callable[[HookRequest], HookAnswer]) -> None:
         self.path = path
         self._answer = answer
-        path.unlink(missing_ok=True)  # named by this process's pid: left by a process that is gone
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
-        os.chmod(path, 0o600)
-        self._listener.listen(16)
+        # Named by this process's pid: a socket already there was left by a process that is gone.
+        self._listener = listen_privately(path)
         self._closed = threading.Event()
         threading.Thread(target=self._accept, name="hook-listener", daemon=True).start()
 
     def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            peer = socket_peer(connection)
-            if peer is not None and not trusted_uid(peer[1]):
-                logger.warning("Refused uid %d (pid %d) a connection to the hook socket", peer[1], peer[0])
-                connection.close()
-                continue
-            threading.Thread(target=self._serve, args=(connection,), name="hook", daemon=True).start()
+        accept_trusted(self._listener, self._closed, self._start, "the hook socket")
+
+    def _start(self, connection: socket.socket) -> None:
+        threading.Thread(target=self._serve, args=(connection,), name="hook", daemon=True).start()
 
     def _serve(self, connection: socket.socket) -> None:
         with connection:

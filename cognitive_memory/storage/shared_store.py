@@ -35,7 +35,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import StorageError, StoreLockedError
-from cognitive_memory.processes import socket_peer, trusted_uid
+from cognitive_memory.processes import accept_trusted, listen_privately, socket_peer, trusted_uid
 from cognitive_memory.storage.vector_store import (
     VectorFilter,
     VectorHit,
@@ -133,30 +133,20 @@ class _OwnerServer:
     def __init__(self, store: VectorStore, path: Path) -> None:
         self._store = store
         self._path = path
-        path.unlink(missing_ok=True)  # a socket left by a dead owner; the WAL lock proves it is gone
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(path))
-        os.chmod(path, 0o600)
-        self._listener.listen(16)
+        # A socket left at ``path`` was a dead owner's: the WAL lock this process holds proves it.
+        self._listener = listen_privately(path)
         self._closed = threading.Event()
         self._connections: set[socket.socket] = set()
         self._guard = threading.Lock()
         threading.Thread(target=self._accept, name="vector-store-owner", daemon=True).start()
 
     def _accept(self) -> None:
-        while not self._closed.is_set():
-            try:
-                connection, _ = self._listener.accept()
-            except OSError:
-                return
-            peer = socket_peer(connection)
-            if peer is not None and not trusted_uid(peer[1]):
-                logger.warning("Refused uid %d (pid %d) a connection to the vector store", peer[1], peer[0])
-                connection.close()
-                continue
-            with self._guard:
-                self._connections.add(connection)
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+        accept_trusted(self._listener, self._closed, self._start, "the vector store")
+
+    def _start(self, connection: socket.socket) -> None:
+        with self._guard:
+            self._connections.add(connection)
+        threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
 
     def _serve(self, connection: socket.socket) -> None:
         with connection:

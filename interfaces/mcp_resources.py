@@ -20,6 +20,7 @@ from interfaces.formatting import LEVEL_NAMES
 from interfaces.mcp_reads import LESSONS, current_project, facade_call
 from interfaces.mcp_tools.state import ServerState, cli_of
 from interfaces.paging import MAX_PAGE_SIZE
+from interfaces.requests import RecallFilters
 from interfaces.schemas import ListResult, MemoryOut
 
 __all__ = ["LESSONS_LIMIT", "LISTED", "RECENT_LIMIT", "memory_text", "register"]
@@ -70,11 +71,7 @@ def register(server: MCPServer[ServerState]) -> None:
         mime_type=MIME_TYPE,
     )
     async def recent(ctx: Context[ServerState, Any], limit: str = "") -> str:
-        count = _count(limit, RECENT_LIMIT)
-        project = await current_project(ctx)
-        cli = cli_of(ctx)
-        page = await facade_call(lambda: cli.list_memories(None, "created", count, project=project))
-        return list_text(f"Recent memories of project {project}", page, PREVIEW_CHARS["recent"])
+        return await _project_list(ctx, _count(limit, RECENT_LIMIT), None, "Recent memories", "recent")
 
     @server.resource(
         "memory://lessons{?limit}",
@@ -84,11 +81,7 @@ def register(server: MCPServer[ServerState]) -> None:
         mime_type=MIME_TYPE,
     )
     async def lessons(ctx: Context[ServerState, Any], limit: str = "") -> str:
-        count = _count(limit, LESSONS_LIMIT)
-        project = await current_project(ctx)
-        cli = cli_of(ctx)
-        page = await facade_call(lambda: cli.list_memories(LESSONS, "created", count, project=project))
-        return list_text(f"Session lessons of project {project}", page, PREVIEW_CHARS["lessons"])
+        return await _project_list(ctx, _count(limit, LESSONS_LIMIT), LESSONS, "Session lessons", "lessons")
 
     @server.resource(
         "memory://{memory_id}",
@@ -107,6 +100,16 @@ def register(server: MCPServer[ServerState]) -> None:
             trashed = " It is in the trash: memory_system trash restore ID." if found.in_trash else ""
             raise ResourceNotFoundError(f"No memory has the id {memory_id}.{trashed}")
         return memory_text(found.memories[0])
+
+
+async def _project_list(
+    ctx: Context[ServerState, Any], count: int, filters: RecallFilters | None, heading: str, kind: str
+) -> str:
+    """The current project's newest ``count`` memories matching ``filters``, as text."""
+    project = await current_project(ctx)
+    cli = cli_of(ctx)
+    page = await facade_call(lambda: cli.list_memories(filters, "created", count, project=project))
+    return list_text(f"{heading} of project {project}", page, PREVIEW_CHARS[kind])
 
 
 def _count(limit: str, default: int) -> int:

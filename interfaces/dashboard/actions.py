@@ -16,14 +16,18 @@ from cognitive_memory.errors import CognitiveMemoryError
 from interfaces.dashboard.forms import FormError, describe, memory_changes
 from interfaces.dashboard.gate import checked_form, cookie_header, local_target
 from interfaces.dashboard.pages import memory_page
-from interfaces.dashboard.state import blocking, state_of
+from interfaces.dashboard.state import blocking, session_of, state_of
 from interfaces.requests import LinkRequest, UnlinkRequest
 
 __all__ = ["edit", "forget", "link", "login", "logout", "restore", "unlink"]
 
 
-def _see(path: str, notice: str | None = None) -> RedirectResponse:
-    return RedirectResponse(path + (f"?notice={quote(notice)}" if notice else ""), status_code=303)
+def _see(request: Request, path: str, notice: str | None = None) -> RedirectResponse:
+    """Go to ``path`` after a change; its page shows ``notice`` once (``Notices``)."""
+    session = session_of(request)
+    if notice and session is not None:
+        state_of(request).notices.put(session.id, notice)
+    return RedirectResponse(path, status_code=303)
 
 
 def _memory_path(memory_id: str) -> str:
@@ -72,7 +76,7 @@ async def edit(request: Request) -> Response:
         return await memory_page(request, error=exc.message, form=form)
     except CognitiveMemoryError as exc:
         return await memory_page(request, error=exc.message, form=form)
-    return _see(_memory_path(memory_id), result.message)
+    return _see(request, _memory_path(memory_id), result.message)
 
 
 async def link(request: Request) -> Response:
@@ -96,7 +100,7 @@ async def link(request: Request) -> Response:
         return await memory_page(request, error=f"Not linked: {describe(exc)}", form=form)
     except CognitiveMemoryError as exc:
         return await memory_page(request, error=exc.message, form=form)
-    return _see(_memory_path(memory_id), result.message)
+    return _see(request, _memory_path(memory_id), result.message)
 
 
 async def unlink(request: Request) -> Response:
@@ -117,7 +121,7 @@ async def unlink(request: Request) -> Response:
         return await memory_page(request, error=f"Not unlinked: {describe(exc)}", form=form)
     except CognitiveMemoryError as exc:
         return await memory_page(request, error=exc.message, form=form)
-    return _see(_memory_path(memory_id), result.message)
+    return _see(request, _memory_path(memory_id), result.message)
 
 
 async def forget(request: Request) -> Response:
@@ -126,11 +130,11 @@ async def forget(request: Request) -> Response:
     memory_id = request.path_params["memory_id"]
     form = await checked_form(request)
     if form.get("confirm") != "yes":
-        return _see(_memory_path(memory_id) + "/forget")
+        return _see(request, _memory_path(memory_id) + "/forget")
     result = await blocking(state.cli.forget_memories, [memory_id])
     if result.kept:
         return await memory_page(request, error=result.kept[0].reason)
-    return _see(_memory_path(memory_id), result.message)
+    return _see(request, _memory_path(memory_id), result.message)
 
 
 async def restore(request: Request) -> Response:
@@ -139,4 +143,4 @@ async def restore(request: Request) -> Response:
     form = await checked_form(request)
     memory_id = form.get("memory_id", "")
     result = await blocking(state.cli.trash_restore, [memory_id])
-    return _see(_memory_path(memory_id) if result.restored else "/trash", result.message)
+    return _see(request, _memory_path(memory_id) if result.restored else "/trash", result.message)

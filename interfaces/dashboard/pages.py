@@ -15,7 +15,7 @@ from cognitive_memory.errors import NotFoundError
 from interfaces.answers import ranked_reason, record_out
 from interfaces.dashboard.forms import FilterForm, FormError
 from interfaces.dashboard.graph import neighbourhood
-from interfaces.dashboard.state import blocking, state_of
+from interfaces.dashboard.state import blocking, session_of, state_of
 from interfaces.paging import DEFAULT_PAGE_SIZE
 from interfaces.requests import RecallFilters
 from interfaces.schemas import BridgeOut, MemoryOut, MemoryRecordOut, OrderBy, RelatedResult
@@ -153,7 +153,7 @@ async def memory_page(
         "error": error,
         "form": form or {},
         "tags_text": ", ".join(memory.tags),
-        "request_notice": request.query_params.get("notice"),
+        "request_notice": _notice(request),
     }
     return state.renderer.page(request, "memory.html", context, 400 if error else 200)
 
@@ -234,3 +234,9 @@ async def trash_page(request: Request) -> Response:
     state = state_of(request)
     result = await blocking(state.cli.trash_list, 200)
     return state.renderer.page(request, "trash.html", {"result": result})
+
+
+def _notice(request: Request) -> str | None:
+    """The message the session's last change left for this page, once."""
+    session = session_of(request)
+    return None if session is None else state_of(request).notices.take(session.id)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, ParamSpec, TypeVar
@@ -19,6 +21,7 @@ __all__ = [
     "DashboardState",
     "HealthCheck",
     "HealthChecks",
+    "Notices",
     "blocking",
     "session_of",
     "state_of",
@@ -48,6 +51,28 @@ class DashboardSource:
     checks: HealthChecks | None = None
 
 
+class Notices:
+    """The message a change leaves for the next page its session opens ("Updated ..."), kept here
+    rather than in the URL, so no link can make the dashboard say what its author wants."""
+
+    LIMIT = 1000  # sessions with a notice waiting; the oldest is dropped beyond
+
+    def __init__(self) -> None:
+        self._waiting: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, session_id: str, text: str) -> None:
+        with self._lock:
+            self._waiting.pop(session_id, None)
+            self._waiting[session_id] = text
+            while len(self._waiting) > self.LIMIT:
+                self._waiting.popitem(last=False)
+
+    def take(self, session_id: str) -> str | None:
+        with self._lock:
+            return self._waiting.pop(session_id, None)
+
+
 @dataclass
 class DashboardState:
     """The facade the pages read and change memories through, and how they are served."""
@@ -57,6 +82,7 @@ class DashboardState:
     checks: HealthChecks | None = None
     renderer: Renderer = field(default_factory=Renderer)
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    notices: Notices = field(default_factory=Notices)
 
 
 def state_of(request: Request) -> DashboardState:

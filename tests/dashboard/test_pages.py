@@ -89,6 +89,10 @@ def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: Cognit
     notice = re.search(r'class="notice" role="status">([^<]+)<', shown.text)
     assert notice and notice.group(1).startswith("Updated text, tags, importance_score")
     assert "metadata" not in notice.group(1)  # an untouched source is not rewritten
+    assert "?" not in done.headers["location"]  # the notice travels in the session, not the URL
+    assert 'role="status"' not in client.get(done.headers["location"]).text  # shown once
+    crafted = client.get(f"/memories/{memory_id}?notice=Your+session+expired%2C+call+555-0100")
+    assert "555-0100" not in crafted.text
     linked = client.post(
         f"/memories/{memory_id}/link", data={"csrf": csrf, "to_id": other, "relation": "relates_to"}
     )

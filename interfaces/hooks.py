@@ -53,10 +53,8 @@ RECALLED = 5  # memories recalled for a prompt, at most
 LISTED = 5  # memories of each kind a session starts with, at most
 ITEM_CHARS = 300  # characters of one memory in the context
 SESSION_TAGS = ("claude-code", "session")
-_LOADED = ("markdown", "git")
-_PROJECT: TypeAdapter[str] = TypeAdapter(
-    ProjectName
-)  # loader types of memories whose source is a file or a repository
+_LOADED = ("markdown", "git")  # loader types of memories whose source is a file or a repository
+_PROJECT: TypeAdapter[str] = TypeAdapter(ProjectName)
 
 
 @dataclass(frozen=True, slots=True)

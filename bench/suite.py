@@ -1,6 +1,6 @@
 """The whole performance suite in one run (README: Performance).
 
-python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 50]
+python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 50] [--keep DIR]
 
 1. The encoder alone: torch and ONNX Runtime on the same queries (batch-1 p50/p95), batch
    throughput, and the smallest cosine between their vectors.
@@ -35,8 +35,10 @@ from cognitive_memory.settings import Settings
 __all__ = ["main", "run"]
 
 
-def run(scales: Sequence[int], queries: int, stdio_queries: int) -> dict[str, Any]:
-    """Measure everything; returns the JSON-ready results."""
+def run(scales: Sequence[int], queries: int, stdio_queries: int, keep: Path | None = None) -> dict[str, Any]:
+    """Measure everything; returns the JSON-ready results. With ``keep``, each scale's store stays
+    in ``keep/n<count>`` and a later run measures it again without the ingest (a 1,000,000-memory
+    store takes most of an hour to build)."""
     settings = Settings(env_file=None)
     torch_encoder = SentenceBertEncoder(threads=settings.encoder.threads)
     onnx_encoder = OnnxEncoder(torch_encoder, settings.encoder.cache_dir, threads=settings.encoder.threads)
@@ -49,7 +51,7 @@ def run(scales: Sequence[int], queries: int, stdio_queries: int) -> dict[str, An
     with tempfile.TemporaryDirectory() as tmp:
         for count in scales:
             _progress(f"{count} memories: ingest and in-memory MCP client")
-            data_dir = Path(tmp) / f"n{count}"
+            data_dir = (keep or Path(tmp)) / f"n{count}"
             in_memory = anyio.run(through_mcp, encoder, count, queries, data_dir)
             _progress(f"{count} memories: memory_system serve mcp over stdio")
             new_texts = memory_texts(stdio_queries, seed=count)
@@ -63,10 +65,13 @@ def _scale(
 ) -> dict[str, Any]:
     encoder_p50 = own["batch1"]["p50_ms"]
     paired = in_memory["encoder_batch1_paired"]
+    ingest = in_memory["ingest_per_second"]
     return {
         "memories": in_memory["memories"],
         "requested": count,
-        "ingest_per_second": in_memory["ingest_per_second"],
+        "reused_store": in_memory["reused_store"],
+        "ingest_per_second": ingest,
+        "ingest_seconds": in_memory["ingest_seconds"],
         "in_memory_client": {"store": in_memory["store"], "recall": in_memory["recall"]},
         "stdio": over_stdio,
         "encoder_batch1_paired": paired,
@@ -77,9 +82,7 @@ def _scale(
             "store_p50_over_encoder": round(in_memory["store"]["p50_ms"] / encoder_p50, 2),
             "stdio_recall_p50_over_encoder": round(over_stdio["recall"]["p50_ms"] / encoder_p50, 2),
             "stdio_store_p50_over_encoder": round(over_stdio["store"]["p50_ms"] / encoder_p50, 2),
-            "ingest_over_encoder_throughput": round(
-                in_memory["ingest_per_second"] / own["batch_per_second"], 2
-            ),
+            "ingest_over_encoder_throughput": round(ingest / own["batch_per_second"], 2) if ingest else None,
             "ingest_over_encoding_paired": in_memory["ingest_over_encoding_paired"],
         },
     }
@@ -99,6 +102,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--memories", default="1000,10000", help="comma-separated scales, e.g. 1000,100000")
     parser.add_argument("--queries", type=int, default=100, help="stores and recalls per scale (in-memory)")
     parser.add_argument("--stdio-queries", type=int, default=50, help="calls per scale over stdio")
+    parser.add_argument(
+        "--keep", type=Path, help="keep each scale's store in DIR/n<count>; a store found there is reused"
+    )
     args = parser.parse_args(argv)
     try:
         scales = [int(part) for part in args.memories.split(",") if part.strip()]
@@ -106,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"--memories takes comma-separated whole numbers, not {args.memories!r}")
     if not scales or min(scales) <= args.queries or args.stdio_queries > args.queries:
         parser.error("every scale must exceed --queries, and --stdio-queries may not exceed --queries")
-    result = run(scales, args.queries, args.stdio_queries)
+    result = run(scales, args.queries, args.stdio_queries, args.keep)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"suite-{'-'.join(str(n) for n in scales)}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")

@@ -1,4 +1,4 @@
-"""python -m bench suite|latency|load|git-load|locomo|duplicates|notes|offtopic [...] (suite by default)"""
+"""python -m bench <name> [...]: the names are BENCHMARKS' keys below (suite by default)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 
 from bench import (
     answer_size,
+    background_index,
     duplicates,
     git_load,
     hooks,
@@ -30,6 +31,7 @@ BENCHMARKS = {
     "answer-size": answer_size.main,
     "lived-in": lived_in.main,
     "hooks": hooks.main,
+    "background-index": background_index.main,
 }
 
 

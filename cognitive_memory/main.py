@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.forgetting import purge_expired
+from cognitive_memory.replication import unindexed_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
@@ -132,7 +134,12 @@ def _vector_store(settings: Settings, *, attach_now: bool = True) -> VectorStore
         return QdrantServerVectorStore.connect(
             storage.qdrant_url, key, storage.qdrant_collection, EMBEDDING_DIMENSION
         )
-    path = storage.vector_path
-    return SharedVectorStore(
-        lambda: EdgeVectorStore(path, EMBEDDING_DIMENSION), storage.socket_path, attach_now=attach_now
-    )
+    path, db = storage.vector_path, storage.database_path
+    return SharedVectorStore(lambda: _open_edge(path, db), storage.socket_path, attach_now=attach_now)
+
+
+def _open_edge(path: Path, db: Path) -> EdgeVectorStore:
+    """The embedded shard, its index kept up to date in the background (background_index)."""
+    store = EdgeVectorStore(path, EMBEDDING_DIMENSION)
+    BackgroundIndexer(store, db, unindexed_threshold).check()  # an earlier process may have left it unindexed
+    return store

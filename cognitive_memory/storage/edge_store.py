@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import fcntl
 import shutil
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import qdrant_edge as qe
 
@@ -22,7 +23,7 @@ from cognitive_memory.storage.vector_store import (
     VectorStoreInfo,
 )
 
-__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "free_bytes", "set_aside"]
+__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "set_aside"]
 
 _SCHEMA = {
     "integer": qe.PayloadSchemaType.Integer,
@@ -39,6 +40,14 @@ _INDEXING_THRESHOLD_KB = 1_000
 MIN_FREE_BYTES = 64 * 1024 * 1024
 
 
+class IndexWatcher(Protocol):
+    """Told of every write to the shard; builds the index elsewhere (cognitive_memory.background_index)."""
+
+    def wrote(self, count: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
 def free_bytes(path: Path) -> int:
     """Free space for this user on the filesystem holding ``path``."""
     return shutil.disk_usage(path).free
@@ -47,12 +56,17 @@ def free_bytes(path: Path) -> int:
 class EdgeVectorStore:
     """A Qdrant Edge shard in ``path``: 384-d cosine, keyword payload indexes, WAL on.
 
-    Only one process may open a shard; a second gets ``StoreLockedError``.
+    Only one process may open a shard; a second gets ``StoreLockedError``. A shard built in
+    another process can replace this one while it serves (``journal`` then ``adopt``).
     """
 
     def __init__(self, path: Path, dimension: int = 384) -> None:
         self.path = path
         self._dimension = dimension
+        # Held around every use of the shard, so that ``adopt`` swaps it between two calls.
+        self._swap = threading.RLock()
+        self._journal: list[qe.UpdateOperation] | None = None
+        self.watcher: IndexWatcher | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         # The owner holds this lock from before opening the shard until after it is flushed and
         # closed: the shard's own WAL lock is released while close() still writes, and a process
@@ -73,9 +87,16 @@ class EdgeVectorStore:
         fcntl.flock(self._guard, fcntl.LOCK_UN)
         self._guard.close()
 
+    @property
+    def previous_path(self) -> Path:
+        """Where ``adopt`` moves the shard it replaces (deleted once the new one is loaded)."""
+        return self.path.with_name(f"{self.path.name}.previous")
+
     def _open(self) -> qe.EdgeShard:
         # Any content means a shard lives here: load it (its config file may be rewritten at the
         # moment another process closes it; a create here would start an empty shard over it).
+        if not self.path.exists() and self.previous_path.is_dir():
+            self.previous_path.rename(self.path)  # a process died between adopt's two renames
         try:
             existing = self.path.is_dir() and any(self.path.iterdir())
         except OSError as exc:
@@ -121,11 +142,56 @@ class EdgeVectorStore:
         if not points:
             return
         batch = [qe.Point(p.id, p.vector.tolist(), dict(p.payload)) for p in points]
-        self._call(self._shard.update, qe.UpdateOperation.upsert_points(batch))
+        self._write(qe.UpdateOperation.upsert_points(batch), len(batch))
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
-            self._call(self._shard.update, qe.UpdateOperation.delete_points(list(ids)))
+            self._write(qe.UpdateOperation.delete_points(list(ids)), len(ids))
+
+    def _write(self, operation: qe.UpdateOperation, count: int) -> None:
+        with self._swap:
+            self._call("update", operation)
+            if self._journal is not None:
+                self._journal.append(operation)
+        if self.watcher is not None:
+            self.watcher.wrote(count)
+
+    def unindexed(self) -> tuple[int, int]:
+        """(points, points searched exactly because no HNSW index covers them yet)."""
+        shard = self._call("info")
+        return shard.points_count, shard.points_count - shard.indexed_vectors_count
+
+    def journal(self) -> None:
+        """Record the writes from now on, for ``adopt`` to apply to a shard built meanwhile from
+        SQLite (a write recorded twice is harmless: upserts and deletes are idempotent)."""
+        with self._swap:
+            self._journal = []
+
+    def drop_journal(self) -> None:
+        with self._swap:
+            self._journal = None
+
+    def adopt(self, built: Path) -> None:
+        """Serve the shard in ``built`` (made by ``journal``'s caller from SQLite, indexed) from
+        now on: this one is closed and moved aside, the built one takes its path and gets the
+        writes made since ``journal``. Calls wait meanwhile (a load: 0.3 s at 100k vectors)."""
+        with self._swap:
+            journal, self._journal = self._journal or [], None
+            self._call("flush")
+            self._shard.close()
+            shutil.rmtree(self.previous_path, ignore_errors=True)
+            self.path.rename(self.previous_path)
+            built.rename(self.path)
+            try:
+                self._shard = self._open()
+            except StorageError:
+                self.path.rename(built)
+                self.previous_path.rename(self.path)
+                self._shard = self._open()
+                raise
+            for operation in journal:
+                self._call("update", operation)
+        shutil.rmtree(self.previous_path, ignore_errors=True)
 
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
@@ -138,11 +204,11 @@ class EdgeVectorStore:
             with_payload=False,
             with_vector=False,
         )
-        hits = self._call(self._shard.query, request)
+        hits = self._call("query", request)
         return [VectorHit(str(hit.id), float(hit.score)) for hit in hits]
 
     def count(self) -> int:
-        return int(self._call(self._shard.count, qe.CountRequest(exact=True)))
+        return int(self._call("count", qe.CountRequest(exact=True)))
 
     def ids(self) -> list[str]:
         """Every point id, scrolled a page at a time."""
@@ -150,13 +216,13 @@ class EdgeVectorStore:
         offset: Any = None
         while True:
             request = qe.ScrollRequest(offset=offset, limit=_ID_PAGE, with_payload=False, with_vector=False)
-            records, offset = self._call(self._shard.scroll, request)
+            records, offset = self._call("scroll", request)
             found.extend(str(record.id) for record in records)
             if offset is None:
                 return found
 
     def info(self) -> VectorStoreInfo:
-        shard = self._call(self._shard.info)
+        shard = self._call("info")
         size = sum(
             f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file()
         )  # allocated, not sparse size
@@ -176,22 +242,27 @@ class EdgeVectorStore:
         at 100k vectors here, 0.3 ms with the index). ``optimize()`` holds the GIL while it runs
         (11-45 s for 100k vectors here, by the vectors), so only bulk paths call this.
         """
-        shard = self._call(self._shard.info)
+        shard = self._call("info")
         if shard.points_count - shard.indexed_vectors_count < min_unindexed:
             return False
-        self._call(self._shard.optimize)
+        self._call("optimize")
         return True
 
     def close(self) -> None:
+        if self.watcher is not None:
+            self.watcher.close()
         try:
-            self._call(self._shard.flush)
-            self._shard.close()
+            with self._swap:
+                self._call("flush")
+                self._shard.close()
         finally:
             self._release()
 
-    def _call(self, method: Any, *args: Any) -> Any:
+    def _call(self, method: str, *args: Any) -> Any:
+        """Run the shard's ``method``, looked up under the lock: ``adopt`` may have replaced it."""
         try:
-            return method(*args)
+            with self._swap:
+                return getattr(self._shard, method)(*args)
         except Exception as exc:  # the Rust core raises bare Exception
             raise _classify(exc, self.path) from exc
 

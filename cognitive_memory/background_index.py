@@ -1,0 +1,202 @@
+"""The vector index for memories stored one by one, built in another process.
+
+Qdrant Edge searches a segment exactly until its optimizers build an HNSW index over it, and
+building holds the GIL for the whole run (1 s at 10,000 vectors here, 11-45 s at 100,000, as it
+merges the segments into one), so a serving process that built the index itself would stop
+answering meanwhile. Bulk paths build it at their end (``CognitiveSystem.build_index``); for the
+rest, the process that owns the shard watches its writes, and once enough vectors are searched
+exactly (``unindexed_threshold``) it starts this module as a child process. The child copies
+SQLite's vectors into a new shard beside the served one, builds its index and exits; the owner
+then swaps it in (``EdgeVectorStore.adopt``) and applies the writes it journaled meanwhile.
+Recall goes on, unchanged, on the old shard until the swap.
+
+    python -m cognitive_memory.background_index --db DB --into DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from cognitive_memory.errors import CognitiveMemoryError, StorageError
+from cognitive_memory.storage.edge_store import EdgeVectorStore
+
+__all__ = ["BackgroundIndexer", "main"]
+
+logger = logging.getLogger(__name__)
+
+# Writes between two looks at how many vectors the index misses (a look reads the shard's info).
+CHECK_EVERY = 250
+# A write of more points than this is part of a bulk path, which builds the index at its end.
+BULK_WRITE = 64
+
+
+class BackgroundIndexer:
+    """Watches one shard's writes (``EdgeVectorStore.watcher``) and rebuilds its index in a child
+    process when ``threshold(points)`` or more of its points are searched exactly."""
+
+    def __init__(
+        self,
+        store: EdgeVectorStore,
+        db: Path,
+        threshold: Callable[[int], int],
+        *,
+        check_every: int = CHECK_EVERY,
+    ) -> None:
+        self._store = store
+        self._db = db
+        self._threshold = threshold
+        self._check_every = check_every
+        self._since_check = 0
+        self._lock = threading.Lock()
+        self._child: subprocess.Popen[bytes] | None = None
+        self._closed = False
+        self.builds = 0  # swapped in by this process
+        self.last_timings: tuple[float, float] | None = None  # the last build's and swap's seconds
+        store.watcher = self
+
+    @property
+    def built_path(self) -> Path:
+        return self._store.path.with_name(f"{self._store.path.name}.building")
+
+    @property
+    def running(self) -> bool:
+        return self._child is not None
+
+    def wrote(self, count: int) -> None:
+        if count > BULK_WRITE:
+            return
+        self._since_check += count
+        if self._since_check >= self._check_every:
+            self._since_check = 0
+            self.check()
+
+    def check(self) -> bool:
+        """Start a build if the index misses enough vectors and none is running; True if started."""
+        with self._lock:
+            if self._closed or self._child is not None:
+                return False
+            try:
+                points, unindexed = self._store.unindexed()
+            except StorageError:
+                return False
+            if unindexed < self._threshold(points):
+                return False
+            shutil.rmtree(self.built_path, ignore_errors=True)
+            self._store.journal()
+            command = [sys.executable, "-m", __name__, "--db", str(self._db), "--into", str(self.built_path)]
+            try:
+                self._child = subprocess.Popen(  # noqa: S603 - our own module, no shell
+                    command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                )
+            except OSError as exc:
+                self._store.drop_journal()
+                logger.warning("Could not start the background index build: %s", exc)
+                return False
+            logger.info(
+                "Building the vector index in process %d (%d of %d vectors unindexed)",
+                self._child.pid,
+                unindexed,
+                points,
+            )
+            threading.Thread(target=self._wait, args=(self._child,), name="index-build", daemon=True).start()
+            return True
+
+    def _wait(self, child: subprocess.Popen[bytes]) -> None:
+        started = time.monotonic()
+        _, errors = child.communicate()
+        with self._lock:
+            self._child = None
+            if self._closed:
+                return
+            if child.returncode != 0:
+                self._store.drop_journal()
+                shutil.rmtree(self.built_path, ignore_errors=True)
+                reason = errors.decode(errors="replace").strip().splitlines()[-1:] or [
+                    f"exit {child.returncode}"
+                ]
+                logger.warning("The background index build failed (exact search goes on): %s", reason[0])
+                return
+            built = time.monotonic()
+            try:
+                self._store.adopt(self.built_path)
+            except StorageError as exc:
+                self._store.drop_journal()
+                logger.warning("Could not swap in the rebuilt vector index (the old one serves): %s", exc)
+                return
+            self.builds += 1
+            self.last_timings = (built - started, time.monotonic() - built)
+        logger.info(
+            "Swapped in the vector index built in the background (built in %.1f s, swapped in %.2f s)",
+            *self.last_timings,
+        )
+
+    def close(self) -> None:
+        """Stop a running build (its half-made shard is removed); nothing is lost: SQLite has it all."""
+        with self._lock:
+            self._closed = True
+            child = self._child
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                child.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=10)
+            shutil.rmtree(self.built_path, ignore_errors=True)
+        self._store.drop_journal()
+
+
+def build(db: Path, into: Path) -> int:
+    """Copy SQLite's vectors into a new shard at ``into`` and index it; returns the vectors copied."""
+    from cognitive_memory.replication import copy_vectors
+    from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+
+    if not db.is_file():  # opening would create an empty database, and an empty index from it
+        raise StorageError(f"The memory database {db} does not exist.")
+    memories = SQLiteMemoryStore(db)
+    try:
+        store = EdgeVectorStore(into)
+        try:
+            report = copy_vectors(memories, store)
+            store.build_index(0)
+        finally:
+            store.close()
+    finally:
+        memories.close()
+    (into.parent / f".{into.name}.lock").unlink(missing_ok=True)
+    return report.copied
+
+
+def _die_with_parent() -> None:
+    """Linux: be sent SIGTERM when the serving process dies (a build nobody will adopt)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m cognitive_memory.background_index", description=__doc__)
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--into", type=Path, required=True)
+    args = parser.parse_args(argv)
+    _die_with_parent()
+    with contextlib.suppress(OSError):
+        os.nice(10)  # the serving process comes first
+    try:
+        copied = build(args.db, args.into)
+    except CognitiveMemoryError as exc:
+        sys.exit(f"index build failed: {exc}")
+    print(f"indexed {copied} vectors into {args.into}")  # noqa: T201 - the child's one line
+
+
+if __name__ == "__main__":
+    main()

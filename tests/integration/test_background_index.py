@@ -1,0 +1,140 @@
+"""Memories stored one by one get the HNSW index built in another process and swapped in.
+
+Through the system as ``build_system`` makes it (SQLite, the shared Qdrant Edge shard, the hash
+encoder), with the build threshold lowered from 5,000 unindexed vectors to 700 (Edge itself
+indexes only segments above 1,000 KB, about 650 vectors of 384 dimensions).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import cognitive_memory.main as main_module
+from cognitive_memory.background_index import BackgroundIndexer, build
+from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.main import build_system
+from cognitive_memory.settings import Settings
+from cognitive_memory.storage import EdgeVectorStore
+from cognitive_memory.storage.shared_store import SharedVectorStore
+from cognitive_memory.system import CognitiveSystem
+
+THRESHOLD = 700
+
+
+@pytest.fixture
+def system(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CognitiveSystem]:
+    monkeypatch.setattr(main_module, "unindexed_threshold", lambda points: THRESHOLD)
+    settings = Settings(env_file=None)
+    built = build_system(settings, "default", encoder=HashEncoder(384))
+    yield built
+    built.close()
+
+
+def _indexer(system: CognitiveSystem) -> BackgroundIndexer:
+    vectors = system.vectors
+    assert isinstance(vectors, SharedVectorStore)
+    local = vectors._local  # noqa: SLF001 - this process owns the shard in these tests
+    assert isinstance(local, EdgeVectorStore)
+    assert isinstance(local.watcher, BackgroundIndexer)
+    return local.watcher
+
+
+def _store(system: CognitiveSystem, start: int, count: int) -> list[str]:
+    return [
+        system.store(f"note {n}: the {n % 37}th service and the {n * 7 % 101}th queue").memory.id
+        for n in range(start, start + count)
+    ]
+
+
+def _wait_for_build(indexer: BackgroundIndexer, builds: int = 1) -> None:
+    deadline = time.monotonic() + 120
+    while indexer.builds < builds or indexer.running:
+        assert time.monotonic() < deadline, "the background index build did not finish"
+        time.sleep(0.05)
+
+
+def test_one_by_one_stores_get_the_index_built_in_another_process(system: CognitiveSystem) -> None:
+    indexer = _indexer(system)
+    before = _store(system, 0, 760)  # the look after the 750th write starts the build
+    assert indexer.running, "760 unindexed vectors and no build started"
+    during = _store(system, 760, 40)  # journaled, applied to the new shard when it is swapped in
+    _wait_for_build(indexer)
+    info = system.vectors.info()
+    assert info.details["indexed_vectors"] >= 700
+    assert info.vector_count == 800 == system.memories.counts().total
+    for memory_id in [*before[:5], *during]:
+        memory = system.memories.get([memory_id])[0]
+        assert memory.cognitive_embedding is not None
+        hit = system.vectors.search(memory.cognitive_embedding, 1)[0]
+        assert hit.id == memory_id and hit.score > 0.999
+    assert not indexer.built_path.exists()
+    assert not (indexer.built_path.parent / "vectors.previous").exists()
+
+
+def test_bulk_writes_leave_the_index_to_their_own_build(system: CognitiveSystem) -> None:
+    indexer = _indexer(system)
+    system.store_many([f"bulk note {n} on the {n % 13}th topic" for n in range(900)])
+    assert not indexer.running
+    assert indexer.check(), "an explicit look at 900 unindexed vectors starts a build"
+    _wait_for_build(indexer)
+    assert system.vectors.info().details["indexed_vectors"] == 900
+
+
+def test_closing_during_a_build_stops_it_and_loses_nothing(system: CognitiveSystem) -> None:
+    indexer = _indexer(system)
+    _store(system, 0, 760)
+    assert indexer.running
+    system.close()
+    assert not indexer.built_path.exists()
+    reopened = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+    try:
+        assert reopened.vectors.count() == 760
+        # The reopened owner looks at once, finds 760 unindexed and builds them.
+        _wait_for_build(_indexer(reopened))
+        assert reopened.vectors.info().details["indexed_vectors"] >= 700
+    finally:
+        reopened.close()
+
+
+def test_a_failed_build_keeps_the_served_shard(
+    system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch, data_dir: Path
+) -> None:
+    indexer = _indexer(system)
+    monkeypatch.setattr(indexer, "_db", data_dir / "missing-dir" / "nothing.db")  # the child cannot open it
+    _store(system, 0, 760)
+    deadline = time.monotonic() + 60
+    while indexer.running:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert indexer.builds == 0
+    assert system.vectors.count() == 760
+    assert system.vectors.info().details["indexed_vectors"] == 0
+    assert not indexer.built_path.exists()
+
+
+def test_a_shard_moved_aside_by_an_interrupted_swap_is_found_again(tmp_path: Path) -> None:
+    store = EdgeVectorStore(tmp_path / "vectors", 384)
+    store.close()
+    (tmp_path / "vectors").rename(tmp_path / "vectors.previous")  # died between adopt's renames
+    reopened = EdgeVectorStore(tmp_path / "vectors", 384)
+    try:
+        assert reopened.count() == 0
+        assert not (tmp_path / "vectors.previous").exists()
+    finally:
+        reopened.close()
+
+
+def test_the_child_builds_an_indexed_copy_of_sqlites_vectors(system: CognitiveSystem, tmp_path: Path) -> None:
+    system.store_many([f"copied note {n}" for n in range(800)])
+    target = tmp_path / "copy"
+    assert build(system.memories.path, target) == 800
+    copy = EdgeVectorStore(target, 384)
+    try:
+        assert copy.count() == 800
+        assert copy.unindexed() == (800, 0)
+    finally:
+        copy.close()

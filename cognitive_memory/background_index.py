@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 CHECK_EVERY = 250
 # A write of more points than this is part of a bulk path, which builds the index at its end.
 BULK_WRITE = 64
+# A process that opens a store first looks this many seconds later (if it still runs): commands
+# that open it for a moment (`doctor`, `memory_system recall`) should not start a build to kill.
+FIRST_LOOK_SECONDS = 30.0
 
 
 class BackgroundIndexer:
@@ -64,6 +67,9 @@ class BackgroundIndexer:
         self._closed = False
         self.builds = 0  # swapped in by this process
         self.last_timings: tuple[float, float] | None = None  # the last build's and swap's seconds
+        self._first_look = threading.Timer(FIRST_LOOK_SECONDS, self.check)
+        self._first_look.daemon = True
+        self._first_look.start()
         store.watcher = self
 
     @property
@@ -73,6 +79,12 @@ class BackgroundIndexer:
     @property
     def running(self) -> bool:
         return self._child is not None
+
+    @property
+    def building(self) -> int | None:
+        """The pid of the child building the index, if one runs."""
+        child = self._child
+        return child.pid if child is not None else None
 
     def wrote(self, count: int) -> None:
         if count > BULK_WRITE:
@@ -144,6 +156,7 @@ class BackgroundIndexer:
 
     def close(self) -> None:
         """Stop a running build (its half-made shard is removed); nothing is lost: SQLite has it all."""
+        self._first_look.cancel()
         with self._lock:
             self._closed = True
             child = self._child

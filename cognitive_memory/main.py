@@ -8,7 +8,7 @@ from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.forgetting import purge_expired
-from cognitive_memory.replication import unindexed_threshold
+from cognitive_memory.replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
@@ -141,5 +141,5 @@ def _vector_store(settings: Settings, *, attach_now: bool = True) -> VectorStore
 def _open_edge(path: Path, db: Path) -> EdgeVectorStore:
     """The embedded shard, its index kept up to date in the background (background_index)."""
     store = EdgeVectorStore(path, EMBEDDING_DIMENSION)
-    BackgroundIndexer(store, db, unindexed_threshold).check()  # an earlier process may have left it unindexed
+    BackgroundIndexer(store, db, background_threshold)
     return store

@@ -270,6 +270,9 @@ def check_vectors(system: CognitiveSystem) -> CheckResult:
     if state != "green":
         return CheckResult("qdrant", "warn", f"{detail}; collection status {state}")
     unindexed = info.vector_count - int(info.details.get("indexed_vectors", info.vector_count))
+    builder = info.details.get("index_build_pid")
+    if builder is not None:
+        return CheckResult("qdrant", "ok", f"{detail}; the HNSW index is being built in process {builder}")
     if unindexed >= unindexed_threshold(info.vector_count):
         return CheckResult(
             "qdrant",

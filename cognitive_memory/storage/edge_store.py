@@ -45,6 +45,11 @@ class IndexWatcher(Protocol):
 
     def wrote(self, count: int) -> None: ...
 
+    @property
+    def building(self) -> int | None:
+        """The pid of the process building a new index, if one runs."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -231,6 +236,8 @@ class EdgeVectorStore:
             "indexed_vectors": shard.indexed_vectors_count,
             "payload_indexes": sorted(shard.payload_schema),
         }
+        if self.watcher is not None and self.watcher.building is not None:
+            details["index_build_pid"] = self.watcher.building
         return VectorStoreInfo(
             "qdrant-edge", "embedded", str(self.path), "ok", shard.points_count, size, details
         )

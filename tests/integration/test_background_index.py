@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import cognitive_memory.background_index as background_module
 import cognitive_memory.main as main_module
 from cognitive_memory.background_index import BackgroundIndexer, build
 from cognitive_memory.encoding import HashEncoder
@@ -21,13 +22,14 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.storage import EdgeVectorStore
 from cognitive_memory.storage.shared_store import SharedVectorStore
 from cognitive_memory.system import CognitiveSystem
+from memory_system.doctor_checks import check_vectors
 
 THRESHOLD = 700
 
 
 @pytest.fixture
 def system(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CognitiveSystem]:
-    monkeypatch.setattr(main_module, "unindexed_threshold", lambda points: THRESHOLD)
+    monkeypatch.setattr(main_module, "background_threshold", lambda points: THRESHOLD)
     settings = Settings(env_file=None)
     built = build_system(settings, "default", encoder=HashEncoder(384))
     yield built
@@ -61,6 +63,12 @@ def test_one_by_one_stores_get_the_index_built_in_another_process(system: Cognit
     indexer = _indexer(system)
     before = _store(system, 0, 760)  # the look after the 750th write starts the build
     assert indexer.running, "760 unindexed vectors and no build started"
+    assert system.vectors.info().details["index_build_pid"] == indexer.building
+    doctor = check_vectors(system)
+    assert (doctor.status, doctor.detail.endswith(f"being built in process {indexer.building}")) == (
+        "ok",
+        True,
+    )
     during = _store(system, 760, 40)  # journaled, applied to the new shard when it is swapped in
     _wait_for_build(indexer)
     info = system.vectors.info()
@@ -84,16 +92,19 @@ def test_bulk_writes_leave_the_index_to_their_own_build(system: CognitiveSystem)
     assert system.vectors.info().details["indexed_vectors"] == 900
 
 
-def test_closing_during_a_build_stops_it_and_loses_nothing(system: CognitiveSystem) -> None:
+def test_closing_during_a_build_stops_it_and_loses_nothing(
+    system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
     indexer = _indexer(system)
     _store(system, 0, 760)
     assert indexer.running
     system.close()
     assert not indexer.built_path.exists()
+    monkeypatch.setattr(background_module, "FIRST_LOOK_SECONDS", 0.0)
     reopened = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
     try:
         assert reopened.vectors.count() == 760
-        # The reopened owner looks at once, finds 760 unindexed and builds them.
+        # The reopened owner looks soon after opening (here at once), finds 760 unindexed, builds.
         _wait_for_build(_indexer(reopened))
         assert reopened.vectors.info().details["indexed_vectors"] >= 700
     finally:

@@ -53,6 +53,12 @@ class IndexWatcher(Protocol):
     def close(self) -> None: ...
 
 
+# A shard built in the background is refused if it holds fewer points than this share of the
+# served one's (after the writes made meanwhile): it was copied from SQLite, which keeps every
+# vector, so only points SQLite does not know (left by a crash) may be missing from it.
+_ADOPT_MIN_SHARE = 0.99
+
+
 def free_bytes(path: Path) -> int:
     """Free space for this user on the filesystem holding ``path``."""
     return shutil.disk_usage(path).free
@@ -182,21 +188,42 @@ class EdgeVectorStore:
         writes made since ``journal``. Calls wait meanwhile (a load: 0.3 s at 100k vectors)."""
         with self._swap:
             journal, self._journal = self._journal or [], None
+            served = self.count()
             self._call("flush")
             self._shard.close()
-            shutil.rmtree(self.previous_path, ignore_errors=True)
-            self.path.rename(self.previous_path)
-            built.rename(self.path)
             try:
+                self._take(built)
+                for operation in journal:
+                    self._call("update", operation)
+                if self.count() < served * _ADOPT_MIN_SHARE:
+                    self._shard.close()
+                    self._give_back(built)
+                    raise StorageError(f"it holds {self.count()} vectors where {served} are served")
+            except (OSError, StorageError) as exc:
+                # The served shard (it got every write, the journal only copied them) serves on.
                 self._shard = self._open()
-            except StorageError:
-                self.path.rename(built)
-                self.previous_path.rename(self.path)
-                self._shard = self._open()
-                raise
-            for operation in journal:
-                self._call("update", operation)
+                raise StorageError(f"Could not swap in the index built in {built}: {exc}") from exc
         shutil.rmtree(self.previous_path, ignore_errors=True)
+
+    def _take(self, built: Path) -> None:
+        """Put ``built`` at this store's path and open it; on failure the old shard is back there."""
+        shutil.rmtree(self.previous_path, ignore_errors=True)
+        self.path.rename(self.previous_path)
+        try:
+            built.rename(self.path)
+        except OSError:
+            self.previous_path.rename(self.path)
+            raise
+        try:
+            self._shard = self._open()
+        except StorageError:
+            self._give_back(built)
+            raise
+
+    def _give_back(self, built: Path) -> None:
+        """Undo ``_take``'s renames (the shards closed): the served shard is at this path again."""
+        self.path.rename(built)
+        self.previous_path.rename(self.path)
 
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False

@@ -11,15 +11,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import cognitive_memory.background_index as background_module
 import cognitive_memory.main as main_module
 from cognitive_memory.background_index import BackgroundIndexer, build
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.errors import StorageError
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import EdgeVectorStore
+from cognitive_memory.storage import EdgeVectorStore, VectorPoint
 from cognitive_memory.storage.shared_store import SharedVectorStore
 from cognitive_memory.system import CognitiveSystem
 from memory_system.doctor_checks import check_vectors
@@ -149,3 +151,33 @@ def test_the_child_builds_an_indexed_copy_of_sqlites_vectors(system: CognitiveSy
         assert copy.unindexed() == (800, 0)
     finally:
         copy.close()
+
+
+@pytest.mark.parametrize("defect", ["another dimension", "too few points"])
+def test_a_built_shard_that_is_wrong_leaves_the_served_one_serving(tmp_path: Path, defect: str) -> None:
+    store = EdgeVectorStore(tmp_path / "vectors", 384)
+    try:
+        store.upsert([VectorPoint(_uuid(n), _unit(n), {}) for n in range(3)])
+        built = tmp_path / "vectors.building"
+        wrong = EdgeVectorStore(built, 16 if defect == "another dimension" else 384)
+        wrong.close()
+        store.journal()
+        store.upsert([VectorPoint(_uuid(3), _unit(3), {})])
+        with pytest.raises(StorageError, match="Could not swap in"):
+            store.adopt(built)
+        assert store.count() == 4
+        store.upsert([VectorPoint(_uuid(4), _unit(4), {})])
+        assert store.search(_unit(4), 1)[0].id == _uuid(4)
+        assert built.is_dir() and not store.previous_path.exists()
+    finally:
+        store.close()
+
+
+def _uuid(n: int) -> str:
+    return f"00000000-0000-0000-0000-{n:012d}"
+
+
+def _unit(axis: int) -> np.ndarray:
+    vector = np.zeros(384, dtype=np.float32)
+    vector[axis] = 1.0
+    return vector

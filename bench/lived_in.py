@@ -73,6 +73,17 @@ def _co_recall_links(data_dir: Path) -> int:
     return int(row[0]) // 2  # each link is stored in both directions
 
 
+def _index_state(server: StdioServer) -> dict[str, Any]:
+    """How many vectors the HNSW index covers, and whether a background build runs."""
+    status = server.call("memory_status", {"detailed": True})["structuredContent"]
+    details = status["configuration"].get("vector_store_details", {})
+    return {
+        "vectors": status["storage_stats"]["vector_count"],
+        "indexed": details.get("indexed_vectors"),
+        "building": details.get("index_build_pid") is not None,
+    }
+
+
 def _use(
     data_dir: Path, cues: Sequence[str], checkpoints: Sequence[int], window: int
 ) -> list[dict[str, Any]]:
@@ -91,7 +102,12 @@ def _use(
                 times.append(time.perf_counter() - started)
             links = _co_recall_links(data_dir)
             reports.append(
-                {"recalls": checkpoint, "recall": percentiles(times[-window:]), "co_recall_links": links}
+                {
+                    "recalls": checkpoint,
+                    "recall": percentiles(times[-window:]),
+                    "co_recall_links": links,
+                    "vector_index": _index_state(server),
+                }
             )
             _progress(f"{checkpoint} recalls: {reports[-1]['recall']}, {links} co-recall links")
         reports.append({"rss": server.rss_mb()})

@@ -40,6 +40,10 @@ logger = logging.getLogger(__name__)
 CHECK_EVERY = 250
 # A write of more points than this is part of a bulk path, which builds the index at its end.
 BULK_WRITE = 64
+# No build starts within this many seconds of a bulk write: a bulk load is under way, and its
+# chunks follow one another (a 1,000,000-memory load ran for over an hour, and the first look
+# started a build of its first few thousand vectors that the load's own build then redid).
+BULK_QUIET_SECONDS = 30.0
 # A process that opens a store first looks this many seconds later (if it still runs): commands
 # that open it for a moment (`doctor`, `memory_system recall`) should not start a build to kill.
 FIRST_LOOK_SECONDS = 30.0
@@ -62,6 +66,7 @@ class BackgroundIndexer:
         self._threshold = threshold
         self._check_every = check_every
         self._since_check = 0
+        self._bulk_at = -float("inf")
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
         self._closed = False
@@ -88,6 +93,7 @@ class BackgroundIndexer:
 
     def wrote(self, count: int) -> None:
         if count > BULK_WRITE:
+            self._bulk_at = time.monotonic()
             return
         self._since_check += count
         if self._since_check >= self._check_every:
@@ -95,10 +101,13 @@ class BackgroundIndexer:
             self.check()
 
     def check(self) -> bool:
-        """Start a build if the index misses enough vectors and none is running; True if started."""
+        """Start a build if the index misses enough vectors, none is running and no bulk write
+        came in the last BULK_QUIET_SECONDS; True if started."""
         with self._lock:
             if self._closed or self._child is not None:
                 return False
+            if time.monotonic() - self._bulk_at < BULK_QUIET_SECONDS:
+                return False  # the bulk path builds the index at its end
             try:
                 points, unindexed = self._store.unindexed()
             except StorageError:

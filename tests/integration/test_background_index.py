@@ -85,11 +85,15 @@ def test_one_by_one_stores_get_the_index_built_in_another_process(system: Cognit
     assert not (indexer.built_path.parent / "vectors.previous").exists()
 
 
-def test_bulk_writes_leave_the_index_to_their_own_build(system: CognitiveSystem) -> None:
+def test_bulk_writes_leave_the_index_to_their_own_build(
+    system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
     indexer = _indexer(system)
     system.store_many([f"bulk note {n} on the {n % 13}th topic" for n in range(900)])
     assert not indexer.running
-    assert indexer.check(), "an explicit look at 900 unindexed vectors starts a build"
+    assert not indexer.check(), "a look while a bulk load runs (its last write just now) waits"
+    monkeypatch.setattr(background_module, "BULK_QUIET_SECONDS", 0.0)
+    assert indexer.check(), "once the bulk writes stop, a look at 900 unindexed vectors starts a build"
     _wait_for_build(indexer)
     assert system.vectors.info().details["indexed_vectors"] == 900
 

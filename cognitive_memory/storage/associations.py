@@ -15,7 +15,6 @@ __all__ = [
     "TEMPORAL_WINDOW_SECONDS",
     "connect",
     "Graph",
-    "fts_match_expression",
     "neighbourhood",
     "query_words",
     "index_memory",
@@ -150,14 +149,6 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 def query_words(text: str) -> list[str]:
     """The text's distinct words, lower-cased, stopwords dropped, in order."""
     return list(dict.fromkeys(t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS))
-
-
-def fts_match_expression(text: str) -> str:
-    """An FTS5 MATCH expression: the text's words (stopwords dropped), each quoted, OR-ed.
-
-    Quoting makes every word a literal, so no user text can be read as FTS5 syntax.
-    """
-    return " OR ".join(f'"{word}"' for word in query_words(text))
 
 
 def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:

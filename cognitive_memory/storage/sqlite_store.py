@@ -15,7 +15,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations, browse, consolidation, ranking
+from cognitive_memory.storage import associations, browse, consolidation, lexical, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage import transfer as transfer_sql
@@ -244,18 +244,13 @@ class SQLiteMemoryStore:
         return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
 
     def lexical_search(self, text: str, limit: int) -> list[tuple[str, float]]:
-        """BM25 over content (weight 1) and temporal context (weight 0.3), best first."""
-        expression = associations.fts_match_expression(text)
-        if not expression:
-            return []
-        rows = self._query(
-            # The join comes after the LIMIT: joining every match first cost 15 ms at 100k rows.
-            "SELECT m.id, best.score FROM (SELECT rowid, -bm25(memory_fts, 1.0, ?) AS score "
-            "FROM memory_fts WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?) AS best "
-            "JOIN memories m ON m.rowid = best.rowid ORDER BY best.score DESC",
-            (CONTEXT_WEIGHT, expression, limit),
-        )
-        return [(row[0], float(row[1])) for row in rows]
+        """BM25 over content (weight 1) and temporal context (weight 0.3), best first; its cost
+        stays bounded in a large store (``storage/lexical.py``)."""
+        with self._lock:
+            try:
+                return lexical.search(self._conn, text, limit, CONTEXT_WEIGHT)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
     def word_shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);

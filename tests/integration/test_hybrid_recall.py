@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
-from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.storage import SQLiteMemoryStore, lexical, words
 from cognitive_memory.system import CognitiveSystem
 from interfaces.requests import StoreContext
 
@@ -103,6 +103,49 @@ def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context
     assert list(direct)[0] == "answer"
     assert direct["question"] < direct["answer"]  # found through the answer's words in its context
     assert "unrelated" not in direct
+
+
+def test_lexical_search_past_its_window_ranks_the_newest_matches_and_every_rare_one(
+    store: SQLiteMemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.add([memory("old-rare", "The deploy key for cluster kestrel rotates monthly.", session=None)])
+    store.add([memory(f"d{i}", f"deploy note {i} about the cluster", session=None) for i in range(40)])
+    full = store.lexical_search("deploy kestrel", 50)
+    # Every match scored: the rare word's memory first, then the 40 sharing only "deploy".
+    assert [memory_id for memory_id, _ in full][0] == "old-rare" and len(full) == 41
+    monkeypatch.setattr(lexical, "LEXICAL_WINDOW", 10)
+    monkeypatch.setattr(lexical, "RARE_MATCHES", 3)
+    windowed = store.lexical_search("deploy kestrel", 50)
+    # The 10 newest matches, and the old memory holding the rare word (a lower bound of its score).
+    assert [memory_id for memory_id, _ in windowed][0] == "old-rare"
+    assert {memory_id for memory_id, _ in windowed[1:]} == {f"d{i}" for i in range(30, 40)}
+    assert dict(windowed)["old-rare"] <= dict(full)["old-rare"]
+    assert dict(windowed)["d39"] == pytest.approx(dict(full)["d39"])  # the window's scores are BM25's own
+    common = store.lexical_search("cluster", 50)  # no rare word: the newest 10 alone
+    assert {memory_id for memory_id, _ in common} == {f"d{i}" for i in range(30, 40)}
+
+
+def test_the_lexical_index_row_total_follows_stores_and_deletes(store: SQLiteMemoryStore) -> None:
+    store.add([memory(f"m{i}", f"note {i}", session=None) for i in range(300)])
+    store.delete(["m3", "m7"])
+    with store._lock:  # the count FTS5 keeps, read where recall's word weights read it
+        total = words.row_total(store._conn)
+        (counted,) = store._conn.execute("SELECT count(*) FROM memories").fetchone()
+    assert total == counted == 298
+
+
+@pytest.mark.parametrize(
+    ("encoded", "value"),
+    [
+        (b"\x05", 5),
+        (b"\x81\x00", 128),
+        (b"\x83\xe8\x01", 62_465),
+        (b"\xff" * 8 + b"\x01", 2**64 - 255),
+        (b"\x81", None),
+    ],
+)
+def test_sqlite_varints_decode(encoded: bytes, value: int | None) -> None:
+    assert words._varint(encoded) == value
 
 
 @pytest.mark.parametrize(

@@ -242,9 +242,9 @@ class Retriever:
         scored = []
         for row in rows:
             semantic, lexical, relevance = signals.fused.get(row.id, (0.0, 0.0, 0.0))
-            similarity = signals.similarity.get(row.id)
-            if similarity is None:
-                similarity = float(row.embedding @ query_vector)
+            # From SQLite's 32-bit vector: the embedded index keeps 16-bit ones, a cosine off by
+            # up to about 1e-3, enough to reorder near-duplicates.
+            similarity = float(row.embedding @ query_vector)
             lesson = row.loader_type == "session_lesson"
             score = score_candidate(
                 similarity,

@@ -36,6 +36,15 @@ def _open(kind: str, tmp_path: Path) -> VectorStore:
     return ArrayVectorStore(DIM)
 
 
+def _as_stored(store: VectorStore, vector: Vector) -> Vector:
+    """What ``store`` scores against: Edge keeps its vectors as 16-bit floats."""
+    return vector.astype(np.float16).astype(np.float32) if isinstance(store, EdgeVectorStore) else vector
+
+
+def _tolerance(store: VectorStore) -> float:
+    return 2e-3 if isinstance(store, EdgeVectorStore) else 1e-5
+
+
 @pytest.fixture(params=["edge", "qdrant-client", "array"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorStore]:
     opened = _open(request.param, tmp_path)
@@ -107,9 +116,10 @@ def test_search_ranks_every_point_by_cosine_like_brute_force(store: VectorStore)
 
     hits = store.search(query, 20)
 
-    expected = sorted(points, key=lambda p: float(p.vector @ query), reverse=True)
+    expected = sorted(points, key=lambda p: float(_as_stored(store, p.vector) @ query), reverse=True)
     assert [hit.id for hit in hits] == [p.id for p in expected]
-    assert [hit.score for hit in hits] == pytest.approx([float(p.vector @ query) for p in expected], abs=1e-5)
+    exact = [float(p.vector @ query) for p in expected]
+    assert [hit.score for hit in hits] == pytest.approx(exact, abs=_tolerance(store))
 
 
 def test_the_identical_vector_comes_first_with_score_one(store: VectorStore) -> None:
@@ -119,7 +129,8 @@ def test_the_identical_vector_comes_first_with_score_one(store: VectorStore) -> 
     hits = store.search(points[3].vector, 5)
 
     assert hits[0].id == points[3].id
-    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert hits[0].score == pytest.approx(1.0, abs=_tolerance(store))
+    assert hits[0].score <= 1.0 + 1e-6  # 16-bit rounding gave Edge's dot product 1.0002: it is clamped
 
 
 def test_search_returns_at_most_limit_hits(store: VectorStore) -> None:
@@ -137,7 +148,7 @@ def test_upserting_an_existing_id_replaces_vector_and_payload(store: VectorStore
 
     assert store.count() == 5
     top = store.search(replacement, 1)[0]
-    assert (top.id, top.score) == (points[0].id, pytest.approx(1.0, abs=1e-5))
+    assert (top.id, top.score) == (points[0].id, pytest.approx(1.0, abs=_tolerance(store)))
     assert [h.id for h in store.search(replacement, 5, VectorFilter(hierarchy_levels=(2,)))] == [points[0].id]
     assert points[0].id not in {
         h.id for h in store.search(replacement, 5, VectorFilter(hierarchy_levels=(0,)))

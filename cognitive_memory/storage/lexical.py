@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 
 from cognitive_memory.storage.associations import query_words
+from cognitive_memory.storage.words import row_total
 
 __all__ = ["LEXICAL_WINDOW", "RARE_MATCHES", "search"]
 
@@ -34,10 +35,16 @@ def search(conn: sqlite3.Connection, text: str, limit: int, context_weight: floa
     if not words:
         return []
     expression = _any_of(words)
-    cut = conn.execute(
-        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (expression, LEXICAL_WINDOW),
-    ).fetchone()
+    # A store of at most LEXICAL_WINDOW memories cannot pass the window: its matches are not
+    # walked a second time to find where the window starts.
+    cut = (
+        conn.execute(
+            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+            (expression, LEXICAL_WINDOW),
+        ).fetchone()
+        if row_total(conn) > LEXICAL_WINDOW
+        else None
+    )
     if cut is None:
         scores = dict(conn.execute(_BEST.format(""), (context_weight, expression, limit)).fetchall())
     else:

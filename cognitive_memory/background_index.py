@@ -217,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         copied = build(args.db, args.into)
     except CognitiveMemoryError as exc:
         sys.exit(f"index build failed: {exc}")
-    print(f"indexed {copied} vectors into {args.into}")  # noqa: T201 - the child's one line
+    # Its one line goes to stderr, as everything else in the package that is not the MCP wire.
+    sys.stderr.write(f"indexed {copied} vectors into {args.into}\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """A store built the way users build one, then used: recall time as memory grows and is used.
 
-    python -m bench lived-in [--memories 10000] [--checkpoints 1000,5000,20000] [--window 500]
+    python -m bench lived-in [--memories 10000] [--checkpoints 1000,5000,20000] [--window 500] [--keep DIR]
 
 1. ``memory_system serve mcp`` subprocesses store LoCoMo turns one by one over stdio through
    ``store_memory`` (with their speakers), a new server process every ``--session`` turns, so
@@ -11,6 +11,9 @@
    ``--window`` recalls gives p50/p95, with the number of co-recall links the store holds then.
 3. The encoder's batch-1 p50 (the server's own backend, in this process) is measured before and
    after; the ratios use the median of all its samples, so they pair the two in one run.
+
+With ``--keep DIR`` the store is built in DIR (which must not hold one yet) and stays there, used,
+for profiling afterwards.
 """
 
 from __future__ import annotations
@@ -116,7 +119,9 @@ def _use(
     return reports
 
 
-def run(data: Path, memories: int, checkpoints: Sequence[int], window: int, session: int) -> dict[str, Any]:
+def run(
+    data: Path, memories: int, checkpoints: Sequence[int], window: int, session: int, keep: Path | None = None
+) -> dict[str, Any]:
     samples = json.loads(data.read_text())
     cues = [q.text for sample in samples for q in questions(sample)]
     settings = Settings(env_file=None)
@@ -124,7 +129,8 @@ def run(data: Path, memories: int, checkpoints: Sequence[int], window: int, sess
     encoder.warm_up()
     encoder_times = time_each(lambda text: encoder.encode([text]), cues[:ENCODER_SAMPLES])
     with tempfile.TemporaryDirectory() as tmp:
-        data_dir = Path(tmp)
+        data_dir = keep or Path(tmp)
+        data_dir.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         store_times = _build(data_dir, samples, memories, session)
         build_seconds = time.perf_counter() - started
@@ -161,6 +167,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--checkpoints", default="1000,5000,20000", help="recall counts to report at")
     parser.add_argument("--window", type=int, default=500, help="recalls each checkpoint's numbers cover")
     parser.add_argument("--session", type=int, default=250, help="stores per server process")
+    parser.add_argument("--keep", type=Path, help="build the store in DIR (new or empty) and leave it there")
     args = parser.parse_args(argv)
     try:
         checkpoints = sorted(int(part) for part in args.checkpoints.split(",") if part.strip())
@@ -168,7 +175,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"--checkpoints takes comma-separated whole numbers, not {args.checkpoints!r}")
     if not checkpoints or min(checkpoints) < 1 or args.memories < 1 or args.window < 1 or args.session < 1:
         parser.error("--memories, --window, --session and every checkpoint must be at least 1")
-    result = run(args.data, args.memories, checkpoints, args.window, args.session)
+    if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
+        parser.error(f"--keep {args.keep} is not empty: a lived-in store is built from nothing")
+    result = run(args.data, args.memories, checkpoints, args.window, args.session, args.keep)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"lived-in-{args.memories}.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))  # noqa: T201 - the benchmark's report goes to stdout

@@ -179,7 +179,6 @@ def serve_mcp(
 
 
 def _serve(port: int | None, host: str | None, project: str | None) -> None:
-    from interfaces.http_app import InsecureBindError, check_bind
     from interfaces.mcp_server import create_server
     from memory_system import hook_server
 
@@ -190,6 +189,10 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
     bind_host, bind_port = host or listen.host, port or listen.port
     token = listen.auth_token.get_secret_value() if listen.auth_token else None
     if http:
+        # Only HTTP serving imports the HTTP app (Starlette, the dashboard's templates): a stdio
+        # server answers `initialize` sooner without them.
+        from interfaces.http_app import InsecureBindError, check_bind
+
         try:
             check_bind(bind_host, token)
         except InsecureBindError as exc:

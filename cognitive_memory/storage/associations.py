@@ -240,21 +240,30 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
     linked only in time left out)."""
     if not ids:
         return {}, {}
-    # Numbered parameters: the ids are bound once and read by all three selects.
+    # Numbered parameters: the ids are bound once and read by every select. The strongest
+    # weights are taken here rather than by a GROUP BY: SQLite sorting ~700 rows cost more.
     marks = ",".join(f"?{n}" for n in range(1, len(ids) + 1))
     weight = f"?{len(ids) + 1}"
     rows = conn.execute(
-        "SELECT source_id, target_id, max(weight), max(CASE WHEN kind = 'temporal' THEN 0 ELSE weight END) "
-        f"FROM (SELECT source_id, target_id, weight, kind FROM connections WHERE source_id IN ({marks}) "
-        f"UNION ALL SELECT from_id, to_id, {weight}, 'user' FROM relations WHERE from_id IN ({marks}) "
-        f"UNION ALL SELECT to_id, from_id, {weight}, 'user' FROM relations WHERE to_id IN ({marks})"
-        ") GROUP BY source_id, target_id",
+        "SELECT source_id, target_id, weight, kind != 'temporal' FROM connections "
+        f"WHERE source_id IN ({marks}) "
+        f"UNION ALL SELECT from_id, to_id, {weight}, 1 FROM relations WHERE from_id IN ({marks}) "
+        f"UNION ALL SELECT to_id, from_id, {weight}, 1 FROM relations WHERE to_id IN ({marks})",
         (*ids, user_weight),
     )
+    strongest: dict[tuple[str, str], list[float]] = {}
+    for source, target, value, untimed in rows:
+        pair = strongest.get((source, target))
+        if pair is None:
+            strongest[source, target] = [value, value if untimed else 0.0]
+            continue
+        pair[0] = max(pair[0], value)
+        if untimed:
+            pair[1] = max(pair[1], value)
     graph: Graph = {}
     timeless: Graph = {}
-    for source, target, strongest, untimed in rows:
-        graph.setdefault(source, []).append((target, float(strongest)))
-        if untimed > 0:
-            timeless.setdefault(source, []).append((target, float(untimed)))
+    for (source, target), (best, best_untimed) in sorted(strongest.items()):  # ties: by target id
+        graph.setdefault(source, []).append((target, float(best)))
+        if best_untimed > 0:
+            timeless.setdefault(source, []).append((target, float(best_untimed)))
     return graph, timeless

@@ -213,6 +213,28 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DROP TABLE temp.migration_instances;
         """,
     ),
+    (
+        # Recall reads every link of about a hundred candidates at once: kept in primary-key order
+        # (WITHOUT ROWID), a memory's links sit together with their weights, where the rowid table
+        # sent each of the ~700 index entries to a row elsewhere (1.05 -> 0.6 ms at 10,000 turns).
+        "0010_connections_clustered",
+        """
+        CREATE TABLE connections_0010 (
+            source_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            target_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN (
+                'temporal', 'semantic', 'co_recall', 'source', 'parent', 'child', 'sibling', 'link'
+            )),
+            weight REAL NOT NULL CHECK (weight > 0),
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (source_id, target_id, kind)
+        ) WITHOUT ROWID;
+        INSERT INTO connections_0010 SELECT source_id, target_id, kind, weight, updated_at FROM connections;
+        DROP TABLE connections;
+        ALTER TABLE connections_0010 RENAME TO connections;
+        CREATE INDEX connections_target ON connections (target_id);
+        """,
+    ),
 )
 
 

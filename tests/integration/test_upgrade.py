@@ -71,3 +71,41 @@ def test_an_old_store_gets_the_terms_of_its_memories_from_its_lexical_index(
         system.close()
 
     assert row.terms == frozenset({"retri", "the", "webhook"})
+
+
+def test_an_old_store_keeps_its_links_when_they_are_clustered(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0010 rebuilds `connections` WITHOUT ROWID: every link and weight survives, and
+    recall's link read and a memory's forgetting (the cascade) work on the new table."""
+    db = data_dir / "cognitive_memory.db"
+    make_old_store(db, "The billing service retries webhooks.", monkeypatch, applied=9)
+    other = "1d2e3f40-0000-4000-8000-000000000001"
+    conn = sqlite3.connect(db, isolation_level=None)
+    vector = HashEncoder().encode(["Webhooks are signed."])[0].astype("<f4").tobytes()
+    conn.execute(OLD_INSERT.replace("0, 0.5", "0, 0.6"), (other, "Webhooks are signed.", vector))
+    conn.executemany(
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) VALUES (?, ?, ?, ?, 0)",
+        [
+            (OLD_ID, other, "temporal", 0.9),
+            (other, OLD_ID, "temporal", 0.9),
+            (OLD_ID, other, "co_recall", 0.4),
+        ],
+    )
+    conn.close()
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        graph, timeless = system.memories.neighbourhood([OLD_ID, other])
+        system.delete([other])
+        after, _ = system.memories.neighbourhood([OLD_ID])
+    finally:
+        system.close()
+    with sqlite3.connect(db) as check:
+        (sql,) = check.execute("SELECT sql FROM sqlite_master WHERE name = 'connections'").fetchone()
+        left = check.execute("SELECT count(*) FROM connections").fetchone()[0]
+
+    assert "WITHOUT ROWID" in sql
+    assert graph == {OLD_ID: [(other, 0.9)], other: [(OLD_ID, 0.9)]}
+    assert timeless == {OLD_ID: [(other, 0.4)]}
+    assert after == {} and left == 0

@@ -385,6 +385,22 @@ class SQLiteMemoryStore:
             if co_recalled:
                 associations.strengthen(conn, co_recalled, datetime.now(UTC).timestamp())
 
+    def only_in(self, projects: Sequence[str]) -> bool:
+        """True when every memory belongs to one of ``projects``: a probe of the project index
+        below, between and above them (each stops at the first row), never a scan."""
+        bounds = sorted(set(projects))
+        if not bounds:
+            return False
+        gaps: list[tuple[str, tuple[str, ...]]] = [
+            ("project < ?", (bounds[0],)),
+            ("project > ?", (bounds[-1],)),
+        ]
+        gaps += [("project > ? AND project < ?", pair) for pair in zip(bounds, bounds[1:], strict=False)]
+        probe = " UNION ALL ".join(
+            f"SELECT 1 FROM (SELECT 1 FROM memories WHERE {gap} LIMIT 1)" for gap, _ in gaps
+        )
+        return not self._query(probe, [value for _, values in gaps for value in values])
+
     def counts(self) -> MemoryCounts:
         rows = self._query(
             "SELECT hierarchy_level, memory_type, loader_type = 'session_lesson', COUNT(*) "

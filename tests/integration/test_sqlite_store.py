@@ -283,3 +283,15 @@ def test_recording_an_access_strengthens_the_links_of_memories_recalled_together
     graph = store.neighbours(["a", "b", "c"])
     assert graph["a"] == [("b", pytest.approx(0.2))] and graph["b"] == [("a", pytest.approx(0.2))]
     assert "c" not in graph
+
+
+def test_only_in_says_whether_every_memory_is_in_the_given_projects(store: SQLiteMemoryStore) -> None:
+    assert store.only_in(["default"])  # an empty store: nothing lies outside
+    store.add([_memory("m1", project="alpha"), _memory("m2", project="beta"), _memory("m3", project="gamma")])
+
+    assert store.only_in(["alpha", "beta", "gamma"])
+    assert store.only_in(["gamma", "beta", "alpha", "delta"])
+    assert not store.only_in(["alpha", "gamma"])  # beta lies between them
+    assert not store.only_in(["beta", "gamma"])  # alpha below
+    assert not store.only_in(["alpha", "beta"])  # gamma above
+    assert not store.only_in([])

@@ -67,6 +67,7 @@ class SQLiteMemoryStore:
         except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
+        self._term_counts = word_sql.TermCounts()
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     def close(self) -> None:
@@ -261,7 +262,8 @@ class SQLiteMemoryStore:
                 found = word_sql.terms_of(self._conn, [row.content for row in missing])
                 terms = {row.id: row.terms for row in rows if row.terms is not None}
                 terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
-                return word_sql.word_shares(self._conn, associations.query_words(query), terms)
+                words = associations.query_words(query)
+                return word_sql.word_shares(self._conn, words, terms, self._term_counts)
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 

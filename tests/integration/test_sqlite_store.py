@@ -295,3 +295,26 @@ def test_only_in_says_whether_every_memory_is_in_the_given_projects(store: SQLit
     assert not store.only_in(["beta", "gamma"])  # alpha below
     assert not store.only_in(["alpha", "beta"])  # gamma above
     assert not store.only_in([])
+
+
+def test_word_weights_follow_every_write_to_the_lexical_index(store: SQLiteMemoryStore, db_path: Path) -> None:
+    """Word counts are kept between recalls, but never past a write: another memory holding
+    "apple" makes it commoner, so the memory holding only apple gets a smaller share, exactly
+    the share a store opened afresh computes."""
+    store.add([_memory("apple", content="apple pie"), _memory("banana", content="banana bread")])
+    (row,) = store.ranking_rows(["apple"])
+    before = store.word_shares("apple banana", [row])
+    assert store.word_shares("apple banana", [row]) == before  # kept, same answer
+
+    store.add([_memory("more", content="apple juice")])
+    after = store.word_shares("apple banana", [row])
+    store.delete(["more"])
+    again = store.word_shares("apple banana", [row])
+    fresh = SQLiteMemoryStore(db_path)
+    try:
+        opened = fresh.word_shares("apple banana", [row])
+    finally:
+        fresh.close()
+
+    assert after["apple"] < before["apple"]
+    assert again == before == opened

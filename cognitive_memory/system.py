@@ -172,7 +172,8 @@ class CognitiveSystem:
     def _novelty(self, vector: Vector, project: str) -> tuple[float | None, tuple[VectorHit, ...]]:
         """1 minus the highest cosine to a memory of ``project``, and the near duplicates."""
         try:
-            hits = self.vectors.search(vector, SIMILAR_LIMIT, VectorFilter(projects=(project,)))
+            where = self.memories.index_filter(VectorFilter(projects=(project,)))
+            hits = self.vectors.search(vector, SIMILAR_LIMIT, where)
         except StorageError:
             return None, ()
         if not hits:

@@ -124,7 +124,7 @@ class Retriever:
         """``words``: ``word_candidates(query, max_results)`` when the caller found them already."""
         if words is None:
             words = self.word_candidates(query, max_results)
-        searched = self._index_filter(where)
+        searched = self._memories.index_filter(where)
         signals = self._signals(query_vector, words, self._pool(max_results), searched)
         reached = [*signals.fused, *_most_activated(signals, self.config.activation_pool)]
         # Rank on light rows; read whole memories only for what is returned.
@@ -149,20 +149,6 @@ class Retriever:
         """The memories the query's words find (BM25, best first) that ``retrieve`` fuses with
         meaning: it needs no query vector, so a caller may run it while embedding the query."""
         return self._memories.lexical_search(query, self._pool(max_results))
-
-    def _index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
-        """``where`` for the vector index, or None when it names only projects and every memory
-        is in one of them (one user's store): Qdrant searched twice as long with a filter every
-        point passes (1.0 against 0.5 ms at 10,000 memories)."""
-        if where is None or where.is_empty():
-            return None
-        if (
-            where.conditions().keys() == {"project"}
-            and not where.has_range
-            and self._memories.only_in(where.projects)
-        ):
-            return None
-        return where
 
     def _pool(self, max_results: int) -> int:
         return max(self.config.candidate_pool, max_results * 3)

@@ -387,6 +387,16 @@ class SQLiteMemoryStore:
             if co_recalled:
                 associations.strengthen(conn, co_recalled, datetime.now(UTC).timestamp())
 
+    def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
+        """``where`` as the vector index needs it: None when it names only projects and every
+        memory is in one of them (one user's store), since Qdrant checks a filter at every point
+        a search visits, even one every point passes (1.0 against 0.5 ms at 10,000 memories)."""
+        if where is None or where.is_empty():
+            return None
+        if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
+            return None
+        return where
+
     def only_in(self, projects: Sequence[str]) -> bool:
         """True when every memory belongs to one of ``projects``: a probe of the project index
         below, between and above them (each stops at the first row), never a scan."""

@@ -18,6 +18,7 @@ from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, Memory
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.migrations import MIGRATIONS, apply_migrations
+from cognitive_memory.storage.vector_store import VectorFilter
 
 STORED_AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 
@@ -295,9 +296,20 @@ def test_only_in_says_whether_every_memory_is_in_the_given_projects(store: SQLit
     assert not store.only_in(["beta", "gamma"])  # alpha below
     assert not store.only_in(["alpha", "beta"])  # gamma above
     assert not store.only_in([])
+    # The vector index is searched without a filter that every memory passes, and only then.
+    every = VectorFilter(projects=("alpha", "beta", "gamma"))
+    assert store.index_filter(every) is None and store.index_filter(None) is None
+    for kept in (
+        VectorFilter(projects=("alpha", "beta")),
+        VectorFilter(projects=("alpha", "beta", "gamma"), tags=("deploy",)),
+        VectorFilter(projects=("alpha", "beta", "gamma"), created_after=0.0),
+    ):
+        assert store.index_filter(kept) is kept
 
 
-def test_word_weights_follow_every_write_to_the_lexical_index(store: SQLiteMemoryStore, db_path: Path) -> None:
+def test_word_weights_follow_every_write_to_the_lexical_index(
+    store: SQLiteMemoryStore, db_path: Path
+) -> None:
     """Word counts are kept between recalls, but never past a write: another memory holding
     "apple" makes it commoner, so the memory holding only apple gets a smaller share, exactly
     the share a store opened afresh computes."""

@@ -93,8 +93,6 @@ class CognitiveSystem:
         self.near_duplicate = near_duplicate
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
-        # Recall's word search runs here while the query is embedded (both release the GIL).
-        self._word_search = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-words")
         self.replication = IndexReplication(memories, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self._check_encoder_matches_index()
         self.replay_outbox()
@@ -363,11 +361,7 @@ class CognitiveSystem:
                 "`max_results` must be a whole number of at least 1.", code="out_of_range"
             )
         now = self._clock()
-        # The word search needs no vector: it runs beside the encoder, on the other core (about
-        # 2 ms of a 20 ms recall at 10,000 memories; bench/ measures it).
-        words = self._word_search.submit(self.retriever.word_candidates, cue, max_results)
         vector = self.encoder.encode([cue])[0]
-        found = words.result()
         result = self.retriever.retrieve(
             cue,
             vector,
@@ -376,7 +370,6 @@ class CognitiveSystem:
             now=now,
             where=where,
             max_total=max_total,
-            words=found,
         )
         if result.memory_ids():
             # Only core memories count as used (access count, last access, hence strength): the
@@ -443,7 +436,6 @@ class CognitiveSystem:
     def close(self) -> None:
         self.replication.close()
         self._bookkeeping.shutdown(wait=True)
-        self._word_search.shutdown(wait=True)
         self.vectors.close()
         self.memories.close()
 

@@ -119,13 +119,10 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
         max_total: int | None = None,
-        words: Sequence[tuple[str, float]] | None = None,
     ) -> RetrievalResult:
-        """``words``: ``word_candidates(query, max_results)`` when the caller found them already."""
-        if words is None:
-            words = self.word_candidates(query, max_results)
         searched = self._memories.index_filter(where)
-        signals = self._signals(query_vector, words, self._pool(max_results), searched)
+        pool = max(self.config.candidate_pool, max_results * 3)
+        signals = self._signals(query, query_vector, pool, searched)
         reached = [*signals.fused, *_most_activated(signals, self.config.activation_pool)]
         # Rank on light rows; read whole memories only for what is returned.
         rows = self._memories.ranking_rows(reached)
@@ -145,14 +142,6 @@ class Retriever:
         bridges = self._bridges(query_vector, core, taken, searched)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, signals.degraded)
 
-    def word_candidates(self, query: str, max_results: int) -> list[tuple[str, float]]:
-        """The memories the query's words find (BM25, best first) that ``retrieve`` fuses with
-        meaning: it needs no query vector, so a caller may run it while embedding the query."""
-        return self._memories.lexical_search(query, self._pool(max_results))
-
-    def _pool(self, max_results: int) -> int:
-        return max(self.config.candidate_pool, max_results * 3)
-
     def _ranked(self, best: Sequence[tuple[RankingRow, ScoreBreakdown]]) -> list[RankedMemory]:
         """Whole memories for the best rows, each moved after the memories that supersede it."""
         ids = [row.id for row, _ in best]
@@ -165,9 +154,7 @@ class Retriever:
             for rank, memory_id in enumerate(order, start=1)
         ]
 
-    def _signals(
-        self, query_vector: Vector, words: Sequence[tuple[str, float]], pool: int, where: VectorFilter | None
-    ) -> _Signals:
+    def _signals(self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None) -> _Signals:
         cfg = self.config
         try:
             hits = self._vectors.search(query_vector, pool, where, precise=True)
@@ -177,7 +164,7 @@ class Retriever:
             logger.warning("Vector search failed, recalling by words only: %s", exc)
             hits, degraded = [], True
         similarity = {hit.id: hit.score for hit in hits if hit.score >= cfg.min_similarity}
-        lexical = dict(words)
+        lexical = dict(self._memories.lexical_search(query, pool))
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)

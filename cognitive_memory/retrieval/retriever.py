@@ -130,7 +130,7 @@ class Retriever:
             # Words and links reach memories the vector filter never saw: the same rule applies.
             rows = [row for row in rows if where.matches(row.payload(with_tags=bool(where.tags)))]
         scored = self._rank(rows, signals, query_names(query), query_vector, now)
-        best = self._floored(query, scored, signals)[:max_results]
+        best = self._floored(query, scored, signals, max_results)
         ranked = self._ranked(best)
         floor = self.config.floor
         cut = split_core(ranked, self.config.core_ratio, floor.core if floor.enabled else None)
@@ -188,10 +188,14 @@ class Retriever:
         return _Signals(similarity, fused, activation, graph, timeless, answers, degraded)
 
     def _floored(
-        self, query: str, scored: Sequence[tuple[RankingRow, ScoreBreakdown]], signals: _Signals
+        self,
+        query: str,
+        scored: Sequence[tuple[RankingRow, ScoreBreakdown]],
+        signals: _Signals,
+        limit: int,
     ) -> list[tuple[RankingRow, ScoreBreakdown]]:
-        """The scored memories that pass the relevance floor (retrieval/floor.py), in order, each
-        score completed with the evidence the floor read."""
+        """The best ``limit`` scored memories that pass the relevance floor (retrieval/floor.py),
+        in order, each score completed with the evidence the floor read."""
         cfg = self.config
         floor = cfg.floor
         shares = self._memories.word_shares(query, [row for row, _ in scored])
@@ -215,6 +219,13 @@ class Retriever:
         linked = pass_to_answers(linked, seeds, signals.answers, cfg.answer_share)
         allowed = passing(own, linked, floor)
         kept = [
+            (row, score, score.total + word_bonus(shares.get(row.id, 0.0), cfg.weights))
+            for row, score in scored
+            if allowed is None or row.id in allowed
+        ]
+        kept.sort(key=lambda item: item[2], reverse=True)
+        # Only what is returned gets its score completed: a recall ranks ~100 candidates.
+        return [
             (
                 row,
                 replace(
@@ -222,14 +233,11 @@ class Retriever:
                     words=shares.get(row.id, 0.0),
                     evidence=own[row.id],
                     linked=linked.get(row.id, 0.0),
-                    total=score.total + word_bonus(shares.get(row.id, 0.0), cfg.weights),
+                    total=total,
                 ),
             )
-            for row, score in scored
-            if allowed is None or row.id in allowed
+            for row, score, total in kept[:limit]
         ]
-        kept.sort(key=lambda pair: pair[1].total, reverse=True)
-        return kept
 
     def _rank(
         self,

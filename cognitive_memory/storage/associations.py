@@ -251,19 +251,19 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
         f"UNION ALL SELECT to_id, from_id, {weight}, 1 FROM relations WHERE to_id IN ({marks})",
         (*ids, user_weight),
     )
-    strongest: dict[tuple[str, str], list[float]] = {}
-    for source, target, value, untimed in rows:
-        pair = strongest.get((source, target))
-        if pair is None:
-            strongest[source, target] = [value, value if untimed else 0.0]
-            continue
-        pair[0] = max(pair[0], value)
-        if untimed:
-            pair[1] = max(pair[1], value)
+    best: dict[tuple[str, str], float] = {}
+    untimed: dict[tuple[str, str], float] = {}
+    for source, target, value, other in rows:
+        pair = (source, target)
+        if value > best.get(pair, -1.0):
+            best[pair] = value
+        if other and value > untimed.get(pair, 0.0):
+            untimed[pair] = value
     graph: Graph = {}
     timeless: Graph = {}
-    for (source, target), (best, best_untimed) in sorted(strongest.items()):  # ties: by target id
-        graph.setdefault(source, []).append((target, float(best)))
-        if best_untimed > 0:
-            timeless.setdefault(source, []).append((target, float(best_untimed)))
+    for pair in sorted(best):  # ties: by target id
+        source, target = pair
+        graph.setdefault(source, []).append((target, float(best[pair])))
+        if pair in untimed:
+            timeless.setdefault(source, []).append((target, float(untimed[pair])))
     return graph, timeless

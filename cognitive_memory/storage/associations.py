@@ -253,11 +253,11 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
     )
     best: dict[tuple[str, str], float] = {}
     untimed: dict[tuple[str, str], float] = {}
-    for source, target, value, other in rows:
+    for source, target, value, not_in_time in rows:  # weights are positive
         pair = (source, target)
-        if value > best.get(pair, -1.0):
+        if value > best.get(pair, 0.0):
             best[pair] = value
-        if other and value > untimed.get(pair, 0.0):
+        if not_in_time and value > untimed.get(pair, 0.0):
             untimed[pair] = value
     graph: Graph = {}
     timeless: Graph = {}

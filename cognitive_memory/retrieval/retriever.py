@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
@@ -119,10 +120,14 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
         max_total: int | None = None,
+        words: Future[list[tuple[str, float]]] | None = None,
     ) -> RetrievalResult:
+        """``words``, when given, is the lexical search of ``query`` for ``pool_size(max_results)``
+        already under way on another thread (CognitiveSystem.retrieve starts it beside the
+        embedding); otherwise it runs here."""
         searched = self._memories.index_filter(where)
-        pool = max(self.config.candidate_pool, max_results * 3)
-        signals = self._signals(query, query_vector, pool, searched)
+        pool = self.pool_size(max_results)
+        signals = self._signals(query, query_vector, pool, searched, words)
         reached = [*signals.fused, *_most_activated(signals, self.config.activation_pool)]
         # Rank on light rows; read whole memories only for what is returned.
         rows = self._memories.ranking_rows(reached)
@@ -142,6 +147,10 @@ class Retriever:
         bridges = self._bridges(query_vector, core, taken, searched)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, signals.degraded)
 
+    def pool_size(self, max_results: int) -> int:
+        """How many candidates each search (meaning, words) offers for ``max_results``."""
+        return max(self.config.candidate_pool, max_results * 3)
+
     def _ranked(self, best: Sequence[tuple[RankingRow, ScoreBreakdown]]) -> list[RankedMemory]:
         """Whole memories for the best rows, each moved after the memories that supersede it."""
         ids = [row.id for row, _ in best]
@@ -154,7 +163,14 @@ class Retriever:
             for rank, memory_id in enumerate(order, start=1)
         ]
 
-    def _signals(self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None) -> _Signals:
+    def _signals(
+        self,
+        query: str,
+        query_vector: Vector,
+        pool: int,
+        where: VectorFilter | None,
+        words: Future[list[tuple[str, float]]] | None,
+    ) -> _Signals:
         cfg = self.config
         try:
             hits = self._vectors.search(query_vector, pool, where, precise=True)
@@ -164,7 +180,7 @@ class Retriever:
             logger.warning("Vector search failed, recalling by words only: %s", exc)
             hits, degraded = [], True
         similarity = {hit.id: hit.score for hit in hits if hit.score >= cfg.min_similarity}
-        lexical = dict(self._memories.lexical_search(query, pool))
+        lexical = dict(self._memories.lexical_search(query, pool) if words is None else words.result())
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)

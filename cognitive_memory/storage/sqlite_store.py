@@ -253,6 +253,14 @@ class SQLiteMemoryStore:
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
+    def lexical_rows(self) -> int:
+        """How many memories the lexical index holds (a point read of FTS5's own count)."""
+        with self._lock:
+            try:
+                return word_sql.row_total(self._conn)
+            except sqlite3.Error as exc:
+                raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
     def word_shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);
         memories holding none of them are left out."""

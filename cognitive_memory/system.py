@@ -70,8 +70,8 @@ Clock = Callable[[], datetime]
 SIMILAR_LIMIT = 3
 NEAR_DUPLICATE = 0.92
 # In a store of more memories than this, recall searches the words on another thread while the
-# query is embedded on one (measured in docs/performance.md: 2.1 ms saved at 10,000 lived-in turns
-# and 4.5 at 100,000, 0.5 ms lost at 3,435, where BM25 costs less than the second thread saves).
+# query is embedded on one (docs/performance.md: recall p50 about 3 ms faster at 10,000 lived-in
+# turns and 3.7 at 100,000, 0.5 ms slower at 3,435, where BM25 costs less than one thread costs).
 WORDS_BESIDE_FROM = 5_000
 _CORES = os.cpu_count() or 1
 

@@ -104,7 +104,7 @@ class OnnxEncoder:
 
     def encode_beside(self, text: str) -> Vector:
         """``text``'s vector computed on one thread, so that work on another thread has a core
-        meanwhile: a session of its own (the model loaded a second time, about 90 MB), made at the
+        meanwhile: a session of its own (the model loaded a second time, about 110 MB), made at the
         first call or by ``warm_up_beside``. ``encode`` serves instead while torch does, or when
         that session cannot be made."""
         model = self._beside_model()
@@ -120,7 +120,7 @@ class OnnxEncoder:
         active = self._loaded()
         if not isinstance(active, OnnxModel):
             return None
-        if self._threads == 1:
+        if self._threads == 1:  # COGNITIVE_MEMORY_TORCH_THREADS=1: the session runs on one already
             return active
         made = self._beside
         if made is not None and made[0] is active:

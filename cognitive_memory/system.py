@@ -100,6 +100,8 @@ class CognitiveSystem:
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
         self._words = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-words")
+        # The encoder that can embed a query on one thread beside the word search (fixed for life).
+        self._beside_encoder = encoder if _CORES >= 2 and isinstance(encoder, BesideEncoder) else None
         self.replication = IndexReplication(memories, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self._check_encoder_matches_index()
         self.replay_outbox()
@@ -399,8 +401,8 @@ class CognitiveSystem:
     def _beside(self) -> BesideEncoder | None:
         """The encoder that embeds a query on one thread while recall searches its words on
         another, when that is the faster way: two cores or more, a store past WORDS_BESIDE_FROM."""
-        encoder = self.encoder
-        if _CORES < 2 or not isinstance(encoder, BesideEncoder):
+        encoder = self._beside_encoder
+        if encoder is None:
             return None
         return encoder if self.memories.lexical_rows() > WORDS_BESIDE_FROM else None
 

@@ -238,8 +238,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-def apply_migrations(conn: sqlite3.Connection) -> list[str]:
-    """Apply every migration not yet recorded, each in its own IMMEDIATE transaction.
+def apply_migrations(conn: sqlite3.Connection, count: int | None = None) -> list[str]:
+    """Apply every migration not yet recorded (only the first ``count``, if given), each in its
+    own IMMEDIATE transaction.
 
     The check happens inside the transaction, so processes starting together on a new database
     apply each migration exactly once (the others wait on the write lock, then see it recorded).
@@ -248,7 +249,7 @@ def apply_migrations(conn: sqlite3.Connection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
     applied = []
-    for name, sql in MIGRATIONS:
+    for name, sql in MIGRATIONS[:count]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone() is None:

@@ -30,6 +30,12 @@ from typing import Any
 from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.processes import is_running
 from cognitive_memory.storage.migrations import MIGRATIONS
+from cognitive_memory.storage.schema import (
+    migration_problem,
+    recorded_migrations,
+    schema_differences,
+    summary,
+)
 
 __all__ = [
     "DATABASE_NAME",
@@ -39,6 +45,7 @@ __all__ = [
     "Manifest",
     "Snapshot",
     "create_snapshot",
+    "file_sha256",
     "list_snapshots",
     "read_manifest",
     "rotate_snapshots",
@@ -155,7 +162,7 @@ def _fill(database: Path, partial: Path, name: str | None, step: Step) -> Manife
     manifest = Manifest(
         created_at=datetime.now(UTC).isoformat(),
         integrity=integrity,
-        sha256=_sha256(copy),
+        sha256=file_sha256(copy),
         database_bytes=copy.stat().st_size,
         source_database=str(database),
         name=name,
@@ -212,7 +219,8 @@ def _facts(conn: sqlite3.Connection) -> dict[str, Any]:
     }
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, in hex."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -273,13 +281,15 @@ def read_manifest(directory: Path) -> Manifest:
 
 
 def verify_snapshot(directory: Path) -> Snapshot:
-    """The snapshot at ``directory`` once its manifest, checksum, integrity and counts agree;
-    ``InvalidInputError`` naming the first thing that does not."""
+    """The snapshot at ``directory`` once its manifest, checksum, integrity, migrations, schema and
+    counts agree; ``InvalidInputError`` naming the first thing that does not. The checksum alone
+    proves nothing against someone who can write the snapshot (they recompute it): the schema
+    check is what keeps a planted trigger or view out of the restored store."""
     manifest = read_manifest(directory)
     snapshot = Snapshot(directory, manifest)
     if not snapshot.database.is_file():
         raise InvalidInputError(f"{directory} is not a whole snapshot: {DATABASE_NAME} is missing.")
-    if _sha256(snapshot.database) != manifest.sha256:
+    if file_sha256(snapshot.database) != manifest.sha256:
         raise InvalidInputError(
             f"{snapshot.database} does not match its manifest's sha256: the snapshot is damaged."
         )
@@ -291,17 +301,43 @@ def verify_snapshot(directory: Path) -> Snapshot:
     uri = f"{snapshot.database.resolve().as_uri()}?mode=ro&immutable=1"
     try:
         with closing(sqlite3.connect(uri, uri=True)) as conn:
-            integrity = _integrity(conn)
-            counts = _facts(conn)["counts"] if integrity == "ok" else {}
+            _check_database(conn, snapshot)
     except sqlite3.Error as exc:
         raise InvalidInputError(
             f"{snapshot.database} cannot be read ({exc}): the snapshot is damaged."
         ) from None
-    if integrity != "ok":
-        raise InvalidInputError(f"{snapshot.database} fails integrity_check ({integrity}).")
-    if counts != manifest.counts:
-        raise InvalidInputError(f"{snapshot.database} holds {counts}, its manifest says {manifest.counts}.")
     return snapshot
+
+
+def _check_database(conn: sqlite3.Connection, snapshot: Snapshot) -> None:
+    """The snapshot's database passes integrity_check, records the first shipped migrations in
+    order (those its manifest names), has exactly the schema they make, and the manifest's counts."""
+    database, manifest = snapshot.database, snapshot.manifest
+    integrity = _integrity(conn)
+    if integrity != "ok":
+        raise InvalidInputError(f"{database} fails integrity_check ({integrity}).")
+    recorded = recorded_migrations(conn)
+    if recorded is None:
+        raise InvalidInputError(f"{database} is not a memory database (it has no schema_migrations table).")
+    problem = migration_problem(recorded)
+    if problem is not None:
+        raise InvalidInputError(
+            f"{database} {problem} (`memory_system backup --list` shows other snapshots)."
+        )
+    if recorded != manifest.migrations:
+        raise InvalidInputError(
+            f"{database} records migrations up to {recorded[-1] if recorded else None!r}, its manifest "
+            f"says {manifest.schema_version!r}: the snapshot was altered; restore another one."
+        )
+    differences = schema_differences(conn, len(recorded))
+    if differences:
+        raise InvalidInputError(
+            f"{database} is not what its migrations make ({summary(differences)}): the snapshot was "
+            "altered after it was made; restore another one (`memory_system backup --list`)."
+        )
+    counts = _facts(conn)["counts"]
+    if counts != manifest.counts:
+        raise InvalidInputError(f"{database} holds {counts}, its manifest says {manifest.counts}.")
 
 
 def list_snapshots(folder: Path) -> list[Snapshot]:

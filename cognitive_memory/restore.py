@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cognitive_memory.backup import Snapshot
-from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.backup import Snapshot, file_sha256
+from cognitive_memory.errors import InvalidInputError, StorageError, StoreLockedError
 from cognitive_memory.replication import copy_vectors, unindexed_threshold
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorStore
@@ -133,10 +133,15 @@ def restore_snapshot(
 
 def _stage(snapshot: Snapshot, database: Path) -> Path:
     """The snapshot's database copied beside ``database`` under a hidden name, every memory
-    queued for the index, flushed to disk."""
+    queued for the index, flushed to disk. The copy must still be the file ``verify_snapshot``
+    checked (its manifest's sha256): a snapshot swapped in between is refused."""
     staged = database.parent / f".{database.name}.restore-{uuid.uuid4().hex[:8]}"
     try:
         shutil.copyfile(snapshot.database, staged)
+        if file_sha256(staged) != snapshot.manifest.sha256:
+            raise InvalidInputError(
+                f"{snapshot.database} changed after it was checked: restore it again once nothing writes it."
+            )
         with closing(sqlite3.connect(staged, isolation_level=None)) as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) "
@@ -145,6 +150,9 @@ def _stage(snapshot: Snapshot, database: Path) -> Path:
             )
         with staged.open("rb+") as handle:
             os.fsync(handle.fileno())
+    except InvalidInputError:
+        staged.unlink(missing_ok=True)
+        raise
     except (OSError, sqlite3.Error) as exc:
         staged.unlink(missing_ok=True)
         raise StorageError(f"Could not write the restored database beside {database}: {exc}") from exc

@@ -235,6 +235,42 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX connections_target ON connections (target_id);
         """,
     ),
+    (
+        # A memory forgotten twice (forget, import it again, forget) had its first trash entry
+        # replaced, text and all. Each entry now has its own number (AUTOINCREMENT: never reused
+        # after a purge, so a restore by number cannot reach a later entry); ``id`` is the memory's
+        # and may repeat. A prune's confirm token is single-use: the digests of used tokens stay
+        # until they would have expired anyway.
+        "0011_trash_entries_and_used_prune_tokens",
+        """
+        CREATE TABLE trash_0011 (
+            entry INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL,
+            content TEXT NOT NULL,
+            project TEXT NOT NULL,
+            trashed_at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            trashed_by TEXT,
+            row TEXT NOT NULL,
+            embedding BLOB NOT NULL,
+            relations TEXT NOT NULL,
+            versions TEXT NOT NULL,
+            connections TEXT NOT NULL,
+            consolidated_into TEXT
+        );
+        INSERT INTO trash_0011 (
+            id, content, project, trashed_at, reason, trashed_by, row, embedding, relations, versions,
+            connections, consolidated_into
+        ) SELECT id, content, project, trashed_at, reason, trashed_by, row, embedding, relations, versions,
+            connections, consolidated_into FROM trash ORDER BY trashed_at, id;
+        DROP TABLE trash;
+        ALTER TABLE trash_0011 RENAME TO trash;
+        CREATE INDEX trash_trashed_at ON trash (trashed_at);
+        CREATE INDEX trash_memory ON trash (id, entry);
+        CREATE INDEX trash_consolidated_into ON trash (consolidated_into);
+        CREATE TABLE prune_tokens_used (digest TEXT PRIMARY KEY, expires_at REAL NOT NULL);
+        """,
+    ),
 )
 
 

@@ -15,6 +15,7 @@ import json
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +30,7 @@ __all__ = ["MAX_REQUEST_BYTES", "HookListener"]
 logger = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
-READ_SECONDS = 5.0  # a client that sends no whole request within this is dropped
+READ_SECONDS = 5.0  # a client that has not sent its whole request within this is dropped
 
 
 class HookListener:
@@ -51,13 +52,13 @@ class HookListener:
 
     def _serve(self, connection: socket.socket) -> None:
         with connection:
-            connection.settimeout(READ_SECONDS)
             try:
-                line = _read_line(connection)
+                line = _read_line(connection, time.monotonic() + READ_SECONDS)
             except (OSError, ValueError) as exc:
                 logger.info("Hook request not read: %s", exc)
                 return
             reply = self._reply(line)
+            connection.settimeout(READ_SECONDS)  # a client that does not take its reply is dropped too
             with contextlib.suppress(OSError):
                 connection.sendall(json.dumps(reply, ensure_ascii=False).encode() + b"\n")
 
@@ -88,10 +89,15 @@ class HookListener:
         self.path.unlink(missing_ok=True)
 
 
-def _read_line(connection: socket.socket) -> bytes:
-    """One request line; ValueError when it exceeds MAX_REQUEST_BYTES or the client hangs up first."""
+def _read_line(connection: socket.socket, until: float) -> bytes:
+    """One request line, read by ``until`` (TimeoutError past it, however the bytes trickle in);
+    ValueError when it exceeds MAX_REQUEST_BYTES or the client hangs up first."""
     data = bytearray()
     while b"\n" not in data:
+        left = until - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"no whole request within {READ_SECONDS:g} s")
+        connection.settimeout(left)
         chunk = connection.recv(65536)
         if not chunk:
             raise ValueError("the client closed the connection before a whole line")

@@ -52,8 +52,10 @@ EVENTS = ("session-start", "user-prompt-submit", "session-end", "pre-compact")
 _ENDING = ("session-end", "pre-compact")
 DEFAULT_TIMEOUT = 10.0  # the whole hook; the cold path takes 1-3 s here (README: Claude Code)
 SERVER_SECONDS = 2.0  # a running server that has not answered by then is given up on
+MAX_REPLY_BYTES = 1024 * 1024  # a context is at most 10,000 characters; more is not a server of ours
 BACKGROUND_TIMEOUT = 120.0  # a detached session-end (it blocks no one)
 DEFAULT_MAX_CHARS = 1500
+MAX_INPUT_CHARS = 4 * 1024 * 1024  # of the hook input on stdin (the server takes a request of 4 MiB at most)
 MAX_CONTEXT_CHARS = 10_000
 _APP_DIR_NAME = "cognitive-memory"
 
@@ -122,7 +124,9 @@ def _answer_or_log(event: str, options: HookOptions, deadline: float, wait: bool
 def _answer(event: str, options: HookOptions, deadline: float, wait: bool) -> str:
     if event not in EVENTS:
         raise HookFailure(f"unknown event; one of {', '.join(EVENTS)}")
-    raw = sys.stdin.read()
+    raw = sys.stdin.read(MAX_INPUT_CHARS + 1)
+    if len(raw) > MAX_INPUT_CHARS:
+        raise HookFailure(f"the hook input is over {MAX_INPUT_CHARS:,} characters")
     try:
         payload = json.loads(raw)
     except ValueError as exc:
@@ -240,28 +244,39 @@ def _private(folder: Path, *, follow_parent: bool) -> bool:
 
 
 def _newest_first(folder: Path) -> list[Path]:
+    """The sockets in ``folder``, newest first; anything else there (a folder or a file named
+    ``<n>.sock``) is not a server and is skipped."""
     found = []
     for path in folder.glob("*.sock"):
         try:
-            found.append((path.lstat().st_mtime, path))
+            state = path.lstat()
         except OSError:
             continue
+        if stat.S_ISSOCK(state.st_mode):
+            found.append((state.st_mtime, path))
     return [path for _, path in sorted(found, reverse=True)]
 
 
 def _ask(path: Path, line: bytes, until: float) -> dict[str, Any] | None:
-    """The server's reply on ``path``; None when no server is there (a dead one's socket is
-    removed); HookFailure when one is there but does not answer in time."""
+    """The server's reply on ``path``, the whole exchange done by ``until``; None when no server
+    is there (a dead one's socket is removed); HookFailure when one is there but does not answer
+    in time (a byte now and then does not buy more time) or answers badly."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(max(until - time.monotonic(), 0.001))
+        sock.settimeout(_left(until))
         try:
             sock.connect(str(path))
         except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        except TimeoutError:
+            raise HookFailure(f"the server at {path} did not answer in time") from None
+        except OSError as exc:  # not ours to remove (no permission, gone strange): try the next
+            _log(f"skipping {path}: {exc}")
             return None
         try:
             sock.sendall(line)
-            reply = json.loads(_receive_line(sock))
+            reply = json.loads(_receive_line(sock, until))
         except TimeoutError:
             raise HookFailure(f"the server at {path} did not answer in time") from None
         except (OSError, ValueError) as exc:
@@ -271,13 +286,25 @@ def _ask(path: Path, line: bytes, until: float) -> dict[str, Any] | None:
     return reply
 
 
-def _receive_line(sock: socket.socket) -> bytes:
+def _left(until: float) -> float:
+    """Seconds left until ``until``; TimeoutError when none are."""
+    left = until - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def _receive_line(sock: socket.socket, until: float) -> bytes:
+    """One reply line, received by ``until``; ValueError past MAX_REPLY_BYTES."""
     data = bytearray()
     while b"\n" not in data:
+        sock.settimeout(_left(until))
         chunk = sock.recv(65536)
         if not chunk:
             raise ConnectionError("the server closed the connection")
         data.extend(chunk)
+        if len(data) > MAX_REPLY_BYTES:
+            raise ValueError(f"a reply over {MAX_REPLY_BYTES} bytes")
     return bytes(data.split(b"\n", 1)[0])
 
 

@@ -1,6 +1,6 @@
 """What the hook tests share: recorded Claude Code hook inputs, a short private runtime directory
 for the hook sockets, and fake servers on those sockets (one that answers a canned line, one
-that accepts and never answers)."""
+that accepts and never answers, one that trickles its answer a byte at a time)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,15 @@ from pathlib import Path
 
 from memory_system.hook_command import socket_folder
 
-__all__ = ["FIXTURES", "HASH_ENTRY", "fake_server", "hook_input", "hook_socket_path", "private_runtime_dir"]
+__all__ = [
+    "FIXTURES",
+    "HASH_ENTRY",
+    "fake_server",
+    "hook_input",
+    "hook_socket_path",
+    "private_runtime_dir",
+    "trickling_server",
+]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
 # The console script's entry point (`hook` answered before typer), with the hash encoder on the
@@ -89,5 +97,37 @@ def fake_server(path: Path, reply: dict[str, object] | None) -> Iterator[list[by
         listener.close()
         for connection in held:
             connection.close()
+        thread.join(5)
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def trickling_server(path: Path, every: float) -> Iterator[None]:
+    """A server on ``path`` that reads one request line, then sends one byte every ``every``
+    seconds and never a whole line, until its client hangs up or the block ends."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    done = threading.Event()
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = listener.accept()
+            with connection:
+                data = b""
+                while b"\n" not in data and (chunk := connection.recv(65536)):
+                    data += chunk
+                while not done.wait(every):
+                    connection.sendall(b" ")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
         thread.join(5)
         path.unlink(missing_ok=True)

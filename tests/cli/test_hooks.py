@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,15 @@ from cognitive_memory.settings import default_data_dir as settings_data_dir
 from interfaces.hooks import HOOK_EVENTS
 from memory_system import hook_command
 from memory_system.cli import app
-from tests.hooking import FIXTURES, HASH_ENTRY, fake_server, hook_input, hook_socket_path, private_runtime_dir
+from tests.hooking import (
+    FIXTURES,
+    HASH_ENTRY,
+    fake_server,
+    hook_input,
+    hook_socket_path,
+    private_runtime_dir,
+    trickling_server,
+)
 
 runner = CliRunner()
 CONSOLE_SCRIPT = Path(sys.executable).with_name("memory_system")
@@ -215,6 +224,22 @@ def test_bad_input_prints_nothing_and_exits_0_with_one_line_on_stderr(args: list
     assert len(result.stderr.splitlines()) == 1, result.stderr
 
 
+def test_endless_input_is_refused_at_its_bound_not_read_to_the_deadline() -> None:
+    with Path("/dev/zero").open("rb") as zeros:
+        result = subprocess.run(
+            [str(CONSOLE_SCRIPT), "hook", "session-end", "--wait"],
+            stdin=zeros,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COGNITIVE_MEMORY_HOOK_TIMEOUT": "5"},
+        )
+
+    assert (result.returncode, result.stdout) == (0, "")
+    bound = f"{hook_command.MAX_INPUT_CHARS:,}"
+    assert result.stderr == f"memory_system hook session-end: the hook input is over {bound} characters\n"
+
+
 def test_a_broken_store_gives_exit_0_and_no_output(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
     broken = str(tmp_path / "a-file" / "data")
@@ -254,6 +279,35 @@ def test_a_stalled_server_makes_the_hook_give_up_without_opening_the_memory(data
     assert len(result.stderr.splitlines()) == 1, result.stderr
     assert len(requests) == 1
     assert not data_dir.exists()  # it did not fall back to opening the memory itself
+
+
+def test_a_server_trickling_its_answer_is_given_up_on_after_the_servers_two_seconds(data_dir: Path) -> None:
+    with trickling_server(hook_socket_path(data_dir, "4242.sock"), every=1.5):
+        started = time.monotonic()
+        result = runner.invoke(app, ["hook", "user-prompt-submit"], input=hook_input("user_prompt_submit"))
+        took = time.monotonic() - started
+
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "did not answer in time" in result.stderr
+    assert hook_command.SERVER_SECONDS <= took < hook_command.SERVER_SECONDS + 1  # not the hook's 10 s
+    assert not data_dir.exists()
+
+
+def test_entries_of_the_socket_folder_that_are_not_sockets_are_skipped(data_dir: Path) -> None:
+    answered = '{"hookSpecificOutput": {}}'
+    reply: dict[str, object] = {"stdout": answered, "note": None}
+    with fake_server(hook_socket_path(data_dir, "4242.sock"), reply) as requests:
+        not_sockets = [hook_socket_path(data_dir, "9998.sock"), hook_socket_path(data_dir, "9999.sock")]
+        not_sockets[0].write_text("")
+        not_sockets[1].mkdir()
+        for path in not_sockets:  # newer than the live socket: tried first
+            os.utime(path, (time.time() + 60, time.time() + 60))
+
+        result = runner.invoke(app, ["hook", "user-prompt-submit"], input=hook_input("user_prompt_submit"))
+
+    assert (result.exit_code, result.stdout, result.stderr) == (0, answered + "\n", "")
+    assert len(requests) == 1
+    assert all(path.exists() for path in not_sockets)  # left alone: they are not a dead server's
 
 
 def test_the_console_scripts_fast_path_asks_the_server_and_imports_nothing_heavy(data_dir: Path) -> None:

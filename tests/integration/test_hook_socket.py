@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
+from interfaces import hook_socket
 from interfaces.cli import CognitiveCLI
 from interfaces.hook_socket import HookListener
 from interfaces.hooks import answer_hook
@@ -104,6 +106,27 @@ def test_a_client_that_hangs_up_early_does_not_stop_the_listener(listener: HookL
     reply = _exchange(listener.path, b'{"event": "session-start", "payload": {"cwd": "/x/proj"}}\n')
 
     assert DEPLOY in str(reply["stdout"])
+
+
+def test_a_client_trickling_its_request_is_dropped_at_the_read_deadline(
+    listener: HookListener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hook_socket, "READ_SECONDS", 1.0)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(listener.path))
+        sock.settimeout(0.25)  # a byte every quarter second: well inside any per-read timeout
+        started, closed = time.monotonic(), False
+        while not closed and time.monotonic() - started < 5:
+            try:
+                sock.sendall(b" ")
+                closed = sock.recv(1) == b""
+            except TimeoutError:
+                continue
+            except OSError:  # the server closed first: a reset
+                closed = True
+        took = time.monotonic() - started
+
+    assert closed and took < 2
 
 
 def test_a_server_listens_for_its_data_directory_and_removes_its_socket_when_done(

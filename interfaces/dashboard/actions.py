@@ -1,4 +1,5 @@
-"""The POSTs that change memories, log in and log out; each checks its form's CSRF token first.
+"""The POSTs that change memories; each checks its form's CSRF token first (logging in and out:
+``login``).
 
 A refused change answers with the page it came from, the error and the values as typed (nothing
 typed is lost); a done change redirects (303) to the page that shows it.
@@ -14,12 +15,12 @@ from starlette.responses import RedirectResponse, Response
 
 from cognitive_memory.errors import CognitiveMemoryError
 from interfaces.dashboard.forms import FormError, describe, memory_changes
-from interfaces.dashboard.gate import checked_form, cookie_header, local_target
+from interfaces.dashboard.gate import checked_form
 from interfaces.dashboard.pages import memory_page
 from interfaces.dashboard.state import blocking, session_of, state_of
 from interfaces.requests import LinkRequest, UnlinkRequest
 
-__all__ = ["edit", "forget", "link", "login", "logout", "restore", "unlink"]
+__all__ = ["edit", "forget", "link", "restore", "unlink"]
 
 
 def _see(request: Request, path: str, notice: str | None = None) -> RedirectResponse:
@@ -32,37 +33,6 @@ def _see(request: Request, path: str, notice: str | None = None) -> RedirectResp
 
 def _memory_path(memory_id: str) -> str:
     return f"/memories/{quote(memory_id, safe='')}"
-
-
-async def login(request: Request) -> Response:
-    """MCP_AUTH_TOKEN typed into the form starts a new, logged-in session."""
-    state = state_of(request)
-    form = await checked_form(request)
-    target = local_target(form.get("next"))
-    wait = state.throttle.wait_seconds()
-    if wait > 0:
-        context = {"next": target, "error": f"Too many wrong tokens: try again in {wait:.0f} s."}
-        return state.renderer.page(request, "login.html", context, 429)
-    if not state.keys.check_login(form.get("token", "")):
-        state.throttle.failed()
-        context = {"next": target, "error": "That is not the server's token (MCP_AUTH_TOKEN)."}
-        return state.renderer.page(request, "login.html", context, 401)
-    state.throttle.succeeded()
-    session = state.keys.new_session(logged_in=True)
-    response = RedirectResponse(target, status_code=303)
-    secure = request.url.scheme == "https"
-    response.headers.append("set-cookie", cookie_header(session, state.keys.cookie_value(session), secure))
-    return response
-
-
-async def logout(request: Request) -> Response:
-    state = state_of(request)
-    await checked_form(request)
-    session = state.keys.new_session(logged_in=False)
-    response = RedirectResponse("/", status_code=303)
-    secure = request.url.scheme == "https"
-    response.headers.append("set-cookie", cookie_header(session, state.keys.cookie_value(session), secure))
-    return response
 
 
 async def edit(request: Request) -> Response:

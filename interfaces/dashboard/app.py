@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from cognitive_memory.errors import CognitiveMemoryError, InvalidInputError, NotFoundError
 from interfaces.cli import CognitiveCLI
-from interfaces.dashboard import actions, pages
-from interfaces.dashboard.auth import SessionKeys
+from interfaces.dashboard import actions, login, pages
+from interfaces.dashboard.auth import LoginThrottle, SessionKeys
 from interfaces.dashboard.forms import FormError
 from interfaces.dashboard.gate import CsrfError, SessionGate
 from interfaces.dashboard.state import DashboardState, HealthChecks, state_of
@@ -25,13 +27,6 @@ from interfaces.dashboard.views import STATIC_DIR
 __all__ = ["create_dashboard"]
 
 logger = logging.getLogger(__name__)
-
-
-async def _login_form(request: Request) -> Response:
-    state = state_of(request)
-    if request.scope["state"]["logged_in"] and state.keys.login_required:
-        return RedirectResponse("/", status_code=303)
-    return state.renderer.page(request, "login.html", {"next": "/", "error": None})
 
 
 def _error(request: Request, title: str, message: str, status: int) -> Response:
@@ -80,9 +75,9 @@ def _routes() -> list[Route | Mount]:
         Route("/status", pages.status_page),
         Route("/trash", pages.trash_page),
         Route("/trash/restore", actions.restore, methods=["POST"]),
-        Route("/login", _login_form),
-        Route("/login", actions.login, methods=["POST"]),
-        Route("/logout", actions.logout, methods=["POST"]),
+        Route("/login", login.login_form),
+        Route("/login", login.login, methods=["POST"]),
+        Route("/logout", login.logout, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
 
@@ -93,10 +88,15 @@ def create_dashboard(
     token: str | None,
     security: TransportSecuritySettings | None,
     checks: HealthChecks | None = None,
+    login_code: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ASGIApp:
     """The dashboard over ``cli``: login with ``token`` when set, ``security``'s Host/Origin rules
-    (None: no check, for tests only), ``checks`` run on the status page (doctor's, on this system)."""
-    state = DashboardState(cli=cli, keys=SessionKeys(token), checks=checks)
+    (None: no check, for tests only), ``checks`` run on the status page (doctor's, on this system).
+    ``login_code`` is the code of a one-time login link (``/login?once=CODE``); ``clock`` is the
+    login throttle's."""
+    keys = SessionKeys(token, login_code=login_code)
+    state = DashboardState(cli=cli, keys=keys, checks=checks, throttle=LoginThrottle(clock))
     app = Starlette(
         routes=_routes(),
         exception_handlers={

@@ -8,9 +8,17 @@ import pytest
 from starlette.testclient import TestClient
 
 from interfaces.cli import CognitiveCLI
-from interfaces.dashboard.auth import COOKIE_NAME, FREE_FAILURES, LoginThrottle, SessionKeys
+from interfaces.dashboard import create_dashboard
+from interfaces.dashboard.auth import (
+    COOKIE_NAME,
+    FREE_FAILURES,
+    LINK_SECONDS,
+    MAX_WAIT_SECONDS,
+    LoginThrottle,
+    SessionKeys,
+)
 from interfaces.dashboard.gate import local_target
-from tests.dashboard.conftest import TOKEN, csrf_of, login
+from tests.dashboard.conftest import PORT, TOKEN, csrf_of, login
 
 SECRET_TEXT = "The staging database password rotates every Monday."
 
@@ -189,27 +197,108 @@ def test_logout_ends_the_session(client: TestClient) -> None:
     assert client.get("/status").status_code == 401
 
 
+def test_an_old_cookie_is_refused_after_logout(client: TestClient) -> None:
+    kept = client.cookies[COOKIE_NAME]
+    csrf = csrf_of(client.get("/").text)
+    assert client.post("/logout", data={"csrf": csrf}).status_code == 303
+    # a copy of the cookie taken before the logout, replayed by another browser
+    replay = TestClient(client.app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
+    replay.cookies.set(COOKIE_NAME, kept)
+    assert replay.get("/status").status_code == 401
+    assert replay.post("/trash/restore", data={"csrf": csrf, "memory_id": "x"}).status_code == 401
+
+
+def test_logging_out_one_session_keeps_the_others(make_client: Callable[..., TestClient]) -> None:
+    first, second = make_client(), make_client()
+    login(first)
+    login(second)
+    first.post("/logout", data={"csrf": csrf_of(first.get("/").text)})
+    assert first.get("/status").status_code == 401
+    assert second.get("/status").status_code == 200
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_correct_token_logs_in_while_wrong_ones_are_posted_twice_a_second(cli: CognitiveCLI) -> None:
+    """The attack of issue 27: a wrong token every 0.5 s for 127 s; every correct login succeeds."""
+    clock = FakeClock()
+    app = create_dashboard(cli, token=TOKEN, security=None, clock=clock)
+    guesser = TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
+    refused, owner_logins = 0, []
+    for step in range(254):
+        clock.now = 1000.0 + step * 0.5
+        refused += login(guesser, token=f"guess-{step}").status_code == 429
+        if step % 20 == 10:
+            owner = TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
+            owner_logins.append(login(owner).status_code)
+            assert owner.get("/status").status_code == 200
+            refused += login(guesser, token="guess-again").status_code == 429
+    assert owner_logins == [303] * 13
+    assert refused > 254 // 2  # the guesser was throttled most of the time
+    assert guesser.get("/status").status_code == 401
+
+
 def test_repeated_wrong_tokens_slow_the_login_down(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     for _ in range(FREE_FAILURES + 1):
         assert login(client, token="guess").status_code == 401
-    refused = login(client)
+    refused = login(client, token="guess")
     assert refused.status_code == 429
     assert "try again in" in refused.text
     assert client.get("/status").status_code == 401
+    assert login(client).status_code == 303  # the right token is never throttled
+    assert client.get("/status").status_code == 200
 
 
 def test_the_login_wait_doubles_and_a_success_resets_it() -> None:
-    throttle = LoginThrottle()
+    clock = FakeClock()
+    throttle = LoginThrottle(clock)
     for _ in range(FREE_FAILURES):
-        throttle.failed(now=100.0)
-    assert throttle.wait_seconds(now=100.0) == 0.0
-    throttle.failed(now=100.0)
-    throttle.failed(now=100.0)
-    assert throttle.wait_seconds(now=100.0) == 4.0
-    assert throttle.wait_seconds(now=104.0) == 0.0
+        throttle.failed()
+    assert throttle.wait_seconds() == 0.0
+    throttle.failed()
+    throttle.failed()
+    assert throttle.wait_seconds() == 4.0
+    clock.now += 4.0
+    assert throttle.wait_seconds() == 0.0
     for _ in range(20):
-        throttle.failed(now=200.0)
-    assert throttle.wait_seconds(now=200.0) == 60.0
+        throttle.failed()
+    assert throttle.wait_seconds() == MAX_WAIT_SECONDS
     throttle.succeeded()
-    assert throttle.wait_seconds(now=200.0) == 0.0
+    assert throttle.wait_seconds() == 0.0
+
+
+def one_time_client(cli: CognitiveCLI, code: str = "one-time-code") -> TestClient:
+    app = create_dashboard(cli, token=TOKEN, security=None, login_code=code)
+    return TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
+
+
+def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(cli: CognitiveCLI) -> None:
+    browser = one_time_client(cli)
+    landed = browser.get("/login?once=one-time-code")
+    assert landed.status_code == 200
+    assert '<meta http-equiv="refresh" content="0; url=/">' in landed.text
+    assert "one-time-code" not in landed.text
+    assert TOKEN not in landed.text
+    assert browser.get("/status").status_code == 200
+    other = TestClient(browser.app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
+    spent = other.get("/login?once=one-time-code")
+    assert spent.status_code == 401
+    assert "already used or has expired" in spent.text
+    assert other.get("/status").status_code == 401
+
+
+def test_a_wrong_or_expired_login_link_logs_nobody_in(cli: CognitiveCLI) -> None:
+    browser = one_time_client(cli)
+    assert browser.get("/login?once=guess").status_code == 401
+    assert browser.get("/status").status_code == 401
+    late_clock = FakeClock()
+    late = SessionKeys(TOKEN, login_code="code", clock=late_clock)
+    late_clock.now += LINK_SECONDS + 1
+    assert not late.redeem_login_code("code")

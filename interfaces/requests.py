@@ -7,7 +7,6 @@ and the typer commands build the same models (``ValidationError`` becomes one ``
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, date, datetime, time
 from typing import Annotated, Literal
 
@@ -17,7 +16,14 @@ from pydantic_core import PydanticCustomError
 from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS
 from cognitive_memory.core.memory import GLOBAL_PROJECT
 from cognitive_memory.core.pruning import PruneCriteria
-from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS, MAX_TEXT_CHARS
+from cognitive_memory.core.validation import (
+    ALL_PROJECTS,
+    MAX_PROJECT_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_TEXT_CHARS,
+    check_project,
+)
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.vector_store import VectorFilter
 from interfaces.schemas import LevelValue, MemoryTypeName, RecallSource, RelationName
@@ -55,20 +61,16 @@ __all__ = [
     "scope_filter",
 ]
 
-MAX_PROJECT_CHARS = 100
-# filters.projects: ["*"] searches every project.
-ALL_PROJECTS = "*"
-_PROJECT = re.compile(r"^[^\x00-\x1f\x7f*]+$")
-
 
 def _check_project(value: str) -> str:
-    name = value.strip()
-    if not name or not _PROJECT.match(name):
+    """The store's rule (core.validation.check_project), as pydantic reports a field's error."""
+    try:
+        return check_project(value)
+    except InvalidInputError:
         raise ValueError(
             "a project name is 1-100 characters without control characters or '*' "
             "(use filters.projects: ['*'] for every project)"
-        )
-    return name
+        ) from None
 
 
 ProjectName = Annotated[

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cognitive_memory.errors import InvalidInputError
 
 __all__ = [
+    "ALL_PROJECTS",
+    "MAX_PROJECT_CHARS",
     "MAX_QUERY_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
     "MAX_TEXT_CHARS",
     "check_importance",
+    "check_memory_id",
     "check_metadata",
+    "check_project",
     "check_tags",
     "check_text",
     "is_blank",
@@ -27,6 +33,10 @@ MAX_QUERY_CHARS = 10_000
 MAX_TAGS = 50
 MAX_TAG_CHARS = 100
 MAX_METADATA_BYTES = 64_000
+MAX_PROJECT_CHARS = 100
+# filters.projects: ["*"] searches every project, so no project is named "*".
+ALL_PROJECTS = "*"
+_PROJECT = re.compile(r"^[^\x00-\x1f\x7f*]+$")
 # Categories that print nothing: controls (NUL...), format characters (zero-width space, joiners,
 # BOM, soft hyphen) and separators; plus the default-ignorable letters and marks among the rest.
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
@@ -115,3 +125,31 @@ def check_metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
             code="metadata_too_large",
         )
     return dict(metadata)
+
+
+def check_project(value: str, *, field: str = "project") -> str:
+    """A project name stripped: 1-100 characters, no control characters, no '*'."""
+    name = value.strip() if isinstance(value, str) else ""
+    if not name or len(name) > MAX_PROJECT_CHARS or not _PROJECT.match(name):
+        raise InvalidInputError(
+            f"`{field}` is {str(value)[:40]!r}: a project name is 1-{MAX_PROJECT_CHARS} characters without "
+            f"control characters or '{ALL_PROJECTS}' (use filters.projects: ['*'] for every project)",
+            code="invalid_project",
+        )
+    return name
+
+
+def check_memory_id(value: str, *, field: str = "id") -> str:
+    """A memory id in its canonical form (lower-case hex with hyphens): any spelling of a UUID is
+    taken (upper case, braces, ``urn:uuid:``); anything else is refused, because the vector index
+    addresses every memory by a UUID."""
+    if isinstance(value, str) and len(value) <= 45:
+        try:
+            return str(uuid.UUID(value))
+        except ValueError:
+            pass
+    raise InvalidInputError(
+        f"`{field}` is {str(value)[:60]!r}, not a UUID: memory ids are UUIDs such as "
+        "'3f2c8a9e-1b7d-4c55-9a1e-6d0b2f4e8c11' (give the memory a new one, e.g. from `uuidgen`).",
+        code="invalid_id",
+    )

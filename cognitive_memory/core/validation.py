@@ -133,7 +133,7 @@ def check_project(value: str, *, field: str = "project") -> str:
     if not name or len(name) > MAX_PROJECT_CHARS or not _PROJECT.match(name):
         raise InvalidInputError(
             f"`{field}` is {str(value)[:40]!r}: a project name is 1-{MAX_PROJECT_CHARS} characters without "
-            f"control characters or '{ALL_PROJECTS}' (use filters.projects: ['*'] for every project)",
+            f"control characters or '{ALL_PROJECTS}'.",
             code="invalid_project",
         )
     return name
@@ -149,7 +149,7 @@ def check_memory_id(value: str, *, field: str = "id") -> str:
         except ValueError:
             pass
     raise InvalidInputError(
-        f"`{field}` is {str(value)[:60]!r}, not a UUID: memory ids are UUIDs such as "
-        "'3f2c8a9e-1b7d-4c55-9a1e-6d0b2f4e8c11' (give the memory a new one, e.g. from `uuidgen`).",
+        f"`{field}` is {str(value)[:60]!r}, not a UUID "
+        "(memory ids are UUIDs: give it one, e.g. from `uuidgen`).",
         code="invalid_id",
     )

@@ -345,9 +345,13 @@ class CognitiveCLI:
             else "No memories match",
         )
 
-    def update_memory(self, memory_id: str, changes: MemoryChanges) -> UpdateResult:
+    def update_memory(
+        self, memory_id: str, changes: MemoryChanges, *, expected_revision: str | None = None
+    ) -> UpdateResult:
         """Change a memory in place (id, access history and links stay; the previous state becomes a
-        version). Loaded memories are refused with the way to change them: their file."""
+        version). Loaded memories are refused with the way to change them: their file. With
+        ``expected_revision`` (``CognitiveMemory.revision`` as read) a memory changed since is
+        refused with ``EditConflictError`` and nothing is written."""
         found = self.system.memories.get([memory_id])
         if found and is_loaded(found[0]):
             raise LoadedMemoryError(f"Memory {memory_id} is {loaded_reason(found[0])}.")
@@ -359,7 +363,9 @@ class CognitiveCLI:
             memory_type=changes.memory_type,
             metadata={"source_info": changes.source_info} if changes.source_info is not None else None,
         )
-        outcome = self.system.update(memory_id, edit, session_id=self.session_id)
+        outcome = self.system.update(
+            memory_id, edit, session_id=self.session_id, expected_revision=expected_revision
+        )
         memory = outcome.memory
         changed = ["text" if name == "content" else name for name in outcome.changed]
         return UpdateResult(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -83,6 +84,23 @@ class CognitiveMemory:
         """Where the memory came from: None (stored by hand), markdown, git, session_lesson."""
         value = self.metadata.get("loader_type")
         return str(value) if value is not None else None
+
+    @property
+    def revision(self) -> str:
+        """A digest of what an edit can change (text, tags, importance, level, type, metadata) and
+        of the project: equal digests, equal memories for an editor. An edit made from a read
+        carries it so a change in between is refused rather than undone (``EditConflictError``)."""
+        state = [
+            self.content,
+            list(self.tags),
+            self.importance_score,
+            int(self.hierarchy_level),
+            str(self.memory_type),
+            dict(self.metadata),
+            self.project,
+        ]
+        text = json.dumps(state, sort_keys=True, default=str)
+        return hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
 
 
 def content_key(text: str) -> str:

@@ -34,7 +34,7 @@ from cognitive_memory.storage.rows import (
 )
 from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.vector_store import VectorFilter
-from cognitive_memory.storage.versions import rewrite_memory
+from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
 __all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "SQLiteMemoryStore"]
 
@@ -121,9 +121,11 @@ class SQLiteMemoryStore:
 
     def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
         """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);
-        returns that version's number."""
+        returns that version's number. Refused (``EditConflictError``) if the stored memory is no
+        longer ``previous``: compare and set in one transaction."""
         now = datetime.now(UTC).timestamp()
         with self._transaction() as conn:
+            check_unchanged(conn, previous)
             version = rewrite_memory(conn, memory, previous, session_id, now)
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
         return version

@@ -6,11 +6,23 @@ import json
 import sqlite3
 
 from cognitive_memory.core.memory import CognitiveMemory, content_key
-from cognitive_memory.errors import StorageError
+from cognitive_memory.errors import EditConflictError, NotFoundError, StorageError
 from cognitive_memory.storage import associations
-from cognitive_memory.storage.rows import queue_vector_writes
+from cognitive_memory.storage.rows import MEMORY_COLUMNS, memory_from_row, queue_vector_writes
 
-__all__ = ["rewrite_memory"]
+__all__ = ["check_unchanged", "rewrite_memory"]
+
+
+def check_unchanged(conn: sqlite3.Connection, previous: CognitiveMemory) -> None:
+    """Refuse (``EditConflictError``) when the stored memory is no longer ``previous``: inside the
+    write's transaction, so a change made between the caller's read and this write is caught."""
+    row = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (previous.id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"Memory {previous.id} was forgotten while it was being changed.")
+    if memory_from_row(row).revision != previous.revision:
+        raise EditConflictError(
+            f"Memory {previous.id} changed while it was being changed; read it again and redo the edit."
+        )
 
 
 def rewrite_memory(

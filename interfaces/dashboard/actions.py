@@ -13,10 +13,10 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.errors import CognitiveMemoryError, EditConflictError
 from interfaces.dashboard.forms import FormError, describe, memory_changes
 from interfaces.dashboard.gate import checked_form
-from interfaces.dashboard.pages import memory_page
+from interfaces.dashboard.pages import changed_page, memory_page
 from interfaces.dashboard.state import blocking, session_of, state_of
 from interfaces.requests import LinkRequest, UnlinkRequest
 
@@ -36,12 +36,18 @@ def _memory_path(memory_id: str) -> str:
 
 
 async def edit(request: Request) -> Response:
-    """update_memory with the edit form's values."""
+    """update_memory with the edit form's values, if the memory is still as the form read it."""
     state = state_of(request)
     memory_id = request.path_params["memory_id"]
     form = await checked_form(request)
+    form.setdefault("revision", "")  # a form from before revisions is as stale as an old one
     try:
-        result = await blocking(state.cli.update_memory, memory_id, memory_changes(form))
+        changes = memory_changes(form)
+        result = await blocking(
+            state.cli.update_memory, memory_id, changes, expected_revision=form["revision"]
+        )
+    except EditConflictError:
+        return await changed_page(request, form)
     except FormError as exc:
         return await memory_page(request, error=exc.message, form=form)
     except CognitiveMemoryError as exc:

@@ -15,13 +15,18 @@ from pydantic import ValidationError
 from starlette.requests import Request
 
 from interfaces.requests import ALL_PROJECTS, MemoryChanges, RecallFilters
+from interfaces.schemas import MemoryRecordOut
 
 __all__ = [
+    "EDIT_FIELDS",
     "FILTER_FIELDS",
     "MAX_FORM_BYTES",
+    "FieldChange",
     "FilterForm",
     "FormError",
+    "compare_edit",
     "describe",
+    "edit_values",
     "memory_changes",
     "read_form",
     "split_list",
@@ -29,6 +34,14 @@ __all__ = [
 
 MAX_FORM_BYTES = 256 * 1024
 FILTER_FIELDS = ("project", "tags", "level", "type", "source", "after", "before")
+EDIT_FIELDS = {
+    "text": "Text",
+    "tags": "Tags",
+    "importance": "Importance",
+    "level": "Level",
+    "memory_type": "Type",
+    "source_info": "Source",
+}
 
 
 class FormError(ValueError):
@@ -85,10 +98,62 @@ class FilterForm:
         return urlencode({k: v for k, v in {**self.values, **extra}.items() if v})
 
 
+def edit_values(memory: MemoryRecordOut, revision: str, form: Mapping[str, str]) -> dict[str, str]:
+    """The edit form's fields and the ``revision`` they were read at: as posted when an edit comes
+    back refused (a form without a revision stays stale), else as ``memory`` holds them now."""
+    if "text" not in form:
+        return {
+            "text": memory.content,
+            "tags": ", ".join(memory.tags),
+            "importance": str(memory.importance_score),
+            "level": str(memory.hierarchy_level),
+            "memory_type": memory.memory_type,
+            "source_info": str(memory.metadata.get("source_info", "")),
+            "revision": revision,
+        }
+    return {name: form.get(name, "") for name in (*EDIT_FIELDS, "revision")}
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One field of an edit against the memory as stored now, both as text."""
+
+    label: str
+    stored: str
+    posted: str
+    differs: bool
+
+
+def _same(name: str, stored: str, posted: str) -> bool:
+    if name == "tags":
+        return split_list(stored) == split_list(posted)
+    if name == "importance":
+        try:
+            return float(stored) == float(posted)
+        except ValueError:
+            return False
+    return _lines(stored).strip() == _lines(posted).strip()
+
+
+def compare_edit(stored: Mapping[str, str], posted: Mapping[str, str]) -> list[FieldChange]:
+    """Each field of the edit form as stored now and as posted, marking those that differ."""
+    return [
+        FieldChange(
+            label, stored[name], posted.get(name, ""), not _same(name, stored[name], posted.get(name, ""))
+        )
+        for name, label in EDIT_FIELDS.items()
+    ]
+
+
+def _lines(text: str) -> str:
+    """Browsers post a textarea's line breaks as CRLF; memories keep LF."""
+    return text.replace("\r\n", "\n")
+
+
 def memory_changes(form: Mapping[str, str]) -> MemoryChanges:
     """The edit form as ``MemoryChanges`` (every field sent; unchanged ones change nothing)."""
     data: dict[str, Any] = {
-        "text": form.get("text", ""),
+        "text": _lines(form.get("text", "")),
         "tags": split_list(form.get("tags", "")),
         "memory_type": form.get("memory_type") or None,
         "source_info": form.get("source_info", "").strip() or None,

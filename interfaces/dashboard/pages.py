@@ -13,14 +13,23 @@ from starlette.responses import JSONResponse, Response
 
 from cognitive_memory.errors import NotFoundError
 from interfaces.answers import ranked_reason, record_out
-from interfaces.dashboard.forms import FilterForm, FormError
+from interfaces.dashboard.forms import FilterForm, FormError, compare_edit, edit_values
 from interfaces.dashboard.graph import neighbourhood
 from interfaces.dashboard.state import blocking, session_of, state_of
 from interfaces.paging import DEFAULT_PAGE_SIZE
 from interfaces.requests import RecallFilters
 from interfaces.schemas import BridgeOut, MemoryOut, MemoryRecordOut, OrderBy, RelatedResult
 
-__all__ = ["browse", "graph_data", "graph_page", "memory_page", "search", "status_page", "trash_page"]
+__all__ = [
+    "browse",
+    "changed_page",
+    "graph_data",
+    "graph_page",
+    "memory_page",
+    "search",
+    "status_page",
+    "trash_page",
+]
 
 MAX_QUERY_CHARS = 2000
 ORDERS: dict[OrderBy, str] = {
@@ -119,14 +128,19 @@ async def browse(request: Request) -> Response:
     return state.renderer.page(request, "browse.html", context, 400 if error else 200)
 
 
-def _record(request: Request, memory_id: str) -> MemoryRecordOut:
-    """The memory whole, with its versions, without counting it as a use."""
+def _stored(request: Request, memory_id: str) -> tuple[MemoryRecordOut, str]:
+    """The memory whole, with its versions, and the revision of that same read (what an edit form
+    carries), without counting it as a use."""
     system = state_of(request).cli.system
     found = system.memories.get([memory_id])
     if not found:
         raise NotFoundError(f"No memory has the id {memory_id!r}.")
     history = system.memories.versions([memory_id]).get(memory_id, [])
-    return record_out(found[0], history, system.now())
+    return record_out(found[0], history, system.now()), found[0].revision
+
+
+def _record(request: Request, memory_id: str) -> MemoryRecordOut:
+    return _stored(request, memory_id)[0]
 
 
 def in_trash(request: Request, memory_id: str) -> bool:
@@ -140,7 +154,7 @@ async def memory_page(
     state = state_of(request)
     memory_id = request.path_params["memory_id"]
     try:
-        memory = await blocking(_record, request, memory_id)
+        memory, revision = await blocking(_stored, request, memory_id)
     except NotFoundError:
         trashed = await blocking(in_trash, request, memory_id)
         context = {"memory_id": memory_id, "trashed": trashed}
@@ -152,10 +166,27 @@ async def memory_page(
         "relations": RELATIONS,
         "error": error,
         "form": form or {},
-        "tags_text": ", ".join(memory.tags),
+        "edit": edit_values(memory, revision, form or {}),
         "request_notice": _notice(request),
     }
     return state.renderer.page(request, "memory.html", context, 400 if error else 200)
+
+
+async def changed_page(request: Request, posted: dict[str, str]) -> Response:
+    """An edit read before the memory last changed (HTTP 409): what it holds now beside what was
+    posted, a form to save the posted values over it anyway, a link to start again from it."""
+    memory_id = request.path_params["memory_id"]
+    try:
+        memory, revision = await blocking(_stored, request, memory_id)
+    except NotFoundError:
+        return await memory_page(request)
+    now = edit_values(memory, revision, {})
+    context = {
+        "memory": memory,
+        "fields": compare_edit(now, posted),
+        "edit": {**edit_values(memory, revision, posted), "revision": revision},
+    }
+    return state_of(request).renderer.page(request, "changed.html", context, 409)
 
 
 async def forget_confirm(request: Request) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,60 @@ from interfaces.dashboard.graph import bridge_nodes
 from interfaces.dashboard.views import CONTENT_SECURITY_POLICY
 from interfaces.http_app import create_http_app
 from interfaces.mcp_server import create_server
-from interfaces.requests import StoreContext
+from interfaces.requests import MemoryChanges, StoreContext
 from tests.dashboard.conftest import TOKEN, csrf_of, login
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "interfaces" / "dashboard" / "templates"
 HOSTILE = '<img src=x onerror=alert(1)> <script>alert(2)</script> <a href="javascript:alert(3)">x</a>'
+
+
+class _FormFields(HTMLParser):
+    """The fields a browser would post from the form whose action is ``action``."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action, self.inside = action, False
+        self.fields: dict[str, str] = {}
+        self._textarea: str | None = None
+        self._select: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {name: value or "" for name, value in attrs}
+        if tag == "form":
+            self.inside = a.get("action") == self.action and not self.fields
+        elif self.inside and tag == "input" and "name" in a:
+            self.fields[a["name"]] = a.get("value", "")
+        elif self.inside and tag == "textarea":
+            self._textarea = a["name"]
+            self.fields[a["name"]] = ""
+        elif self.inside and tag == "select":
+            self._select = a["name"]
+        elif (
+            self.inside
+            and tag == "option"
+            and self._select
+            and ("selected" in a or self._select not in self.fields)
+        ):
+            self.fields[self._select] = a["value"]
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea:
+            self.fields[self._textarea] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "textarea":
+            self._textarea = None
+        elif tag == "select":
+            self._select = None
+        elif tag == "form":
+            self.inside = False
+
+
+def edit_form_of(html: str, memory_id: str) -> dict[str, str]:
+    parser = _FormFields(f"/memories/{memory_id}/edit")
+    parser.feed(html)
+    assert parser.fields, "the page holds no edit form"
+    return parser.fields
 
 
 def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
@@ -78,9 +128,10 @@ def test_the_memory_page_shows_text_metadata_versions_and_links(
 def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: CognitiveCLI) -> None:
     memory_id = cli.store_experience("Release notes are drafted on Fridays.").memory_id
     other = cli.store_experience("Releases are cut on Thursdays.").memory_id
-    csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
-    edit = {"csrf": csrf, "text": "Release notes are drafted on Mondays.", "tags": "release, notes"}
-    edit |= {"importance": "0.7", "level": "1", "memory_type": "semantic", "source_info": ""}
+    page = client.get(f"/memories/{memory_id}").text
+    csrf = csrf_of(page)
+    edit = edit_form_of(page, memory_id) | {"text": "Release notes are drafted on Mondays."}
+    edit |= {"tags": "release, notes", "importance": "0.7", "level": "1", "memory_type": "semantic"}
     done = client.post(f"/memories/{memory_id}/edit", data=edit)
     assert done.status_code == 303
     shown = client.get(done.headers["location"])
@@ -231,3 +282,75 @@ def test_graph_bridges_are_the_memories_that_hold_others_to_the_centre() -> None
     edges = [("c", "a"), ("a", "b"), ("c", "d"), ("d", "e"), ("c", "e")]
     assert bridge_nodes("c", {"a", "b", "d", "e"}, edges) == {"a"}
     assert bridge_nodes("c", set(), []) == set()
+
+
+def test_a_stale_edit_form_changes_nothing_and_shows_both_versions(
+    client: TestClient, cli: CognitiveCLI
+) -> None:
+    context = StoreContext(tags=["release"], importance_score=0.4)
+    memory_id = cli.store_experience("Release notes are drafted on Fridays.", context).memory_id
+    opened = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
+    cli.update_memory(memory_id, MemoryChanges(tags=["release", "ops<b>"], importance_score=0.9))
+
+    stale = client.post(f"/memories/{memory_id}/edit", data={**opened, "text": "Drafted on <i>Mondays</i>."})
+
+    assert stale.status_code == 409
+    now = cli.get_memories([memory_id]).memories[0]
+    assert (now.content, now.tags, now.importance_score) == (
+        "Release notes are drafted on Fridays.",
+        ["release", "ops<b>"],
+        0.9,
+    )
+    assert "Changed since you opened it" in stale.text
+    assert "Release notes are drafted on Fridays." in stale.text  # what is stored now
+    assert "ops&lt;b&gt;" in stale.text  # the tags changed meanwhile
+    assert "Drafted on &lt;i&gt;Mondays&lt;/i&gt;." in stale.text  # what was submitted, as text
+    assert "<i>Mondays" not in stale.text and "ops<b>" not in stale.text
+    assert f'href="/memories/{memory_id}#edit"' in stale.text  # start again from the current one
+
+    mine = edit_form_of(stale.text, memory_id)
+    assert mine["text"] == "Drafted on <i>Mondays</i>." and mine["tags"] == "release"
+    applied = client.post(f"/memories/{memory_id}/edit", data=mine)
+    assert applied.status_code == 303
+    now = cli.get_memories([memory_id]).memories[0]
+    assert (now.content, now.tags, now.importance_score) == ("Drafted on <i>Mondays</i>.", ["release"], 0.4)
+
+
+def test_a_fresh_edit_form_saves_and_an_old_one_without_a_revision_is_stale(
+    client: TestClient, cli: CognitiveCLI
+) -> None:
+    memory_id = cli.store_experience("Backups run nightly.").memory_id
+    fresh = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
+    assert client.post(f"/memories/{memory_id}/edit", data={**fresh, "tags": "ops"}).status_code == 303
+    assert cli.get_memories([memory_id]).memories[0].tags == ["ops"]
+    again = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
+    unversioned = {name: value for name, value in again.items() if name != "revision"}
+    assert client.post(f"/memories/{memory_id}/edit", data={**unversioned, "tags": ""}).status_code == 409
+    assert client.post(f"/memories/{memory_id}/edit", data={**again, "tags": ""}).status_code == 303
+    assert cli.get_memories([memory_id]).memories[0].tags == []
+
+
+def test_a_refused_stale_form_keeps_the_revision_it_was_read_at(
+    client: TestClient, cli: CognitiveCLI
+) -> None:
+    memory_id = cli.store_experience("Deploys need a ticket.").memory_id
+    opened = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
+    cli.update_memory(memory_id, MemoryChanges(tags=["ops"]))
+    refused = client.post(f"/memories/{memory_id}/edit", data={**opened, "importance": "7"})
+    assert refused.status_code == 400
+    retyped = edit_form_of(refused.text, memory_id)
+    assert retyped["revision"] == opened["revision"]  # a 400 page does not make the form fresh
+    assert (
+        client.post(f"/memories/{memory_id}/edit", data={**retyped, "importance": "0.6"}).status_code == 409
+    )
+    assert cli.get_memories([memory_id]).memories[0].tags == ["ops"]
+
+
+def test_a_browser_s_crlf_line_breaks_do_not_change_the_text(client: TestClient, cli: CognitiveCLI) -> None:
+    memory_id = cli.store_experience("Line one.\nLine two.").memory_id
+    fresh = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
+    posted = {**fresh, "text": fresh["text"].replace("\n", "\r\n"), "tags": "ops"}
+    assert client.post(f"/memories/{memory_id}/edit", data=posted).status_code == 303
+    notice = client.get(f"/memories/{memory_id}").text
+    assert "Updated tags;" in notice
+    assert cli.get_memories([memory_id]).memories[0].content == "Line one.\nLine two."

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from cognitive_memory.core.memory import HierarchyLevel, MemoryType
+from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import Encoder, HashEncoder
-from cognitive_memory.errors import IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.errors import EditConflictError, IndexMismatchError, InvalidInputError, StorageError
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import VectorFilter, VectorPoint
@@ -371,3 +372,57 @@ def test_the_real_model_finds_a_bridge_through_the_core_memory(real_system: Cogn
     assert found.bridge_score >= threshold == 0.5
     assert found.connected_to == core.id
     assert "Running pytest with xdist" in found.explanation
+
+
+class MeddlingEncoder(HashEncoder):
+    """The hash encoder that, once, runs ``meddle`` before it embeds: another writer's change
+    landing between an update's read and its write (a new text is embedded in between)."""
+
+    meddle: Callable[[], object] | None = None
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        meddle, self.meddle = self.meddle, None
+        if meddle is not None:
+            meddle()
+        return super().encode(texts)
+
+
+def test_an_update_racing_another_is_applied_over_it_not_in_place_of_it(build: Build) -> None:
+    encoder = MeddlingEncoder()
+    system = build(encoder)
+    memory_id = system.store("Backups run nightly.", tags=["ops"]).memory.id
+    encoder.meddle = lambda: system.update(
+        memory_id, MemoryEdit(tags=["ops", "backup"], importance_score=0.9)
+    )
+
+    system.update(memory_id, MemoryEdit(text="Backups run hourly."))
+
+    (stored,) = system.memories.get([memory_id])
+    assert (stored.content, stored.tags, stored.importance_score) == (
+        "Backups run hourly.",
+        ("ops", "backup"),
+        0.9,
+    )
+    assert [v.version for v in system.memories.versions([memory_id])[memory_id]] == [1, 2]
+
+
+def test_an_update_with_an_expected_revision_is_refused_once_the_memory_changed(build: Build) -> None:
+    encoder = MeddlingEncoder()
+    system = build(encoder)
+    memory_id = system.store("Backups run nightly.", tags=["ops"]).memory.id
+    read = system.memories.get([memory_id])[0].revision
+    encoder.meddle = lambda: system.update(memory_id, MemoryEdit(tags=["backup"]))
+
+    with pytest.raises(EditConflictError, match="changed"):  # between the read and the write
+        system.update(memory_id, MemoryEdit(text="Backups run hourly."), expected_revision=read)
+    with pytest.raises(EditConflictError, match="Read it again"):  # before it
+        system.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=read)
+
+    (stored,) = system.memories.get([memory_id])
+    assert (stored.content, stored.tags, stored.importance_score) == (
+        "Backups run nightly.",
+        ("backup",),
+        0.5,
+    )
+    now = stored.revision
+    assert system.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=now).changed

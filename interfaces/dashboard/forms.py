@@ -137,12 +137,11 @@ def _same(name: str, stored: str, posted: str) -> bool:
 
 def compare_edit(stored: Mapping[str, str], posted: Mapping[str, str]) -> list[FieldChange]:
     """Each field of the edit form as stored now and as posted, marking those that differ."""
-    return [
-        FieldChange(
-            label, stored[name], posted.get(name, ""), not _same(name, stored[name], posted.get(name, ""))
-        )
-        for name, label in EDIT_FIELDS.items()
-    ]
+    changes = []
+    for name, label in EDIT_FIELDS.items():
+        now, given = stored[name], _lines(posted.get(name, ""))
+        changes.append(FieldChange(label, now, given, not _same(name, now, given)))
+    return changes
 
 
 def _lines(text: str) -> str:

@@ -12,16 +12,24 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cognitive_memory.core.memory import CognitiveMemory
-from cognitive_memory.errors import StorageError
+from cognitive_memory.errors import RejectedPointsError, StorageError
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.storage.vector_store import VectorPoint, VectorStore, payload_for
 
-__all__ = ["COPY_BATCH", "CopyReport", "IndexReplication", "copy_vectors", "points_of", "unindexed_threshold"]
+__all__ = [
+    "COPY_BATCH",
+    "CopyReport",
+    "IndexReplication",
+    "copy_vectors",
+    "points_of",
+    "unindexed_threshold",
+    "upsert_indexable",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -36,12 +44,14 @@ INDEX_UNINDEXED_SHARE = 0.2
 
 @dataclass(frozen=True, slots=True)
 class CopyReport:
-    """What a copy wrote and what the target holds afterwards."""
+    """What a copy wrote and what the target holds afterwards; ``rejected``: the memories the
+    target could not take (id to what is wrong), left out of it."""
 
     copied: int
     stale_removed: int
     target_count: int
     without_vector: int
+    rejected: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -72,6 +82,18 @@ def points_of(memories: Sequence[CognitiveMemory]) -> list[VectorPoint]:
     ]
 
 
+def upsert_indexable(target: VectorStore, points: Sequence[VectorPoint]) -> dict[str, str]:
+    """Upsert the points ``target`` can take; returns the others' ids with what is wrong (see
+    ``vector_store.point_problem``). One bad point never keeps the rest of a batch out; a failure
+    of the index itself raises ``StorageError``."""
+    try:
+        target.upsert(points)
+    except RejectedPointsError as exc:
+        target.upsert([point for point in points if point.id not in exc.rejected])
+        return exc.rejected
+    return {}
+
+
 def copy_vectors(
     memories: SQLiteMemoryStore,
     target: VectorStore,
@@ -80,14 +102,17 @@ def copy_vectors(
 ) -> CopyReport:
     """Upsert every vector SQLite keeps into ``target`` in batches (``progress(done, total)``
     after each), delete the target's points SQLite does not know, and count the target.
-    Nothing is re-embedded; reading SQLite is safe while a server writes (WAL readers)."""
+    Nothing is re-embedded; reading SQLite is safe while a server writes (WAL readers). A memory
+    the target cannot take is left out and reported (``CopyReport.rejected``)."""
     total = memories.counts().total
     known: set[str] = set()
+    rejected: dict[str, str] = {}
     done = without_vector = 0
     for batch in memories.iter_memories(batch_size):
         points = points_of(batch)
-        target.upsert(points)
-        known.update(point.id for point in points)
+        refused = upsert_indexable(target, points)
+        rejected.update(refused)
+        known.update(point.id for point in points if point.id not in refused)
         without_vector += len(batch) - len(points)
         done += len(batch)
         if progress is not None:
@@ -95,7 +120,7 @@ def copy_vectors(
     stale = [point_id for point_id in target.ids() if point_id not in known]
     for start in range(0, len(stale), batch_size):
         target.delete(stale[start : start + batch_size])
-    return CopyReport(len(known), len(stale), target.count(), without_vector)
+    return CopyReport(len(known), len(stale), target.count(), without_vector, rejected)
 
 
 class IndexReplication:
@@ -120,18 +145,37 @@ class IndexReplication:
         self._drain_lock = threading.Lock()
         self._drain_timer: threading.Timer | None = None
         self._closed = False
+        self._told: set[str] = set()  # memories the index refused, logged once per process
 
     def index(self, memories: Sequence[CognitiveMemory]) -> bool:
-        """Upsert the memories' vectors (their writes already queued); False, and a retry
-        scheduled, when the index fails."""
+        """Upsert the memories' vectors (their writes already queued); False when one of them was
+        not indexed: the index failed (a retry is scheduled) or refused it (see ``_upsert``)."""
+        refused = self._upsert(memories)
+        return refused is not None and not refused
+
+    def _upsert(self, memories: Sequence[CognitiveMemory]) -> dict[str, str] | None:
+        """Upsert the vectors and clear their queued writes; returns those the index refused (they
+        stay queued, are logged once, and ``doctor`` names them), or None if the index failed."""
         try:
-            self._vectors.upsert(points_of(memories))
+            refused = upsert_indexable(self._vectors, points_of(memories))
         except StorageError as exc:
             logger.warning("Vector index write queued for replay: %s", exc)
             self._schedule_drain()
-            return False
-        self._bookkeeping.submit(self._memories.clear_outbox, [m.id for m in memories])
-        return True
+            return None
+        self._tell(refused)
+        self._bookkeeping.submit(self._memories.clear_outbox, [m.id for m in memories if m.id not in refused])
+        return refused
+
+    def _tell(self, refused: Mapping[str, str]) -> None:
+        for memory_id, problem in refused.items():
+            if memory_id not in self._told:
+                self._told.add(memory_id)
+                logger.warning(
+                    "Memory %r cannot be indexed: %s. Its write stays queued; `memory_system doctor` "
+                    "names it and `memory_system doctor --repair` sets it aside.",
+                    memory_id,
+                    problem,
+                )
 
     def unindex(self, ids: list[str]) -> bool:
         """Delete vectors whose deletion SQLite has queued; False (retry scheduled) if the index fails."""
@@ -153,7 +197,7 @@ class IndexReplication:
             return len(pending)
         upserts = [memory_id for memory_id, op in pending if op == "upsert"]
         for start in range(0, len(upserts), COPY_BATCH):
-            if not self.index(self._memories.get(upserts[start : start + COPY_BATCH])):
+            if self._upsert(self._memories.get(upserts[start : start + COPY_BATCH])) is None:
                 return len(pending)
         if upserts:
             logger.info("Replayed %d queued vector writes", len(upserts))
@@ -161,10 +205,12 @@ class IndexReplication:
 
     def rebuild(self) -> int:
         """Rewrite the index from SQLite's vectors (see ``copy_vectors``), clear the outbox and
-        build the approximate index; returns the number of vectors written."""
+        build the approximate index; returns the number of vectors written. The writes of memories
+        the index refused stay queued (see ``_upsert``)."""
         pending = [memory_id for memory_id, _ in self._memories.pending_vector_writes()]
         report = copy_vectors(self._memories, self._vectors)
-        self._memories.clear_outbox(pending)
+        self._tell(report.rejected)
+        self._memories.clear_outbox([memory_id for memory_id in pending if memory_id not in report.rejected])
         self.build_index()
         logger.info(
             "Rebuilt the vector index: %d vectors written, %d stale points removed",

@@ -22,6 +22,8 @@ from cognitive_memory.storage.vector_store import (
     VectorHit,
     VectorPoint,
     VectorStoreInfo,
+    check_points,
+    is_point_id,
 )
 
 __all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "set_aside"]
@@ -157,12 +159,14 @@ class EdgeVectorStore:
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:
             return
+        check_points(points, self._dimension)  # Edge raises a bare ValueError on an id it cannot parse
         batch = [qe.Point(p.id, p.vector.tolist(), dict(p.payload)) for p in points]
         self._write(qe.UpdateOperation.upsert_points(batch), len(batch))
 
     def delete(self, ids: Sequence[str]) -> None:
-        if ids:
-            self._write(qe.UpdateOperation.delete_points(list(ids)), len(ids))
+        held: list[Any] = [point_id for point_id in ids if is_point_id(point_id)]
+        if held:
+            self._write(qe.UpdateOperation.delete_points(held), len(held))
 
     def _write(self, operation: qe.UpdateOperation, count: int) -> None:
         with self._swap:

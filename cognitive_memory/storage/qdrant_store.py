@@ -21,6 +21,8 @@ from cognitive_memory.storage.vector_store import (
     VectorHit,
     VectorPoint,
     VectorStoreInfo,
+    check_points,
+    is_point_id,
 )
 
 __all__ = ["QdrantServerVectorStore"]
@@ -121,14 +123,16 @@ class QdrantServerVectorStore:
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:
             return
+        check_points(points, self._dimension)
         structs = [
             models.PointStruct(id=p.id, vector=p.vector.tolist(), payload=dict(p.payload)) for p in points
         ]
         self._guard(lambda: self._client.upsert(self._collection, structs, wait=True))
 
     def delete(self, ids: Sequence[str]) -> None:
-        if ids:
-            selector = models.PointIdsList(points=list(ids))
+        held = [point_id for point_id in ids if is_point_id(point_id)]
+        if held:
+            selector = models.PointIdsList(points=list(held))
             self._guard(lambda: self._client.delete(self._collection, selector, wait=True))
 
     def search(

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
 from cognitive_memory.processes import accept_trusted, listen_privately, socket_peer, trusted_uid
 from cognitive_memory.storage.vector_store import (
     VectorFilter,
@@ -127,6 +127,24 @@ def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
     raise StorageError(f"unknown vector store operation {op!r}")
 
 
+def _answer_to(store: VectorStore, request: dict[str, Any]) -> dict[str, Any]:
+    """The answer to one request: its result, or the error it met. This is the top of a thread
+    that serves other processes, so nothing a request meets ends it: a failure the store did not
+    foresee (a malformed request, a bug) is logged once here and answered as an error of that
+    request, and the next request is served as usual."""
+    try:
+        return {"ok": True, "result": _dispatch(store, request)}
+    except RejectedPointsError as exc:
+        return {"ok": False, "code": exc.code, "message": exc.message, "rejected": exc.rejected}
+    except StorageError as exc:
+        return {"ok": False, "code": exc.code, "message": exc.message}
+    except Exception as exc:  # the thread's top-level handler (see the docstring)
+        op = request.get("op") if isinstance(request, dict) else None
+        logger.exception("The vector store's owner failed a %r request", op)
+        message = f"The process serving the vector store failed this request: {type(exc).__name__}: {exc}"
+        return {"ok": False, "code": "owner_error", "message": message}
+
+
 class _OwnerServer:
     """Serves the owner's store to other processes on a Unix socket (threads, one per client)."""
 
@@ -161,11 +179,7 @@ class _OwnerServer:
             except (ConnectionError, OSError, ValueError):
                 return
             try:
-                answer: dict[str, Any] = {"ok": True, "result": _dispatch(self._store, request)}
-            except StorageError as exc:
-                answer = {"ok": False, "code": exc.code, "message": exc.message}
-            try:
-                _send(connection, answer)
+                _send(connection, _answer_to(self._store, request))
             except OSError:
                 return
 
@@ -305,6 +319,8 @@ class SharedVectorStore:
                 self._took_over = self._took_over or self._local is not None
                 continue
             if not answer["ok"]:
+                if "rejected" in answer:
+                    raise RejectedPointsError(answer["message"], answer["rejected"])
                 raise StorageError(answer["message"], code=answer["code"])
             return answer["result"]
 

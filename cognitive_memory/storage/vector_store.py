@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.errors import RejectedPointsError
 
 __all__ = [
     "INDEXED_FIELDS",
@@ -19,7 +21,10 @@ __all__ = [
     "VectorPoint",
     "VectorStore",
     "VectorStoreInfo",
+    "check_points",
+    "is_point_id",
     "payload_for",
+    "point_problem",
 ]
 
 # Payload fields recall filters on, with their index kind; every backend indexes them on creation.
@@ -108,12 +113,57 @@ class VectorStoreInfo:
 SEARCH_EF = 512
 
 
+# A point id Qdrant keeps as given: a UUID written as Qdrant writes it back. Qdrant refuses
+# other strings, and rewrites other spellings of a UUID (capitals, no hyphens, braces), so a
+# search would answer an id SQLite does not know and a rebuild would delete the point as stale.
+_POINT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def is_point_id(value: object) -> bool:
+    """True for an id the vector index takes and gives back unchanged (a lowercase, hyphenated UUID)."""
+    return isinstance(value, str) and _POINT_ID.fullmatch(value) is not None
+
+
+def point_problem(point: VectorPoint, dimension: int) -> str | None:
+    """What makes ``point`` impossible to index as it is, if anything."""
+    if not is_point_id(point.id):
+        return (
+            f"its id {point.id!r} is not a UUID as the vector index writes it "
+            "(lowercase, hyphenated, like 1b4e28ba-2fa1-41d2-883f-0016d3cca427)"
+        )
+    if point.vector.shape != (dimension,):
+        return f"its vector has {point.vector.size} numbers where the index holds {dimension}"
+    if not np.isfinite(point.vector).all():
+        return "its vector holds NaN or infinite numbers"
+    return None
+
+
+def check_points(points: Sequence[VectorPoint], dimension: int) -> None:
+    """Refuse the whole call (``RejectedPointsError``, naming each bad point) if any point cannot
+    be indexed: a backend checks before it writes, so one bad point never half-writes a batch."""
+    rejected = {p.id: problem for p in points if (problem := point_problem(p, dimension)) is not None}
+    if rejected:
+        named = "; ".join(f"{point_id}: {problem}" for point_id, problem in list(rejected.items())[:3])
+        more = f" (and {len(rejected) - 3} more)" if len(rejected) > 3 else ""
+        raise RejectedPointsError(
+            f"The vector index cannot take {len(rejected)} of {len(points)} points ({named}{more}); "
+            "nothing of this write was applied. `memory_system doctor` names the memories and "
+            "`doctor --repair` sets them aside.",
+            rejected,
+        )
+
+
 class VectorStore(Protocol):
     """Cosine nearest-neighbour search over memory vectors with payload filters."""
 
-    def upsert(self, points: Sequence[VectorPoint]) -> None: ...
+    def upsert(self, points: Sequence[VectorPoint]) -> None:
+        """Write the points; any point the index cannot take (``point_problem``) refuses the
+        whole call with ``RejectedPointsError`` before anything is written."""
+        ...
 
-    def delete(self, ids: Sequence[str]) -> None: ...
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete these points; an id the index could never hold (``is_point_id``) is skipped."""
+        ...
 
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
@@ -161,12 +211,13 @@ class ArrayVectorStore:
         self._lock = threading.Lock()
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
+        check_points(points, self._dimension)
         with self._lock:
             self._points.update({point.id: point for point in points})
 
     def delete(self, ids: Sequence[str]) -> None:
         with self._lock:
-            for point_id in ids:
+            for point_id in filter(is_point_id, ids):
                 self._points.pop(point_id, None)
 
     def search(

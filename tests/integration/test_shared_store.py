@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,11 +13,11 @@ import numpy as np
 import pytest
 
 from cognitive_memory.encoding import HashEncoder
-from cognitive_memory.errors import StorageError, StoreLockedError
+from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import ArrayVectorStore, VectorPoint
-from cognitive_memory.storage.shared_store import SharedVectorStore
+from cognitive_memory.storage.shared_store import SharedVectorStore, _receive, _send
 from cognitive_memory.system import CognitiveSystem
 
 
@@ -111,12 +112,12 @@ def test_a_dying_owner_that_still_accepts_connections_is_outlasted(tmp_path: Pat
         if len(opens) < 6:  # the lock is held until the dying owner is fully gone
             raise StoreLockedError("locked")
         released.set()
-        return ArrayVectorStore()
+        return ArrayVectorStore(4)
 
     store = SharedVectorStore(open_local, socket_path)
     try:
         assert not store.is_owner
-        store.upsert([VectorPoint("a", np.ones(4, dtype=np.float32), {})])
+        store.upsert([VectorPoint(str(uuid.UUID(int=1)), np.ones(4, dtype=np.float32), {})])
         assert store.is_owner
         assert store.count() == 1
     finally:
@@ -142,3 +143,42 @@ def test_taking_over_replays_writes_the_dead_owner_never_indexed(
     assert shared(client).is_owner
     assert client.status().pending_vector_writes == 0
     assert sorted(client.vectors.ids()) == sorted([indexed.id, lost.memory.id])
+
+
+def test_a_point_the_owner_cannot_index_is_refused_and_the_owner_serves_on(
+    pair: tuple[CognitiveSystem, CognitiveSystem],
+) -> None:
+    """Issue #27: each write of a point whose id is not a UUID killed the owner thread that served
+    it; the client then tried to take over, reconnected and killed the next one."""
+    owner, client = pair
+    kept = owner.store("The owner stored this note about the release train").memory
+    vector = client.encoder.encode(["a note imported with a hand-written id"])[0]
+
+    for _ in range(3):
+        with pytest.raises(RejectedPointsError) as refused:
+            client.vectors.upsert([VectorPoint("my-note-1", vector, {})])
+        assert list(refused.value.rejected) == ["my-note-1"]
+        assert "is not a UUID" in refused.value.rejected["my-note-1"]
+
+    assert not shared(client).is_owner  # the same connection answered every time: no take-over
+    assert client.vectors.ids() == [kept.id]
+    client.vectors.delete(["my-note-1"])
+    assert client.vectors.count() == 1
+
+
+def test_a_request_the_owner_did_not_foresee_is_answered_as_an_error_on_a_living_connection(
+    pair: tuple[CognitiveSystem, CognitiveSystem], caplog: pytest.LogCaptureFixture
+) -> None:
+    owner, _ = pair
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as raw:
+        raw.settimeout(10)
+        raw.connect(str(Settings(env_file=None).storage.socket_path))
+        for malformed in ({"op": "upsert", "points": [{"id": "my-note-1"}]}, {"op": "search"}, {"no": "op"}):
+            _send(raw, malformed)
+            answer = _receive(raw)
+            assert (answer["ok"], answer["code"]) == (False, "owner_error")
+            assert "failed this request" in answer["message"]
+        _send(raw, {"op": "count"})
+        assert _receive(raw) == {"ok": True, "result": 0}
+    assert "The vector store's owner failed a 'upsert' request" in caplog.text
+    assert shared(owner).is_owner

@@ -13,7 +13,7 @@ import pytest
 from qdrant_client import QdrantClient
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
-from cognitive_memory.errors import IndexMismatchError, StoreLockedError
+from cognitive_memory.errors import IndexMismatchError, RejectedPointsError, StoreLockedError
 from cognitive_memory.storage import (
     ArrayVectorStore,
     EdgeVectorStore,
@@ -178,6 +178,31 @@ def test_empty_upsert_and_delete_are_no_ops(store: VectorStore) -> None:
     store.delete([])
 
     assert store.count() == 0
+
+
+def test_a_point_the_index_cannot_take_refuses_the_whole_call_and_names_it(store: VectorStore) -> None:
+    """Issue #27: Edge raised a bare ValueError for an id that is not a UUID (a crash of every
+    command that replayed it), and rewrote other spellings of a UUID to ids SQLite does not know."""
+    (good,) = _points(1)
+    unit = good.vector
+    bad = {
+        "my-note-1": unit,
+        str(uuid.UUID(int=27)).upper(): unit,
+        uuid.uuid4().hex: unit,
+        str(uuid.uuid4()): unit[:-1],
+        str(uuid.uuid4()): np.full(DIM, np.nan, dtype=np.float32),
+    }
+
+    with pytest.raises(RejectedPointsError) as refused:
+        store.upsert([good, *(VectorPoint(point_id, vector, {}) for point_id, vector in bad.items())])
+
+    assert sorted(refused.value.rejected) == sorted(bad)
+    assert "is not a UUID" in refused.value.rejected["my-note-1"]
+    assert f"has {DIM - 1} numbers where the index holds {DIM}" in " ".join(refused.value.rejected.values())
+    assert store.count() == 0  # nothing of the call was written
+    store.delete(["my-note-1", good.id])  # an id the index could never hold is skipped
+    store.upsert([good])
+    assert store.ids() == [good.id]
 
 
 @pytest.mark.parametrize(

@@ -8,18 +8,23 @@ entity name, so importing the same file again finds every entity in place (uncha
 whose entity gained observations updates that memory, keeping the old text as a version.
 
 Relations become links; ``relationType`` (free text there) maps to the nearest of our relations,
-and the original is kept in the link's note.
+and the original is kept in the link's note. Each memory and link is checked by the rules of
+``store_memory`` and ``link_memories`` (text, tags, metadata, note), as every import is.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cognitive_memory.core.links import check_note
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.core.validation import check_metadata, check_tags, check_text
+from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.transfer import LinkRow
 
 __all__ = [
@@ -71,19 +76,40 @@ def entity_id(name: str) -> str:
 
 
 def entity_memory(entity: EntityLine, project: str, now: datetime) -> CognitiveMemory:
-    """The memory of one entity (no embedding yet: the importer encodes it)."""
+    """The memory of one entity (no embedding yet: the importer encodes it); InvalidInputError
+    says everything about it that ``store_memory`` would refuse."""
     lines = [f"{entity.name} ({entity.entity_type})", *(f"- {text}" for text in entity.observations)]
+    content = "\n".join(lines)
+    tags: tuple[str, ...] = (*TAGS, f"entity:{entity.entity_type}")
+    metadata = {"imported_from": FORMAT, "entity_name": entity.name, "entity_type": entity.entity_type}
+    _all_of(
+        lambda: check_text(content, field="text (name, entityType and observations)"),
+        lambda: check_tags(tags),
+        lambda: check_metadata(metadata),
+    )
     return CognitiveMemory(
         id=entity_id(entity.name),
-        content="\n".join(lines),
+        content=content,
         hierarchy_level=HierarchyLevel.CONCEPT,
         memory_type=MemoryType.SEMANTIC,
         created_date=now,
         timestamp=now,
-        tags=(*TAGS, f"entity:{entity.entity_type}"),
-        metadata={"imported_from": FORMAT, "entity_name": entity.name, "entity_type": entity.entity_type},
+        tags=tags,
+        metadata=metadata,
         project=project,
     )
+
+
+def _all_of(*checks: Callable[[], Any]) -> None:
+    """Run every check; raise one InvalidInputError with all their messages."""
+    messages = []
+    for check in checks:
+        try:
+            check()
+        except InvalidInputError as exc:
+            messages.append(exc.message.rstrip("."))
+    if messages:
+        raise InvalidInputError("; ".join(messages))
 
 
 def relation_for(relation_type: str) -> str:
@@ -96,8 +122,9 @@ def relation_for(relation_type: str) -> str:
 
 
 def relation_link(relation: RelationLine, now: datetime) -> LinkRow:
-    """The link of one relation, from the source entity's memory to the target's."""
-    note = f"{relation.source} {relation.relation_type} {relation.target}"
+    """The link of one relation, from the source entity's memory to the target's (InvalidInputError:
+    its note, the relation's words, is longer than a link's note can be)."""
+    note = check_note(f"{relation.source} {relation.relation_type} {relation.target}")
     return LinkRow(
         entity_id(relation.source),
         entity_id(relation.target),

@@ -1,8 +1,9 @@
 """Export a store as JSON Lines and import such a file (or an official ``memory.jsonl``) back.
 
-An import reads and checks the whole file first (a bad line refuses it all, naming the line), then
-decides per memory by id: the same memory is left alone, a changed one is updated (its stored
-state kept as a version), a new one is inserted with its id, dates and counts. Everything is then
+An import reads and checks the whole file first (transfer_read: any bad line refuses it all, every
+problem listed with its line), then decides per memory by id: the same memory is left alone, a
+changed one is updated (its stored state kept as a version), a new one is inserted with its id,
+dates and counts; a memory loaded from a file or repository is left to its source. Everything is then
 written in one SQLite transaction, links last, so a crash leaves the store as it was or as
 imported, never half of it; vectors follow through the outbox, as for every store. A dry run makes
 the same transaction and rolls it back, so its counts are the real ones.
@@ -12,31 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import numpy as np
-from pydantic import ValidationError
 
-from cognitive_memory import official_memory as official
 from cognitive_memory.core.memory import CognitiveMemory, Vector, content_key
 from cognitive_memory.core.records import EDITABLE_FIELDS
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.forgetting import LOADED_TYPES
 from cognitive_memory.storage.relations import LinkWrite
 from cognitive_memory.storage.transfer import ImportWrite, LinkRow
 from cognitive_memory.system import CognitiveSystem
-from cognitive_memory.transfer_format import (
-    FORMAT,
-    ExportHeader,
-    MemoryLine,
-    decode_vector,
-    memory_line,
-    problem,
-)
+from cognitive_memory.transfer_format import FORMAT, memory_line
+from cognitive_memory.transfer_read import MAX_LINE_BYTES, ImportFile, Record, open_import, read_import
 
-__all__ = ["ImportReport", "Skip", "export_lines", "import_lines", "read_import"]
+__all__ = ["ImportFile", "ImportReport", "Skip", "export_lines", "import_lines", "open_import", "read_import"]
 
 # Fields whose difference makes an imported memory an update (access counts, strength and dates of
 # use are the store's own history and never make one).
@@ -52,25 +45,6 @@ class Skip:
     line: int
     id: str
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Record:
-    line: int
-    memory: CognitiveMemory
-    versions: tuple[VersionRow, ...] = ()
-    links: tuple[LinkRow, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ImportFile:
-    """A checked import file: its format, the model of its vectors (None: it has none), its
-    records, and links beside them (the official format's relations)."""
-
-    format: str
-    model: str | None
-    records: list[Record]
-    links: tuple[LinkRow, ...] = ()
 
 
 @dataclass(slots=True)
@@ -112,7 +86,7 @@ def export_lines(
             line = memory_line(
                 memory, versions.get(memory.id, []), links.get(memory.id, []), with_vector=with_vectors
             )
-            yield json.dumps(line, ensure_ascii=False)
+            yield _importable(json.dumps(line, ensure_ascii=False), memory.id)
         done += len(chosen)
         if progress is not None:
             progress(done, total)
@@ -122,90 +96,17 @@ def export_lines(
         )
 
 
-def read_import(
-    lines: Iterable[str], project: str | None, default_project: str, kind: str = "auto"
-) -> ImportFile:
-    """Parse and check every line (``kind``: auto, cognitive or official-memory); the first bad
-    line raises InvalidInputError naming it. ``project`` moves every memory there; entities of the
-    official format, which have none, go to ``default_project`` without it."""
-    numbered = [(n, text) for n, text in enumerate(lines, start=1) if text.strip()]
-    if not numbered:
-        raise InvalidInputError("The import file is empty.")
-    first = _json(*numbered[0])
-    if kind == "auto":
-        kind = official.FORMAT if first.get("type") in ("entity", "relation") else "cognitive"
-    if kind == official.FORMAT:
-        return _read_official(numbered, project or default_project)
-    return _read_export(first, numbered, project)
-
-
-def _json(number: int, text: str) -> dict[str, object]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidInputError(f"Line {number} is not JSON: {exc}. Nothing was imported.") from None
-    if not isinstance(value, dict):
-        raise InvalidInputError(f"Line {number} is not a JSON object. Nothing was imported.")
-    return value
-
-
-def _bad(number: int, what: str) -> InvalidInputError:
-    return InvalidInputError(f"Line {number}: {what}. Nothing was imported.")
-
-
-def _read_export(
-    first: dict[str, object], numbered: list[tuple[int, str]], project: str | None
-) -> ImportFile:
-    try:
-        header = ExportHeader.model_validate(first)
-    except ValidationError as exc:
-        raise _bad(1, f"not a {FORMAT} header ({problem(exc)})") from None
-    records: list[Record] = []
-    seen: set[str] = set()
-    for number, text in numbered[1:]:
-        try:
-            line = MemoryLine.model_validate(_json(number, text))
-            vector = decode_vector(line.embedding, header.dimensions) if line.embedding else None
-        except ValidationError as exc:
-            raise _bad(number, problem(exc)) from None
-        except ValueError as exc:
-            raise _bad(number, str(exc)) from None
-        if line.id in seen:
-            raise _bad(number, f"memory {line.id} appears twice")
-        seen.add(line.id)
-        memory = line.memory(vector)
-        if project is not None:
-            memory = dataclasses.replace(memory, project=project)
-        records.append(Record(number, memory, tuple(line.version_rows()), tuple(line.link_rows())))
-    if len(records) != header.count:
+def _importable(line: str, memory_id: str) -> str:
+    """``line``, unless it is longer than an import reads: a file that cannot be imported back is
+    refused while it is written, not when it is needed."""
+    size = len(line.encode("utf-8"))
+    if size > MAX_LINE_BYTES:
         raise InvalidInputError(
-            f"The file holds {len(records)} memories but its header says {header.count}: it is incomplete "
-            "(an export cut short?). Nothing was imported."
+            f"Memory {memory_id} with its versions and links takes {size:,} bytes, more than an import "
+            f"reads in one line ({MAX_LINE_BYTES:,}): the export stopped there. Export the other projects "
+            "with --project; `memory_system backup` keeps everything."
         )
-    has_vectors = bool(records) and all(r.memory.cognitive_embedding is not None for r in records)
-    return ImportFile(FORMAT, f"{header.model}:{header.dimensions}" if has_vectors else None, records)
-
-
-def _read_official(numbered: list[tuple[int, str]], project: str) -> ImportFile:
-    now = datetime.now(UTC)
-    entities: dict[str, Record] = {}
-    relations: list[tuple[int, official.RelationLine]] = []
-    for number, text in numbered:
-        value = _json(number, text)
-        try:
-            if value.get("type") == "entity":
-                entity = official.EntityLine.model_validate(value)
-                entities[entity.name] = Record(number, official.entity_memory(entity, project, now))
-            elif value.get("type") == "relation":
-                relations.append((number, official.RelationLine.model_validate(value)))
-            else:
-                raise _bad(
-                    number, f"type is {value.get('type')!r}; an official memory.jsonl has entity or relation"
-                )
-        except ValidationError as exc:
-            raise _bad(number, problem(exc)) from None
-    links = tuple(official.relation_link(relation, now) for _, relation in relations)
-    return ImportFile(official.FORMAT, None, list(entities.values()), links)
+    return line
 
 
 def import_lines(
@@ -277,6 +178,9 @@ def _plan(
         stored = {m.id: m for m in system.memories.get([r.memory.id for r in batch])}
         for record in batch:
             memory, previous = record.memory, stored.get(record.memory.id)
+            if previous is not None and previous.loader_type in LOADED_TYPES and _differs(previous, memory):
+                report.skipped.append(Skip(record.line, memory.id, _loaded(previous)))
+                continue
             key = (content_key(memory.content), memory.project)
             same = texts.get(key) or _same_text(system, memory)
             if same is not None and same != memory.id and (previous is None or _differs(previous, memory)):
@@ -292,6 +196,15 @@ def _plan(
             texts.setdefault(key, memory.id)
     report.added, report.updated = len(added), len(updated)
     return added, updated, aliases
+
+
+def _loaded(memory: CognitiveMemory) -> str:
+    """Why an import leaves a memory loaded from a file or a repository as it is."""
+    source = memory.metadata.get("source_path") or memory.metadata.get("repository_path") or "its source"
+    return (
+        f"memory {memory.id} was loaded from {source}: an import does not change it (its source "
+        "does: edit it and load it again)"
+    )
 
 
 def _same_text(system: CognitiveSystem, memory: CognitiveMemory) -> str | None:

@@ -1,20 +1,33 @@
 """The export format (JSON Lines, ``cognitive-memory-export`` version 1): a header line, then one
 line per memory with every field, its earlier versions and the user links that start at it.
 
-Dates are ISO 8601 strings; an embedding (``--with-vectors``) is the base64 of its little-endian
-float32 bytes: exact, and a third of the size of a list of decimals.
+Dates are ISO 8601 strings (one without an offset is UTC); an embedding (``--with-vectors``) is the
+base64 of its little-endian float32 bytes: exact, and a third of the size of a list of decimals.
+Every field is checked by the rules a store or a link applies (core.validation, core.links), so an
+import takes nothing ``store_memory`` would refuse; ids are UUIDs, in their canonical spelling.
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+from pydantic_core import PydanticCustomError
 
+from cognitive_memory.core.links import check_note
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.validation import (
+    check_memory_id,
+    check_metadata,
+    check_project,
+    check_tags,
+    check_text,
+)
+from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.transfer import LinkRow
 
@@ -25,15 +38,57 @@ __all__ = [
     "MemoryLine",
     "decode_vector",
     "memory_line",
-    "problem",
+    "problems",
+    "store_rule",
 ]
 
 FORMAT = "cognitive-memory-export"
 VERSION = 1
+# SQLite integers are 64-bit; a larger count or version number could not be written.
+MAX_INT = 2**63 - 1
+
+
+def store_rule(check: Callable[[Any, str], Any], *, keep: bool = False) -> AfterValidator:
+    """A rule of the core (``check(value, field)``, raising InvalidInputError) as a pydantic
+    validator of the field; ``keep``: the value stays as written once it passes."""
+
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        try:
+            checked = check(value, info.field_name or "value")
+        except InvalidInputError as exc:
+            raise PydanticCustomError("store_rule", "{message}", {"message": exc.message}) from None
+        return value if keep else checked
+
+    return AfterValidator(validate)
+
+
+def _utc(value: datetime) -> datetime:
+    """A date without an offset is UTC; one that is not a date once in UTC (0001-01-01 at +05:00) is
+    refused, as every date is compared and stored in UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        value.astimezone(UTC)
+    except OverflowError:
+        raise PydanticCustomError(
+            "date_range", "{date} falls outside the years 1-9999 in UTC", {"date": value.isoformat()}
+        ) from None
+    return value
+
+
+MemoryId = Annotated[str, store_rule(lambda value, name: check_memory_id(value, field=name))]
+Text = Annotated[str, store_rule(lambda value, name: check_text(value, field=name), keep=True)]
+Project = Annotated[str, store_rule(lambda value, name: check_project(value, field=name))]
+Tags = Annotated[list[str], store_rule(lambda value, _: list(check_tags(value)))]
+Metadata = Annotated[dict[str, Any], store_rule(lambda value, _: check_metadata(value))]
+Note = Annotated[str | None, store_rule(lambda value, _: check_note(value))]
+Date = Annotated[datetime, AfterValidator(_utc)]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
+Level = Annotated[int, Field(ge=0, le=2, strict=True)]
 
 
 class _Line(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, allow_inf_nan=False)
 
 
 class ExportHeader(_Line):
@@ -41,54 +96,54 @@ class ExportHeader(_Line):
 
     format: Literal["cognitive-memory-export"]
     version: Literal[1]
-    model: str
-    dimensions: int
-    exported_at: datetime
-    count: int = Field(ge=0)
+    model: str = Field(max_length=200)
+    dimensions: int = Field(ge=1, le=65_536)
+    exported_at: Date
+    count: int = Field(ge=0, le=MAX_INT)
     project: str | None = None
 
 
 class VersionLine(_Line):
-    version: int = Field(ge=1)
-    content: str
-    hierarchy_level: int = Field(ge=0, le=2)
+    version: int = Field(ge=1, le=MAX_INT)
+    content: Text
+    hierarchy_level: Level
     memory_type: MemoryType
-    importance_score: float
-    tags: list[str]
-    metadata: dict[str, Any]
-    project: str
-    replaced_at: datetime
+    importance_score: Importance
+    tags: Tags
+    metadata: Metadata
+    project: Project
+    replaced_at: Date
     replaced_by_session: str | None = None
 
 
 class LinkLine(_Line):
-    to: str = Field(min_length=1)
+    to: MemoryId
     relation: Literal["relates_to", "supersedes", "contradicts", "caused_by", "example_of", "part_of"]
-    note: str | None = None
-    created_at: datetime
+    note: Note = None
+    created_at: Date
     session_id: str | None = None
 
 
 class MemoryLine(_Line):
     """One memory with every stored field (``dimensions``: its named feature scores)."""
 
-    id: str = Field(min_length=1)
-    content: str = Field(min_length=1)
-    hierarchy_level: int = Field(ge=0, le=2)
+    id: MemoryId
+    content: Text
+    hierarchy_level: Level
     memory_type: MemoryType
-    created_date: datetime
-    timestamp: datetime
-    modified_date: datetime | None = None
-    source_date: datetime | None = None
-    last_accessed: datetime | None = None
-    access_count: int = Field(default=0, ge=0)
-    importance_score: float = Field(default=0.5, ge=0.0, le=1.0)
-    strength: float = 1.0
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    tags: list[str] = Field(default_factory=list)
+    created_date: Date
+    timestamp: Date
+    modified_date: Date | None = None
+    source_date: Date | None = None
+    last_accessed: Date | None = None
+    access_count: int = Field(default=0, ge=0, le=MAX_INT)
+    importance_score: Importance = 0.5
+    strength: float = Field(default=1.0, ge=0.0, le=1.0)
+    metadata: Metadata = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=list)
     dimensions: dict[str, float] = Field(default_factory=dict)
     session_id: str | None = None
-    project: str = Field(min_length=1)
+    project: Project
     versions: list[VersionLine] = Field(default_factory=list)
     links: list[LinkLine] = Field(default_factory=list)
     embedding: str | None = None
@@ -211,11 +266,22 @@ def decode_vector(text: str, dimension: int) -> Vector:
         raise ValueError(f"embedding is not base64: {exc}") from None
     if len(raw) != 4 * dimension:
         raise ValueError(f"embedding holds {len(raw) // 4} numbers; the header says {dimension}")
-    return np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    vector = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+    if not np.isfinite(vector).all():
+        raise ValueError("embedding holds numbers that are not finite (NaN or infinity)")
+    return vector
 
 
-def problem(exc: ValidationError) -> str:
-    """The first thing wrong with a line, as ``field: message``."""
-    error = exc.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in error["loc"])
-    return f"{where}: {error['msg']}" if where else str(error["msg"])
+def problems(exc: ValidationError) -> str:
+    """Everything wrong with a line, as ``field: message`` joined by ``; `` (a rule's message that
+    names its field, such as "`content` has ...", names it by its full place in the line)."""
+    found = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ").rstrip(".")
+        named = f"`{error['loc'][-1]}`" if error["loc"] else ""
+        if named and message.startswith(named):
+            found.append(f"`{where}`{message[len(named) :]}")
+        else:
+            found.append(f"{where}: {message}" if where else message)
+    return "; ".join(found)

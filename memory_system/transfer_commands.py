@@ -11,8 +11,9 @@ import json
 import os
 import sys
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Literal, TextIO
 
 import typer
 
@@ -87,9 +88,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         with a version, a new one inserted as it was) or an official MCP memory.jsonl."""
         from cognitive_memory.transfer import import_lines, read_import
 
-        lines = _read_lines(file)
-        with facade() as cli, progress_bar("Embedding", "memories") as advance:
-            source = read_import(lines, project, cli.scope(), file_format)
+        with _opened(file) as stream, facade() as cli, progress_bar("Embedding", "memories") as advance:
+            source = read_import(stream, project, cli.scope(), file_format)
             report = import_lines(
                 cli.system, source, dry_run=dry_run, session_id=cli.session_id, progress=advance
             )
@@ -128,15 +128,18 @@ def _write(lines: Iterable[str], stream: TextIO) -> int:
     return written
 
 
-def _read_lines(file: str) -> list[str]:
+def _opened(file: str) -> AbstractContextManager[BinaryIO]:
+    """The import file ('-': stdin), read in bounded lines by the importer; anything but a regular
+    file (a device, a FIFO) is refused before the store is opened."""
+    from cognitive_memory.errors import InvalidInputError
+    from cognitive_memory.transfer import open_import
+
     if file == "-":
-        return sys.stdin.read().splitlines()
+        return nullcontext(sys.stdin.buffer)
     try:
-        return Path(file).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise _fail(f"{file} does not exist.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(f"Cannot read {file}: {exc}") from None
+        return open_import(Path(file))
+    except InvalidInputError as exc:
+        raise _fail(exc.message) from None
 
 
 def format_import(file: str, report: ImportReport) -> str:

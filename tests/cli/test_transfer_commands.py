@@ -204,8 +204,12 @@ def test_links_to_memories_left_out_are_skipped_and_counted(
     ("line", "message"),
     [
         ("{not json", "Line 3 is not JSON"),
-        ('{"id": "x", "content": "y", "hierarchy_level": 7}', "Line 3: hierarchy_level"),
-        ('{"id": "x"}', "Line 3: content: Field required"),
+        ('{"id": "x", "content": "y", "hierarchy_level": 7}', "Line 3: `id` is 'x', not a UUID"),
+        (
+            '{"id": "x"}',
+            "Line 3: `id` is 'x', not a UUID (memory ids are UUIDs: give it one, e.g. from `uuidgen`); "
+            "content: Field required",
+        ),
     ],
 )
 def test_a_bad_line_is_refused_with_its_number_and_nothing_is_written(

@@ -98,7 +98,8 @@ def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:
             params += values
     if where.tags:
         marks = ",".join("?" * len(where.tags))
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")
+        tags = "CASE WHEN json_valid(memories.tags) THEN memories.tags END"  # a damaged row matches none
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({tags}) WHERE value IN ({marks}))")
         params += where.tags
     if where.created_after is not None:
         clauses.append("timestamp >= ?")

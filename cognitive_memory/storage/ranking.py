@@ -50,17 +50,23 @@ class RankingRow:
         }
 
 
-def ranking_rows(conn: sqlite3.Connection, ids: Sequence[str]) -> list[RankingRow]:
-    """The rows of ``ids`` in the order given (unknown ids are skipped)."""
+def ranking_rows(
+    conn: sqlite3.Connection, ids: Sequence[str], dimension: int | None = None
+) -> list[RankingRow]:
+    """The rows of ``ids`` in the order given (unknown ids are skipped, and so are rows no command
+    writes: JSON that does not parse, an embedding of another size than ``dimension`` numbers, or
+    not made of 32-bit floats; ``memory_system doctor`` names those)."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
+    size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
     rows = conn.execute(
         "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
         "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-        "json_extract(metadata, '$.speaker'), w.terms FROM memories "
-        f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks})",
-        ids,
+        "CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.speaker') END, w.terms FROM memories "
+        f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks}) "
+        f"AND typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)",
+        [*ids, *([4 * dimension] if dimension else [])],
     )
     fields = (
         (

@@ -4,8 +4,9 @@ inside SQLiteMemoryStore's transactions."""
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,13 +18,17 @@ from cognitive_memory.storage import associations
 
 __all__ = [
     "MEMORY_COLUMNS",
+    "UNREADABLE",
     "delete_memories",
     "fill_content_keys",
     "insert_memories",
     "memory_from_row",
     "memory_row",
     "queue_vector_writes",
+    "readable_memories",
 ]
+
+logger = logging.getLogger(__name__)
 
 MEMORY_COLUMNS = (
     "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
@@ -129,7 +134,47 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
     )
 
 
+# What decoding a row no command wrote can raise (a column of another type or shape).
+UNREADABLE = (ValueError, TypeError, OverflowError, OSError)
+_told: set[str] = set()  # unreadable rows already logged by this process
+
+
+def readable_memories(rows: Iterable[Sequence[Any]]) -> list[CognitiveMemory]:
+    """The memories of ``rows``, leaving out (and logging once) each row that cannot be read:
+    one damaged row is a problem of that memory, never of the read that met it."""
+    memories = []
+    for row in rows:
+        try:
+            memories.append(memory_from_row(row))
+        except UNREADABLE as exc:
+            if row[0] not in _told:
+                _told.add(row[0])
+                logger.warning(
+                    "Memory %r cannot be read (%s) and is left out; `memory_system doctor` names it and "
+                    "`memory_system doctor --repair` sets it aside.",
+                    row[0],
+                    exc,
+                )
+    return memories
+
+
+def _parsed(text: str, kind: type, column: str) -> Any:
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"{column} holds JSON that is not a{'n object' if kind is dict else ' list'}")
+    return value
+
+
+def _vector(blob: bytes) -> np.ndarray[Any, np.dtype[np.float32]]:
+    if not isinstance(blob, bytes) or len(blob) % 4:
+        size = f"{len(blob)} bytes" if isinstance(blob, bytes) else type(blob).__name__
+        raise ValueError(f"the embedding is not a list of 32-bit floats ({size})")
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
 def memory_from_row(row: Sequence[Any]) -> CognitiveMemory:
+    """The memory of one row of ``MEMORY_COLUMNS``; raises one of ``UNREADABLE`` for a row that
+    no command writes (a column that does not parse, or parses to the wrong shape)."""
     return CognitiveMemory(
         id=row[0],
         content=row[1],
@@ -143,10 +188,10 @@ def memory_from_row(row: Sequence[Any]) -> CognitiveMemory:
         access_count=row[9],
         importance_score=row[10],
         strength=row[11],
-        metadata=json.loads(row[12]),
-        tags=tuple(json.loads(row[13])),
-        dimensions=json.loads(row[14]),
-        cognitive_embedding=np.frombuffer(row[15], dtype="<f4").astype(np.float32),
+        metadata=_parsed(row[12], dict, "metadata"),
+        tags=tuple(str(tag) for tag in _parsed(row[13], list, "tags")),
+        dimensions=_parsed(row[14], dict, "dimensions"),
+        cognitive_embedding=_vector(row[15]),
         session_id=row[16],
         project=row[17],
     )

@@ -29,8 +29,8 @@ from cognitive_memory.storage.rows import (
     delete_memories,
     fill_content_keys,
     insert_memories,
-    memory_from_row,
     queue_vector_writes,
+    readable_memories,
 )
 from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.vector_store import VectorFilter
@@ -68,6 +68,7 @@ class SQLiteMemoryStore:
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
         self._term_counts = word_sql.TermCounts()
+        self._vector_size: int | None = None
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     def close(self) -> None:
@@ -185,7 +186,7 @@ class SQLiteMemoryStore:
             return []
         marks = ",".join("?" * len(ids))
         rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
-        by_id = {row[0]: memory_from_row(row) for row in rows}
+        by_id = {memory.id: memory for memory in readable_memories(rows)}
         return [by_id[i] for i in ids if i in by_id]
 
     def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
@@ -195,7 +196,7 @@ class SQLiteMemoryStore:
             "ORDER BY rowid LIMIT 1",
             (content_key(text), project),
         )
-        return memory_from_row(rows[0]) if rows else None
+        return next(iter(readable_memories(rows)), None)
 
     def list_memories(
         self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
@@ -207,7 +208,7 @@ class SQLiteMemoryStore:
                 page = browse.page_rows(self._conn, MEMORY_COLUMNS, where, order_by, limit, after)
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
-        return browse.MemoryPage([memory_from_row(row) for row in page.rows], page.total, page.next_key)
+        return browse.MemoryPage(readable_memories(page.rows), page.total, page.next_key)
 
     def versions(self, ids: Sequence[str]) -> dict[str, list[browse.VersionRow]]:
         """The earlier versions of each of ``ids`` that was updated, oldest first."""
@@ -221,9 +222,17 @@ class SQLiteMemoryStore:
         """The few fields ranking needs, for many candidates at once (``storage/ranking.py``)."""
         with self._lock:
             try:
-                return ranking.ranking_rows(self._conn, ids)
+                return ranking.ranking_rows(self._conn, ids, self._dimension())
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
+    def _dimension(self) -> int | None:
+        """The size of the vectors of the encoder the store records (``name:dimension``), if any."""
+        if self._vector_size is None:
+            recorded = self.meta("encoder") or ""
+            size = recorded.rpartition(":")[2]
+            self._vector_size = int(size) if size.isdigit() else None
+        return self._vector_size
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
         """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""
@@ -235,15 +244,22 @@ class SQLiteMemoryStore:
             )
             if not rows:
                 return
-            yield [memory_from_row(row) for row in rows]
+            yield readable_memories(rows)
             last_rowid = rows[-1][-1]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
-        """The stored vectors of these ids."""
+        """The stored vectors of these ids (a vector of another size, or not made of 32-bit
+        floats, is left out: ``memory_system doctor`` names its memory)."""
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        rows = self._query(f"SELECT id, embedding FROM memories WHERE id IN ({marks})", ids)
+        dimension = self._dimension()
+        size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
+        rows = self._query(
+            f"SELECT id, embedding FROM memories WHERE id IN ({marks}) AND typeof(embedding) = 'blob' "
+            f"AND {size}",
+            [*ids, *([4 * dimension] if dimension else [])],
+        )
         return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
 
     def lexical_search(self, text: str, limit: int) -> list[tuple[str, float]]:
@@ -302,8 +318,10 @@ class SQLiteMemoryStore:
             "SELECT c.source_id, c.target_id FROM connections c "
             "JOIN memories q ON q.id = c.source_id JOIN memories a ON a.id = c.target_id "
             f"WHERE c.source_id IN ({marks}) AND c.kind = 'temporal' AND a.rowid > q.rowid "
-            "AND instr(q.content, '?') > 0 AND json_extract(q.metadata, '$.speaker') IS NOT NULL "
-            "AND json_extract(a.metadata, '$.speaker') IS NOT NULL ORDER BY a.rowid DESC",
+            "AND instr(q.content, '?') > 0 "
+            "AND CASE WHEN json_valid(q.metadata) THEN json_extract(q.metadata, '$.speaker') END IS NOT NULL "
+            "AND CASE WHEN json_valid(a.metadata) THEN json_extract(a.metadata, '$.speaker') END IS NOT NULL "
+            "ORDER BY a.rowid DESC",
             ids,
         )
         # Later rows win: the nearest successor (smallest rowid) comes last.

@@ -272,11 +272,13 @@ def decode_vector(text: str, dimension: int) -> Vector:
     return vector
 
 
-def problems(exc: ValidationError) -> str:
-    """Everything wrong with a line, as ``field: message`` joined by ``; `` (a rule's message that
-    names its field, such as "`content` has ...", names it by its full place in the line)."""
+def problems(exc: ValidationError, shown: int = 10) -> str:
+    """What is wrong with a line, as ``field: message`` joined by ``; `` (the first ``shown``, then
+    how many more); a rule's message that names its field ("`content` has ...") names it by its
+    full place in the line."""
+    errors = exc.errors(include_url=False)
     found = []
-    for error in exc.errors(include_url=False):
+    for error in errors[:shown]:
         where = ".".join(str(part) for part in error["loc"])
         message = str(error["msg"]).removeprefix("Value error, ").rstrip(".")
         named = f"`{error['loc'][-1]}`" if error["loc"] else ""
@@ -284,4 +286,6 @@ def problems(exc: ValidationError) -> str:
             found.append(f"`{where}`{message[len(named) :]}")
         else:
             found.append(f"{where}: {message}" if where else message)
+    if len(errors) > shown:
+        found.append(f"and {len(errors) - shown} more")
     return "; ".join(found)

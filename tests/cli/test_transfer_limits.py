@@ -229,9 +229,8 @@ def test_a_line_longer_than_any_valid_line_is_refused_without_reading_it_whole(
 
     output = refused(path)
     tracemalloc.start()
-    with pytest.raises(InvalidInputError):
-        with path.open("rb") as stream:
-            read_import(stream, None, "default")
+    with pytest.raises(InvalidInputError), path.open("rb") as stream:
+        read_import(stream, None, "default")
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 
@@ -311,3 +310,16 @@ def test_an_official_memory_jsonl_gets_the_same_limits(tmp_path: Path) -> None:
     assert "Line 4:" in output and "note" in output
     assert "Line 3" not in output
     assert stored_count(tmp_path) == 0
+
+
+def test_an_export_stops_at_a_memory_whose_line_an_import_could_not_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("cognitive_memory.transfer.MAX_LINE_BYTES", 5_000)
+    stored = runner.invoke(app, ["store", "A long note. " * 500, "--json"])
+    memory_id = json.loads(stored.stdout)["memory_id"]
+
+    result = runner.invoke(app, ["export"])
+
+    assert result.exit_code == 1
+    assert f"Memory {memory_id} with its versions and links takes" in result.output

@@ -323,3 +323,17 @@ def test_an_export_stops_at_a_memory_whose_line_an_import_could_not_read(
 
     assert result.exit_code == 1
     assert f"Memory {memory_id} with its versions and links takes" in result.output
+
+
+def test_a_text_holding_a_unicode_line_separator_round_trips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "First part\u2028second part\x85third part, one memory."
+    assert runner.invoke(app, ["store", text]).exit_code == 0
+    exported = runner.invoke(app, ["export"]).stdout
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(tmp_path / "fresh"))
+
+    result = runner.invoke(app, ["import", "-", "--json"], input=exported)
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["added"] == 1

@@ -316,15 +316,15 @@ def check_model(system: CognitiveSystem) -> CheckResult:
 
 
 def _damaged_export(encoder: object) -> str | None:
-    """What is wrong with the ONNX export, checked against the vectors saved when it was made (an
-    export from before they were saved is checked against torch now and keeps them)."""
+    """What is wrong with the ONNX export, checked against the sha256 and vectors saved when it was
+    made (an export from before they were saved is exported again by the warm-up that follows)."""
     from cognitive_memory.encoding import OnnxEncoder
     from cognitive_memory.errors import EncoderError
 
     if not isinstance(encoder, OnnxEncoder):
         return None
     try:
-        state, detail = encoder.check_export(adopt=True)
+        state, detail = encoder.check_export()
     except EncoderError as exc:
         return exc.message
     if state != "damaged":

@@ -56,9 +56,9 @@ def register(app: typer.Typer, resolve_settings: Callable[[], Settings]) -> None
             )
         elif state == "unverified":
             typer.echo(
-                "backend: onnx once the export is checked against torch (a server does it at its first "
-                f"start; `memory_system encoder export` does it now)\nexport: {path} (made by an older "
-                "version, without reference vectors)"
+                "backend: torch until the export is made again (a server does it in the background at "
+                f"its first start; `memory_system encoder export` does it now)\nexport: {path} (made by "
+                "an older version, which recorded no sha256 of it)"
             )
         else:
             typer.echo(

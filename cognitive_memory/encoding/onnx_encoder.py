@@ -83,16 +83,14 @@ class OnnxEncoder:
                 if target.is_file():
                     try:
                         self._active = self._checked(
-                            OnnxModel(model_dir, target, threads=self._threads), target, adopt=True
+                            OnnxModel(model_dir, target, threads=self._threads), target
                         )
                         return target
                     except EncoderError as exc:
                         logger.warning("Exporting again: the export at %s is unusable: %s", target, exc)
                 self._fallback.warm_up()
                 onnx_export.export_onnx(model_dir, target, self._fallback.encode, threads=self._threads)
-                self._active = self._checked(
-                    OnnxModel(model_dir, target, threads=self._threads), target, adopt=True
-                )
+                self._active = self._checked(OnnxModel(model_dir, target, threads=self._threads), target)
             except EncoderError as exc:
                 logger.warning("ONNX encoder unavailable, staying on torch: %s", exc)
                 return None
@@ -136,7 +134,7 @@ class OnnxEncoder:
         model_dir = resolve_model_path(self._fallback.model)
         target = export_path(model_dir, self._cache_dir, self.name)
         try:
-            return self._checked(OnnxModel(model_dir, target, threads=1), target, adopt=False)
+            return self._checked(OnnxModel(model_dir, target, threads=1), target)
         except EncoderError as exc:
             logger.warning("Queries are embedded on every core: no one-thread session (%s)", exc)
             return None
@@ -155,7 +153,7 @@ class OnnxEncoder:
         target = export_path(model_dir, self._cache_dir, self.name)
         if target.is_file():
             try:
-                return self._checked(OnnxModel(model_dir, target, threads=self._threads), target, adopt=False)
+                return self._checked(OnnxModel(model_dir, target, threads=self._threads), target)
             except EncoderError as exc:
                 logger.warning("Ignoring the ONNX export at %s, torch serves: %s", target, exc)
         else:
@@ -163,40 +161,36 @@ class OnnxEncoder:
         self._fallback.warm_up()
         return self._fallback
 
-    def check_export(self, *, adopt: bool = False) -> tuple[ExportState, str]:
-        """Whether the export exists and still gives the vectors it was exported with, and why not.
-        ``unverified``: made before reference vectors were saved; ``adopt`` checks such an export
-        against torch now (seconds) and saves them. Changes nothing else; exports nothing."""
+    def check_export(self) -> tuple[ExportState, str]:
+        """Whether the export exists and is still the file that was checked against torch (its
+        sha256) giving the vectors it was exported with, and why not. ``unverified``: made by an
+        older version, which recorded no sha256; it is exported again before use. Changes nothing."""
         model_dir = resolve_model_path(self._fallback.model)
         target = export_path(model_dir, self._cache_dir, self.name)
         if not target.is_file():
             return "missing", f"no ONNX export at {target}"
         try:
-            self._checked(OnnxModel(model_dir, target, threads=self._threads), target, adopt=adopt)
+            self._checked(OnnxModel(model_dir, target, threads=self._threads), target)
         except _Unverified as exc:
             return "unverified", exc.message
         except EncoderError as exc:
             return "damaged", exc.message
         return "ok", f"{target} gives the vectors it was exported with"
 
-    def _checked(self, model: OnnxModel, target: Path, *, adopt: bool) -> OnnxModel:
-        """``model`` once its dimension and its reference vectors (see ``check_reference``) are
-        right; an export without reference vectors is checked against torch when ``adopt``."""
-        from cognitive_memory.encoding import onnx_export
-
+    def _checked(self, model: OnnxModel, target: Path) -> OnnxModel:
+        """``model`` once its dimension, its file's sha256 and its reference vectors (see
+        ``check_reference``) are right. An export recording no sha256 is refused as unverified:
+        checking a few sentences cannot vouch for every weight, so ``export`` makes it again."""
         produced = model.encode(["dimension probe"]).shape[1]
         if produced != self.dimension:
             raise EncoderError(f"The ONNX export produces {produced}-d vectors; expected {self.dimension}.")
         if check_reference(model, target) is None:
-            if not adopt:
-                raise _Unverified(
-                    f"the export at {target} has no reference vectors (it was made by an older version): "
-                    "it is checked against torch before use"
-                )
-            self._fallback.warm_up()
-            onnx_export.adopt_export(model, target, self._fallback.encode)
+            raise _Unverified(
+                f"the export at {target} records no sha256 (it was made by an older version): it is "
+                "exported again before use"
+            )
         return model
 
 
 class _Unverified(EncoderError):
-    """An export made before reference vectors were saved with it."""
+    """An export made before its sha256 was recorded with it."""

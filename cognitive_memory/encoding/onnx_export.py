@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.encoding.onnx_model import MIN_COSINE, OnnxModel, min_cosine, reference_path
+from cognitive_memory.encoding.onnx_model import (
+    MIN_COSINE,
+    MODEL_SHA256,
+    OnnxModel,
+    file_sha256,
+    min_cosine,
+    reference_path,
+)
 from cognitive_memory.errors import EncoderError
 from cognitive_memory.processes import is_running
 
@@ -27,7 +34,6 @@ __all__ = [
     "CHECK_TEXTS",
     "MIN_COSINE",
     "REFERENCE_TEXTS",
-    "adopt_export",
     "export_onnx",
     "min_cosine",
     "remove_abandoned_exports",
@@ -68,7 +74,8 @@ def export_onnx(
     vectors and ``reference``'s on ``CHECK_TEXTS`` (in one batch and one by one). Raises
     ``EncoderError`` and writes nothing unless that cosine exceeds ``MIN_COSINE``; the file
     appears atomically, so a concurrent reader never sees half of it. ``reference``'s vectors of
-    ``REFERENCE_TEXTS`` are saved beside it, for every later load to check the export against."""
+    ``REFERENCE_TEXTS`` and the file's sha256 are saved beside it, for every later load to check
+    the export against."""
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_abandoned_exports(target.parent)
     handle, name = tempfile.mkstemp(prefix=f".export-{os.getpid()}-", suffix=".onnx", dir=target.parent)
@@ -76,7 +83,7 @@ def export_onnx(
     scratch = Path(name)
     try:
         _export_graph(model_dir, scratch)
-        cosine = _verify(OnnxModel(model_dir, scratch, threads=threads), reference, target)
+        cosine = _verify(OnnxModel(model_dir, scratch, threads=threads), reference, scratch, target)
         scratch.chmod(0o644)
         os.replace(scratch, target)
     finally:
@@ -96,17 +103,12 @@ def remove_abandoned_exports(directory: Path) -> None:
                 logger.info("Removed %s, left by an export that did not finish", scratch)
 
 
-def adopt_export(model: OnnxModel, onnx_file: Path, reference: Callable[[Sequence[str]], Vector]) -> float:
-    """Check an export made before reference vectors were saved against ``reference`` (torch) as
-    a new export is checked, and save its reference vectors; ``EncoderError`` if it disagrees."""
-    cosine = _verify(model, reference, onnx_file)
-    logger.info("Checked the ONNX export at %s against torch (min cosine %.6f)", onnx_file, cosine)
-    return cosine
-
-
-def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector], onnx_file: Path) -> float:
-    """The smallest cosine to ``reference`` on ``CHECK_TEXTS``; saves the reference vectors of the
-    export ``onnx_file`` when it passes."""
+def _verify(
+    model: OnnxModel, reference: Callable[[Sequence[str]], Vector], checked: Path, onnx_file: Path
+) -> float:
+    """The smallest cosine to ``reference`` on ``CHECK_TEXTS`` of ``model``, loaded from the file
+    ``checked``; when it passes, saves beside ``onnx_file`` (where ``checked`` is then renamed)
+    the reference vectors and the sha256 of ``checked``."""
     texts = list(CHECK_TEXTS)
     expected = reference(texts)
     batched = min_cosine(model.encode(texts), expected)
@@ -117,13 +119,19 @@ def _verify(model: OnnxModel, reference: Callable[[Sequence[str]], Vector], onnx
             f"The ONNX export disagrees with the torch model (min cosine {cosine:.6f} <= {MIN_COSINE}); "
             "keeping the torch encoder.",
         )
-    _save_reference(onnx_file, {text: expected[texts.index(text)] for text in REFERENCE_TEXTS})
+    vectors = {text: expected[texts.index(text)] for text in REFERENCE_TEXTS}
+    _save_reference(onnx_file, vectors, file_sha256(checked))
     return cosine
 
 
-def _save_reference(onnx_file: Path, vectors: dict[str, Vector]) -> None:
-    """Write the reference vectors beside ``onnx_file`` atomically (float32 values, exactly)."""
-    body = {"texts": list(vectors), "vectors": [[float(x) for x in vector] for vector in vectors.values()]}
+def _save_reference(onnx_file: Path, vectors: dict[str, Vector], sha256: str) -> None:
+    """Write the reference vectors (float32 values, exactly) and the export's sha256 beside
+    ``onnx_file``, atomically."""
+    body = {
+        "texts": list(vectors),
+        "vectors": [[float(x) for x in vector] for vector in vectors.values()],
+        MODEL_SHA256: sha256,
+    }
     target = reference_path(onnx_file)
     scratch = target.with_name(f".{target.name}.{os.getpid()}")
     try:

@@ -19,10 +19,12 @@ from cognitive_memory.errors import EncoderError
 __all__ = [
     "EXPORT_FORMAT",
     "MIN_COSINE",
+    "MODEL_SHA256",
     "REFERENCE_FILE",
     "OnnxModel",
     "check_reference",
     "export_path",
+    "file_sha256",
     "max_seq_length",
     "min_cosine",
     "reference_path",
@@ -34,8 +36,10 @@ _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 _KEYED_FILES = ("config.json", "tokenizer.json", "sentence_bert_config.json")
 BATCH_SIZE = 64
 MIN_COSINE = 0.999
-# Beside model.onnx: a few sentences and the vectors the torch model gave them at export time.
+# Beside model.onnx: a few sentences and the vectors the torch model gave them at export time,
+# and the sha256 of the model.onnx that was checked against torch.
 REFERENCE_FILE = "reference.json"
+MODEL_SHA256 = "model_sha256"
 
 
 def min_cosine(left: Vector, right: Vector) -> float:
@@ -50,19 +54,42 @@ def reference_path(onnx_file: Path) -> Path:
     return onnx_file.with_name(REFERENCE_FILE)
 
 
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, in hex (about 0.1 s for the 90 MB export)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def check_reference(model: OnnxModel, onnx_file: Path) -> float | None:
-    """Embed the reference sentences saved with the export and return the smallest cosine to the
-    vectors torch gave them; None when the export has no reference (made by an older version).
-    Raises ``EncoderError`` when the export no longer reproduces them (damaged weights)."""
+    """Check the export ``onnx_file`` (loaded as ``model``) against what was saved when it was made
+    and checked against torch: its sha256 (any changed byte, in any weight) and the vectors of the
+    reference sentences (a runtime or tokenizer that computes wrong). Returns the smallest cosine
+    to those vectors; None when the export records no sha256 (made by an older version).
+    Raises ``EncoderError`` when either differs."""
     path = reference_path(onnx_file)
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
         texts = [str(text) for text in saved["texts"]]
         expected = np.asarray(saved["vectors"], dtype=np.float32).reshape(len(texts), -1)
+        recorded = saved.get(MODEL_SHA256)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise EncoderError(f"the reference vectors {path} are unreadable ({exc})") from exc
+    if recorded is None:
+        return None
+    try:
+        actual = file_sha256(onnx_file)
+    except OSError as exc:
+        raise EncoderError(f"the export at {onnx_file} cannot be read ({exc})") from exc
+    if actual != recorded:
+        raise EncoderError(
+            f"the export at {onnx_file} is damaged: its sha256 is not the one recorded when it was "
+            "exported and checked against torch (a byte of it changed since)"
+        )
     cosine = min_cosine(model.encode(texts), expected) if texts else 0.0
     if not cosine > MIN_COSINE:
         raise EncoderError(

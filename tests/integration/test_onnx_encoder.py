@@ -17,6 +17,7 @@ from bench.corpus import memory_texts, query_texts
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder, onnx_export, resolve_model_path
 from cognitive_memory.encoding.onnx_export import CHECK_TEXTS, MIN_COSINE, export_onnx, min_cosine
+from cognitive_memory.encoding.onnx_model import REFERENCE_FILE
 from cognitive_memory.errors import EncoderError, StorageError
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import EncoderSettings, Settings
@@ -133,6 +134,8 @@ def test_warm_up_replaces_a_corrupt_export(
     ) -> float:
         exported.append(target)
         target.write_bytes(onnx_encoder.export_file().read_bytes())
+        reference = onnx_encoder.export_file().with_name(REFERENCE_FILE)
+        target.with_name(REFERENCE_FILE).write_bytes(reference.read_bytes())  # with its sha256
         return 1.0
 
     monkeypatch.setattr(onnx_export, "export_onnx", export_by_copying)

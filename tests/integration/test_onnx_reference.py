@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.encoding.onnx_export import CHECK_TEXTS, MIN_COSINE, min_cosine
-from cognitive_memory.encoding.onnx_model import REFERENCE_FILE, OnnxModel
+from cognitive_memory.encoding.onnx_model import MODEL_SHA256, REFERENCE_FILE, OnnxModel, file_sha256
 from memory_system.cli import app
 
 pytestmark = pytest.mark.model
@@ -52,6 +52,85 @@ def damage(onnx_file: Path, *, tensors: int = 3, share: float = 0.02, factor: fl
         weights[chosen] *= factor
         tensor.CopyFrom(numpy_helper.from_array(weights, tensor.name))
     onnx.save(graph, str(onnx_file))
+
+
+def flip_embedding_byte(onnx_file: Path, token_id: int) -> None:
+    """Flip one byte of ``token_id``'s row in the word-embedding table: an exponent bit of the
+    row's largest weight that the flip multiplies by 16. Every other byte stays as it was."""
+    import onnx
+
+    graph = onnx.load(str(onnx_file))
+    table = next(t for t in graph.graph.initializer if t.name.endswith("word_embeddings.weight"))
+    data = bytearray(onnx_file.read_bytes())
+    start = data.find(table.raw_data[:4096])
+    assert start > 0 and data.find(table.raw_data[:4096], start + 1) == -1
+    row = start + token_id * table.dims[1] * 4
+    weights = np.frombuffer(bytes(data[row : row + table.dims[1] * 4]), dtype="<f4")
+    # float32, little-endian: the fourth byte's bit 0x02 is the exponent's bit 2 (x16 when clear).
+    growable = [i for i in range(len(weights)) if not data[row + 4 * i + 3] & 0x02]
+    chosen = max(growable, key=lambda i: abs(float(weights[i])))
+    data[row + 4 * chosen + 3] ^= 0x02
+    onnx_file.write_bytes(bytes(data))
+
+
+UNCHECKED_WORD = "volcano"
+
+
+@pytest.fixture
+def flipped(exported: Path, tmp_path: Path, real_encoder: SentenceBertEncoder) -> Path:
+    """A copy of the export with one flipped byte in the row of a token that neither the reference
+    sentences nor the export's check texts contain."""
+    from tokenizers import Tokenizer
+
+    from cognitive_memory.encoding import resolve_model_path
+
+    cache = _copy(exported, tmp_path)
+    onnx_file = OnnxEncoder(real_encoder, cache).export_file()
+    model_dir = resolve_model_path(real_encoder.model)
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    checked = {token for text in (*CHECK_TEXTS, "dimension probe") for token in tokenizer.encode(text).ids}
+    token_id = tokenizer.token_to_id(UNCHECKED_WORD)
+    assert token_id is not None and token_id not in checked
+    flip_embedding_byte(onnx_file, token_id)
+    sentence = [f"Is the {UNCHECKED_WORD} near the town?"]
+    cosine = min_cosine(OnnxModel(model_dir, onnx_file).encode(sentence), real_encoder.encode(sentence))
+    assert cosine < 0.95  # really damaged, for every text holding that word
+    return cache
+
+
+def test_one_flipped_byte_outside_the_reference_sentences_makes_the_export_damaged(
+    flipped: Path, real_encoder: SentenceBertEncoder, caplog: pytest.LogCaptureFixture
+) -> None:
+    encoder = OnnxEncoder(real_encoder, flipped)
+    sentence = [f"Is the {UNCHECKED_WORD} near the town?"]
+    with caplog.at_level(logging.WARNING):
+        vectors = encoder.encode(sentence)
+
+    state, detail = encoder.check_export()
+    assert (state, encoder.backend) == ("damaged", "torch")
+    assert "sha256" in detail
+    assert min_cosine(vectors, real_encoder.encode(sentence)) > 0.9999
+
+
+def test_doctor_and_encoder_status_report_a_flipped_byte_and_encoder_export_repairs_it(
+    flipped: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COGNITIVE_MEMORY_CACHE_DIR", str(flipped))
+    doctor = runner.invoke(app, ["doctor", "--json"])
+    checks = {check["name"]: check for check in json.loads(doctor.output)["checks"]}
+    assert checks["model"]["status"] == "fail"
+    assert (
+        "sha256" in checks["model"]["detail"] and "memory_system encoder export" in checks["model"]["detail"]
+    )
+
+    status = runner.invoke(app, ["encoder", "status"])
+    assert status.exit_code == 1
+    assert status.output.startswith("backend: torch") and "damaged" in status.output
+
+    repaired = runner.invoke(app, ["encoder", "export"])
+    assert repaired.exit_code == 0, repaired.output
+    after = runner.invoke(app, ["encoder", "status"])
+    assert after.exit_code == 0 and after.output.startswith("backend: onnx"), after.output
 
 
 @pytest.fixture
@@ -108,23 +187,30 @@ def test_encoder_status_reports_the_damage_and_encoder_export_repairs_it(
     assert after.exit_code == 0 and after.output.startswith("backend: onnx"), after.output
 
 
-def test_an_export_made_before_reference_vectors_is_checked_against_torch_once(
-    exported: Path, tmp_path: Path, real_encoder: SentenceBertEncoder
+@pytest.mark.parametrize("older", ["without reference.json", "without a recorded sha256"])
+def test_an_export_made_by_an_older_version_is_exported_again_before_onnx_serves(
+    exported: Path, tmp_path: Path, real_encoder: SentenceBertEncoder, older: str
 ) -> None:
     cache = _copy(exported, tmp_path)
     encoder = OnnxEncoder(real_encoder, cache)
     reference = encoder.export_file().with_name(REFERENCE_FILE)
-    reference.unlink()
-    modified = encoder.export_file().stat().st_mtime_ns
+    if older == "without reference.json":
+        reference.unlink()
+    else:
+        saved = json.loads(reference.read_text())
+        del saved[MODEL_SHA256]
+        reference.write_text(json.dumps(saved))
+    old_file = encoder.export_file().stat().st_ino
 
-    assert encoder.check_export() == ("unverified", encoder.check_export()[1])
+    state, detail = encoder.check_export()
+    assert state == "unverified" and "records no sha256" in detail
     assert encoder.encode(["still served"]).shape == (1, 384)
-    assert encoder.backend == "torch"  # not trusted before the check
-    encoder.warm_up()  # what a server does in the background: the check, not a new export
+    assert encoder.backend == "torch"  # not trusted: a few sentences cannot vouch for every weight
+    encoder.warm_up()  # what a server does in the background: a new export, checked against torch
 
     assert encoder.backend == "onnx"
-    assert reference.is_file()
-    assert encoder.export_file().stat().st_mtime_ns == modified
+    assert encoder.export_file().stat().st_ino != old_file
+    assert json.loads(reference.read_text())[MODEL_SHA256] == file_sha256(encoder.export_file())
     assert OnnxEncoder(real_encoder, cache).check_export()[0] == "ok"
 
 

@@ -203,6 +203,9 @@ class ServerSettings(BaseSettings):
     host: str = Field(default="127.0.0.1", validation_alias="MCP_SERVER_HOST")
     port: int = Field(default=8080, ge=1, le=65535, validation_alias="MCP_SERVER_PORT")
     auth_token: SecretStr | None = Field(default=None, validation_alias="MCP_AUTH_TOKEN")
+    # token: without MCP_AUTH_TOKEN, a token generated into the data directory; off: no token on
+    # loopback, for a machine where every local user is trusted.
+    http_auth: Literal["token", "off"] = Field(default="token", validation_alias="MCP_HTTP_AUTH")
     allowed_hosts: str = Field(default="", validation_alias="MCP_ALLOWED_HOSTS")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = Field(
         default="INFO", validation_alias="COGNITIVE_MEMORY_LOG_LEVEL"
@@ -210,14 +213,21 @@ class ServerSettings(BaseSettings):
 
     _blank = field_validator("auth_token", mode="before")(_blank_is_none)
 
-    @field_validator("mode", "log_level", mode="before")
+    @field_validator("mode", "log_level", "http_auth", mode="before")
     @classmethod
     def _any_case(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, str):
             return value
         if not value.strip():
-            return "stdio" if info.field_name == "mode" else "INFO"
+            return {"mode": "stdio", "log_level": "INFO", "http_auth": "token"}[info.field_name or ""]
         return value.strip().upper() if info.field_name == "log_level" else value.strip().lower()
+
+    @field_validator("http_auth")
+    @classmethod
+    def _one_way_to_authenticate(cls, value: str, info: ValidationInfo) -> str:
+        if value == "off" and info.data.get("auth_token") is not None:
+            raise ValueError("it asks for no token while MCP_AUTH_TOKEN sets one: unset one of them")
+        return value
 
     @property
     def extra_hosts(self) -> list[str]:

@@ -85,7 +85,8 @@ class BearerTokenMiddleware:
         body = json.dumps(
             {
                 "error": "unauthorized",
-                "message": f"Bearer token {reason}: send `Authorization: Bearer <token>`.",
+                "message": f"Bearer token {reason}: send `Authorization: Bearer <token>` "
+                "(`memory_system token` prints it on the server's machine).",
             }
         ).encode()
         await send(
@@ -243,18 +244,27 @@ def _by_path(mcp: ASGIApp, dashboard: ASGIApp) -> ASGIApp:
 
 
 def _guarded_dashboard(
-    source: DashboardSource, token: str | None, security: TransportSecuritySettings
+    source: DashboardSource, token: str | None, security: TransportSecuritySettings, login_code: str | None
 ) -> ASGIApp:
-    app = create_dashboard(source.cli, token=token, security=security, checks=source.checks)
+    app = create_dashboard(
+        source.cli, token=token, security=security, checks=source.checks, login_code=login_code
+    )
     return HostHintMiddleware(RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE))
 
 
 def create_dashboard_app(
-    source: DashboardSource, *, host: str, port: int, token: str | None, allowed_hosts: Sequence[str] = ()
+    source: DashboardSource,
+    *,
+    host: str,
+    port: int,
+    token: str | None,
+    allowed_hosts: Sequence[str] = (),
+    login_code: str | None = None,
 ) -> ASGIApp:
-    """The dashboard alone (`memory_system ui`), under the same bind, Host and Origin rules."""
+    """The dashboard alone (`memory_system ui`), under the same bind, Host and Origin rules;
+    ``login_code``: the code of a one-time login link (``/login?once=CODE``)."""
     check_bind(host, token)
-    return _guarded_dashboard(source, token, _security(host, port, allowed_hosts))
+    return _guarded_dashboard(source, token, _security(host, port, allowed_hosts), login_code)
 
 
 def create_http_app(
@@ -265,9 +275,11 @@ def create_http_app(
     token: str | None,
     allowed_hosts: Sequence[str] = (),
     dashboard: DashboardSource | None = None,
+    login_code: str | None = None,
 ) -> ASGIApp:
     """One ASGI app serving both transports, wrapped in bearer auth when a token is set; with
-    ``dashboard``, the dashboard at every other path (its login form instead of the bearer header)."""
+    ``dashboard``, the dashboard at every other path (its login form or a one-time login link with
+    ``login_code`` instead of the bearer header)."""
     check_bind(host, token)
     security = _security(host, port, allowed_hosts)
     streamable = server.streamable_http_app(
@@ -284,4 +296,6 @@ def create_http_app(
     messages = RequestBodyLimitMiddleware(MalformedMessageMiddleware(routes), DEFAULT_MAX_REQUEST_BODY_SIZE)
     app: ASGIApp = HostHintMiddleware(messages)
     mcp = BearerTokenMiddleware(app, token) if token else app
-    return mcp if dashboard is None else _by_path(mcp, _guarded_dashboard(dashboard, token, security))
+    if dashboard is None:
+        return mcp
+    return _by_path(mcp, _guarded_dashboard(dashboard, token, security, login_code))

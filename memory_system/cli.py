@@ -23,6 +23,7 @@ from memory_system import (
     encoder_cli,
     git_commands,
     hook_command,
+    http_token,
     load_commands,
     relation_commands,
     serving,
@@ -70,6 +71,7 @@ app.add_typer(qdrant_app, name="qdrant")
 doctor.register(app, lambda: _resolve_settings())
 encoder_cli.register(app, lambda: _settings())
 backup_commands.register(app, lambda: _settings())
+http_token.register(app, lambda: _settings())
 
 
 def _configure_logging(level: str) -> None:
@@ -187,16 +189,21 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
     _configure_logging(listen.log_level)
     http = port is not None or host is not None or listen.mode == "http"
     bind_host, bind_port = host or listen.host, port or listen.port
-    token = listen.auth_token.get_secret_value() if listen.auth_token else None
+    token = None
     if http:
         # Only HTTP serving imports the HTTP app (Starlette, the dashboard's templates): a stdio
         # server answers `initialize` sooner without them.
+        from cognitive_memory.errors import CognitiveMemoryError
         from interfaces.http_app import InsecureBindError, check_bind
 
         try:
-            check_bind(bind_host, token)
+            # Beyond loopback only a token the user chose: the generated one is for this machine.
+            check_bind(bind_host, listen.auth_token.get_secret_value() if listen.auth_token else None)
+            token = http_token.server_token(settings)
         except InsecureBindError as exc:
             raise _fail(str(exc)) from exc
+        except CognitiveMemoryError as exc:
+            raise _fail(exc.message) from exc
     with _system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
         server = create_server(
             system,

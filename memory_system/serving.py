@@ -86,11 +86,22 @@ def serve_http(
     server: Any, host: str, port: int, token: str | None, extra_hosts: list[str], dashboard: Any = None
 ) -> None:
     """Run uvicorn until SIGINT or SIGTERM; it finishes open requests before returning. With
-    ``dashboard`` (a ``DashboardSource``) the web dashboard is served at ``/`` too."""
-    from interfaces.http_app import create_http_app
+    ``dashboard`` (a ``DashboardSource``) the web dashboard is served at ``/`` too, and a one-time
+    login link for it is printed on stderr when there is a token."""
+    import typer
 
+    from interfaces.http_app import create_http_app
+    from memory_system.http_token import login_link, login_notice
+
+    code, url = login_link(host, port) if token and dashboard is not None else (None, "")
     app = create_http_app(
-        server, host=host, port=port, token=token, allowed_hosts=extra_hosts, dashboard=dashboard
+        server,
+        host=host,
+        port=port,
+        token=token,
+        allowed_hosts=extra_hosts,
+        dashboard=dashboard,
+        login_code=code,
     )
     logger.info(
         "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s%s",
@@ -99,6 +110,10 @@ def serve_http(
         " with bearer auth" if token else "",
         ", the dashboard at /" if dashboard is not None else "",
     )
+    if token is None:
+        logger.warning("MCP_HTTP_AUTH=off: every local user of this machine can read and change memories")
+    if code is not None:
+        typer.echo(login_notice(url), err=True)
 
     uvicorn_server(app, host, port).run()
 

@@ -3,39 +3,115 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import httpx2
+import pytest
 
+from memory_system.ui_command import write_login_page
 from tests.dashboard.conftest import WITH_HASH, _wait_until_listening, free_port
 
 
-def test_ui_serves_the_dashboard_on_loopback_and_ctrl_c_ends_it_with_status_0(data_dir: Path) -> None:
-    port = free_port()
-    env = {"PATH": os.environ["PATH"], "HOME": str(data_dir), "COGNITIVE_MEMORY_DATA_DIR": str(data_dir)}
+def spawn_ui(data_dir: Path, port: int, **env: str) -> subprocess.Popen[bytes]:
     data_dir.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
         [sys.executable, "-c", WITH_HASH, "ui", "--port", str(port)],
-        env=env,
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(data_dir),
+            "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
+            **env,
+        },
         cwd=data_dir,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    _wait_until_listening(port, process)
+    return process
+
+
+def stop(process: subprocess.Popen[bytes]) -> bytes:
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr.decode()
+    assert b"Traceback" not in stderr
+    return stderr
+
+
+def test_ui_serves_the_dashboard_on_loopback_and_ctrl_c_ends_it_with_status_0(data_dir: Path) -> None:
+    port = free_port()
+    process = spawn_ui(data_dir, port, MCP_HTTP_AUTH="off")
     try:
-        _wait_until_listening(port, process)
         page = httpx2.get(f"http://127.0.0.1:{port}/status", timeout=30)
-        assert page.status_code == 200  # no token on loopback: no login
+        assert page.status_code == 200  # every local user trusted, as asked: no login
         assert "Doctor" in page.text
         assert httpx2.post(f"http://127.0.0.1:{port}/trash/restore", timeout=30).status_code == 403
         foreign = httpx2.get(f"http://127.0.0.1:{port}/", headers={"host": "evil.example"}, timeout=30)
         assert foreign.status_code == 421
     finally:
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 0, stderr.decode()
-    assert b"Traceback" not in stderr
+        stderr = stop(process)
     assert f"http://127.0.0.1:{port}/".encode() in stderr
+
+
+def test_ui_without_settings_wants_the_generated_token_and_prints_a_one_time_link(data_dir: Path) -> None:
+    port = free_port()
+    process = spawn_ui(data_dir, port)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert httpx2.get(f"{url}/status", timeout=30).status_code == 401  # another local user
+        assert process.stderr is not None
+        link = next(
+            found.group(1)
+            for line in iter(process.stderr.readline, b"")
+            if (found := re.search(r"(http://\S+/login\?once=\S+)", line.decode()))
+        )
+        with httpx2.Client(base_url=url, timeout=30, follow_redirects=False) as browser:
+            assert browser.get(link).status_code == 200
+            assert browser.get("/status").status_code == 200
+        assert httpx2.get(link, timeout=30).status_code == 401  # spent
+        token = (data_dir / "http-token").read_text().strip()
+        with httpx2.Client(base_url=url, timeout=30, follow_redirects=False) as owner:
+            csrf = re.search(r'name="csrf" value="([^"]+)"', owner.get("/login").text)
+            assert csrf is not None
+            answer = owner.post("/login", data={"csrf": csrf.group(1), "token": token, "next": "/"})
+            assert answer.status_code == 303
+            assert owner.get("/status").status_code == 200
+    finally:
+        stderr = stop(process)
+    assert token.encode() not in stderr
+
+
+def test_ui_open_opens_a_private_page_that_forwards_to_the_link_never_the_link_itself(tmp_path: Path) -> None:
+    link = "http://127.0.0.1:8765/login?once=abc-123_x"
+    page = tmp_path / "data" / "dashboard-login.html"
+    opened = write_login_page(page, link)
+    assert opened == page.resolve().as_uri()
+    assert page.stat().st_mode & 0o777 == 0o600
+    assert f'content="0; url={link}"' in page.read_text()
+    write_login_page(page, link.replace("abc", "def"))  # a second run replaces the page
+    assert "def-123" in page.read_text()
+
+
+@pytest.mark.parametrize(
+    "setting", [{"MCP_HTTP_AUTH": "off", "MCP_AUTH_TOKEN": "t"}, {"MCP_HTTP_AUTH": "maybe"}]
+)
+def test_ui_refuses_contradictory_or_unknown_auth_settings(data_dir: Path, setting: dict[str, str]) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", WITH_HASH, "ui", "--port", str(free_port())],
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(data_dir),
+            "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
+            **setting,
+        },
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert b"MCP_HTTP_AUTH" in result.stderr
+    assert b"Traceback" not in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -214,17 +215,99 @@ def test_listening_beyond_loopback_without_a_token_is_refused(tmp_path: Path) ->
     assert "MCP_AUTH_TOKEN" in result.stderr
 
 
-def test_the_environment_selects_http_mode(tmp_path: Path) -> None:
+def test_the_environment_selects_http_mode_and_mcp_http_auth_off_opens_loopback(tmp_path: Path) -> None:
     port = free_port()
     process = spawn_http_server(
-        tmp_path, port, by_option=False, MCP_SERVER_MODE="http", MCP_SERVER_PORT=str(port)
+        tmp_path,
+        port,
+        by_option=False,
+        stderr=subprocess.PIPE,
+        MCP_SERVER_MODE="http",
+        MCP_SERVER_PORT=str(port),
+        MCP_HTTP_AUTH="off",
     )
     try:
         response = httpx2.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, timeout=10)
-        assert response.status_code != 401  # no token configured: loopback is open
+        assert response.status_code != 401  # every local user is trusted, as asked
+        assert httpx2.get(f"http://127.0.0.1:{port}/memories", timeout=30).status_code == 200
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert not (tmp_path / "http-token").exists()
+    assert b"MCP_HTTP_AUTH=off: every local user" in stderr
+
+
+def test_a_server_started_without_settings_answers_only_clients_with_its_token(tmp_path: Path) -> None:
+    """Issue 27: another local user (a client without the token file's content) gets 401 from /mcp,
+    /sse and the dashboard; the owner reads the token from the file only they can read."""
+    port = free_port()
+    data_dir = tmp_path / "data"
+    process = spawn_http_server(data_dir, port, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        token_file = data_dir / "http-token"
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        accept = {"Accept": "application/json, text/event-stream"}
+        assert httpx2.post(f"{url}/mcp", json=INITIALIZE, headers=accept, timeout=10).status_code == 401
+        assert httpx2.get(f"{url}/sse", timeout=10).status_code == 401
+        for path in ("/", "/search?q=deploy", "/memories", "/status", "/trash"):
+            assert httpx2.get(f"{url}{path}", timeout=30).status_code == 401, path
+        assert httpx2.post(f"{url}/trash/restore", data={"memory_id": "x"}, timeout=30).status_code == 401
+
+        async def store_and_recall() -> list[str]:
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+                Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+            ):
+                await client.call_tool("store_memory", {"text": "The deploy key lives in the vault."})
+                found = await client.call_tool("recall_memories", {"query": "deploy key"})
+                assert found.structured_content is not None
+                return [m["content"] for m in found.structured_content["memories"]["core"]]
+
+        assert "The deploy key lives in the vault." in anyio.run(store_and_recall)
+        stranger = httpx2.get(f"{url}/search?q=deploy+key", timeout=30)
+        assert stranger.status_code == 401 and "vault" not in stranger.text
+        with httpx2.Client(base_url=url, timeout=30, follow_redirects=False) as owner:
+            csrf = re.search(r'name="csrf" value="([^"]+)"', owner.get("/login").text)
+            assert csrf is not None
+            logged = owner.post("/login", data={"csrf": csrf.group(1), "token": token, "next": "/"})
+            assert logged.status_code == 303
+            assert "vault" in owner.get("/search?q=deploy+key").text
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert token.encode() not in stderr  # the token stays in its file; the log gets a one-time link
+    assert f"{url}/login?once=".encode() in stderr
+    assert b"memory_system token" in stderr
+
+
+def test_the_printed_login_link_logs_a_browser_in_once(tmp_path: Path) -> None:
+    port = free_port()
+    process = spawn_http_server(tmp_path / "data", port, stderr=subprocess.PIPE)
+    try:
+        link = _printed_login_link(process)
+        with httpx2.Client(timeout=30, follow_redirects=False) as browser:
+            assert browser.get(link).status_code == 200
+            assert browser.get(f"http://127.0.0.1:{port}/memories").status_code == 200
+        with httpx2.Client(timeout=30, follow_redirects=False) as stranger:
+            assert stranger.get(link).status_code == 401  # spent
+            assert stranger.get(f"http://127.0.0.1:{port}/status").status_code == 401
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+
+
+def _printed_login_link(process: subprocess.Popen[bytes]) -> str:
+    """The one-time login link the server printed on stderr (it prints it before it listens)."""
+    assert process.stderr is not None
+    for line in iter(process.stderr.readline, b""):
+        found = re.search(r"(http://\S+/login\?once=\S+)", line.decode())
+        if found:
+            return found.group(1)
+    raise AssertionError("no login link on stderr")
 
 
 def test_sigterm_stops_the_http_server_cleanly(tmp_path: Path) -> None:

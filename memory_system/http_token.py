@@ -1,0 +1,178 @@
+"""The token of the HTTP server and the dashboard, and `memory_system token`.
+
+Without ``MCP_AUTH_TOKEN``, an HTTP server is still private to its user, as Jupyter's is: the first
+HTTP start generates a token (256 random bits) into ``<data dir>/http-token``, created with mode
+0600, and every later start reuses it, so a client configured with it keeps working. A file that
+another user could have read or replaced (group or other bits, another owner, a symbolic link) is
+refused, never used or repaired silently. ``MCP_HTTP_AUTH=off`` serves loopback without a token,
+for a machine where every local user is trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from cognitive_memory.errors import ConfigurationError
+    from cognitive_memory.settings import Settings
+
+__all__ = [
+    "TOKEN_FILE",
+    "login_link",
+    "login_notice",
+    "new_token",
+    "read_or_create",
+    "register",
+    "server_token",
+    "token_path",
+]
+
+TOKEN_FILE = "http-token"
+_MAX_TOKEN_CHARS = 512
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def token_path(settings: Settings) -> Path:
+    return settings.storage.data_dir.expanduser() / TOKEN_FILE
+
+
+def server_token(settings: Settings) -> str | None:
+    """The token every HTTP request must carry: ``MCP_AUTH_TOKEN``, else the generated one; None
+    with ``MCP_HTTP_AUTH=off``. Raises ConfigurationError for a token file that is not private."""
+    listen = settings.server
+    if listen.auth_token is not None:
+        return listen.auth_token.get_secret_value()
+    if listen.http_auth == "off":
+        return None
+    return read_or_create(token_path(settings))
+
+
+def login_link(host: str, port: int) -> tuple[str, str]:
+    """A new one-time login code and the dashboard URL that spends it, for a server on ``host``."""
+    code = secrets.token_urlsafe(32)
+    name = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    name = f"[{name}]" if ":" in name and not name.startswith("[") else name
+    return code, f"http://{name}:{port}/login?once={code}"
+
+
+def login_notice(url: str) -> str:
+    """What a server prints on stderr once: the login link, and where HTTP clients find the token."""
+    return (
+        f"Dashboard login link (works once, for 10 minutes): {url}\n"
+        "HTTP MCP clients send `Authorization: Bearer <token>`; `memory_system token` prints the token."
+    )
+
+
+def read_or_create(path: Path) -> str:
+    """The token in ``path``, made first if there is none (two processes starting at once agree)."""
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        pass
+    token = secrets.token_urlsafe(32)
+    temporary = _private_copy(path, token)
+    try:
+        os.link(temporary, path)  # fails if another process made it meanwhile: theirs counts
+    except FileExistsError:
+        return _read(path)
+    finally:
+        temporary.unlink()
+    return token
+
+
+def new_token(path: Path) -> str:
+    """Replace the token in ``path`` with a new one (whatever was there)."""
+    token = secrets.token_urlsafe(32)
+    os.replace(_private_copy(path, token), path)
+    return token
+
+
+def _private_copy(path: Path, token: str) -> Path:
+    """``token`` in a new file of mode 0600 beside ``path``."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    descriptor, name = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", dir=path.parent)
+    with os.fdopen(descriptor, "w", encoding="ascii") as file:
+        file.write(token + "\n")
+    return Path(name)
+
+
+def _read(path: Path) -> str:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
+    except FileNotFoundError:
+        raise  # made by read_or_create
+    except OSError as exc:
+        why = "is a symbolic link" if path.is_symlink() else f"cannot be read ({exc.strerror})"
+        raise _refused(path, why) from None
+    with os.fdopen(descriptor, "rb") as file:
+        problem = _not_private(os.fstat(file.fileno()))
+        if problem:
+            raise _refused(path, problem)
+        token = file.read(_MAX_TOKEN_CHARS + 1).decode("ascii", errors="replace").strip()
+    if not token or len(token) > _MAX_TOKEN_CHARS or not token.isprintable() or " " in token:
+        raise _refused(path, "holds no usable token")
+    return token
+
+
+def _not_private(state: os.stat_result) -> str | None:
+    if not stat.S_ISREG(state.st_mode):
+        return "is not a regular file"
+    if sys.platform == "win32":
+        return None
+    if state.st_uid != os.getuid():
+        return f"belongs to uid {state.st_uid}, not to you (uid {os.getuid()})"
+    if state.st_mode & 0o077:
+        return f"has mode {stat.S_IMODE(state.st_mode):04o} (group or others may read it; 0600 expected)"
+    return None
+
+
+def _refused(path: Path, problem: str) -> ConfigurationError:
+    from cognitive_memory.errors import ConfigurationError
+
+    return ConfigurationError(
+        f"Refusing to use the HTTP token in {path}: it {problem}, so another user may know it. "
+        "`memory_system token --new` replaces it with a new private one (HTTP clients then need the "
+        "new token), or set MCP_AUTH_TOKEN."
+    )
+
+
+def register(app: typer.Typer, settings: Callable[[], Settings]) -> None:
+    """Add ``token`` to ``app``."""
+
+    @app.command("token")
+    def token(
+        new: Annotated[
+            bool, typer.Option("--new", help="Replace the generated token (restart servers after).")
+        ] = False,
+    ) -> None:
+        """Print the token HTTP clients send (`Authorization: Bearer <token>`) and the dashboard's
+        login asks for: MCP_AUTH_TOKEN, else the one generated in the data directory."""
+        from cognitive_memory.errors import ConfigurationError
+
+        resolved = settings()
+        listen = resolved.server
+        if listen.auth_token is not None and new:
+            raise _fail("The token is MCP_AUTH_TOKEN (environment or .env): change it there.")
+        if listen.auth_token is None and listen.http_auth == "off":
+            raise _fail("HTTP needs no token here (MCP_HTTP_AUTH=off): every local user is trusted.")
+        try:
+            value = new_token(token_path(resolved)) if new else server_token(resolved)
+        except (ConfigurationError, OSError) as exc:
+            raise _fail(exc.message if isinstance(exc, ConfigurationError) else str(exc)) from None
+        typer.echo(value)
+        if new:
+            typer.echo("A new token: restart running servers and give it to your HTTP clients.", err=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(code=1)

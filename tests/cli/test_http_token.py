@@ -1,0 +1,100 @@
+"""`memory_system token` and the generated token file (``memory_system.http_token``)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cognitive_memory.errors import ConfigurationError
+from memory_system.cli import app
+from memory_system.http_token import read_or_create
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def no_auth_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCP_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("MCP_HTTP_AUTH", raising=False)
+
+
+def test_token_generates_a_private_token_once_and_prints_it(data_dir: Path) -> None:
+    first = runner.invoke(app, ["token"])
+    assert first.exit_code == 0, first.output
+    token = first.stdout.strip()
+    assert len(token) >= 40
+    path = data_dir / "http-token"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert path.read_text().strip() == token
+    assert runner.invoke(app, ["token"]).stdout.strip() == token  # reused, not regenerated
+
+
+def test_token_new_replaces_it(data_dir: Path) -> None:
+    old = runner.invoke(app, ["token"]).stdout.strip()
+    replaced = runner.invoke(app, ["token", "--new"])
+    assert replaced.exit_code == 0
+    assert replaced.stdout.strip() != old
+    assert (data_dir / "http-token").read_text().strip() == replaced.stdout.strip()
+    assert stat.S_IMODE((data_dir / "http-token").stat().st_mode) == 0o600
+    assert "restart" in replaced.stderr
+
+
+def test_token_prints_mcp_auth_token_when_it_is_set_and_never_replaces_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_AUTH_TOKEN", "chosen-by-me")
+    assert runner.invoke(app, ["token"]).stdout.strip() == "chosen-by-me"
+    refused = runner.invoke(app, ["token", "--new"])
+    assert refused.exit_code == 1
+    assert "MCP_AUTH_TOKEN" in refused.stderr
+    assert not (data_dir / "http-token").exists()
+
+
+def test_token_with_http_auth_off_says_there_is_none(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_HTTP_AUTH", "off")
+    result = runner.invoke(app, ["token"])
+    assert result.exit_code == 1
+    assert "MCP_HTTP_AUTH=off" in result.stderr
+    assert not (data_dir / "http-token").exists()
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_a_token_file_others_may_read_is_refused_not_used(data_dir: Path, mode: int) -> None:
+    path = data_dir / "http-token"
+    token = read_or_create(path)
+    path.chmod(mode)
+    result = runner.invoke(app, ["token"])
+    assert result.exit_code == 1
+    assert f"has mode {mode:04o}" in result.stderr
+    assert "memory_system token --new" in result.stderr
+    assert token not in result.output
+    assert runner.invoke(app, ["token", "--new"]).exit_code == 0  # the way out it names works
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_symbolic_link_or_an_empty_file_is_refused(data_dir: Path, tmp_path: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    elsewhere = tmp_path / "planted"
+    elsewhere.write_text("attacker-chosen-token\n")
+    elsewhere.chmod(0o600)
+    (data_dir / "http-token").symlink_to(elsewhere)
+    with pytest.raises(ConfigurationError, match="symbolic link"):
+        read_or_create(data_dir / "http-token")
+    (data_dir / "http-token").unlink()
+    (data_dir / "http-token").write_text("\n")
+    (data_dir / "http-token").chmod(0o600)
+    with pytest.raises(ConfigurationError, match="no usable token"):
+        read_or_create(data_dir / "http-token")
+
+
+def test_a_token_file_another_server_made_is_used_as_it_is(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True)
+    fd = os.open(data_dir / "http-token", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, b"made-by-the-other-server\n")
+    os.close(fd)
+    assert read_or_create(data_dir / "http-token") == "made-by-the-other-server"
+    assert sorted(p.name for p in data_dir.iterdir()) == ["http-token"]  # no temporary left

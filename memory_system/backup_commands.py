@@ -191,7 +191,10 @@ def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, a
     from memory_system.progress import progress_bar
 
     snapshot = verify_snapshot(_find_snapshot(backups_dir(storage), src))
-    typer.echo(f"restore: {snapshot.path} checked: checksum, integrity, migrations, schema and counts agree", err=True)
+    typer.echo(
+        f"restore: {snapshot.path} checked: checksum, integrity, migrations, schema and counts agree",
+        err=True,
+    )
     database, vector_path, open_index, target_backups = _target(storage, to)
     claim_database(database, vector_path)
     present = memory_count(database)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from cognitive_memory.background_index import BackgroundIndexer
@@ -55,6 +56,9 @@ def build_system(
         )
     if encoder is None:
         encoder = HashEncoder(EMBEDDING_DIMENSION) if profile == "test" else model_encoder(settings)
+    with contextlib.suppress(OSError):  # the store says why it cannot open, if it cannot
+        # Closed to other users: the database in it holds every memory in clear.
+        settings.storage.data_dir.expanduser().mkdir(mode=0o700, parents=True, exist_ok=True)
     memories = SQLiteMemoryStore(settings.storage.database_path)
     try:
         vectors = (

@@ -10,6 +10,8 @@ for a machine where every local user is trusted.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import secrets
 import stat
@@ -36,6 +38,8 @@ __all__ = [
     "token_path",
 ]
 
+logger = logging.getLogger(__name__)
+
 TOKEN_FILE = "http-token"
 _MAX_TOKEN_CHARS = 512
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -53,7 +57,22 @@ def server_token(settings: Settings) -> str | None:
         return listen.auth_token.get_secret_value()
     if listen.http_auth == "off":
         return None
+    _warn_if_open(settings.storage.data_dir.expanduser())
     return read_or_create(token_path(settings))
+
+
+def _warn_if_open(data_dir: Path) -> None:
+    """The token guards HTTP; a data directory other users may enter gives them the database."""
+    with contextlib.suppress(OSError):
+        mode = stat.S_IMODE(data_dir.stat().st_mode)
+        if mode & 0o077 and sys.platform != "win32":
+            logger.warning(
+                "%s has mode %04o: other users can read the memory database in it directly, "
+                "whatever the HTTP token. `chmod 700 %s` closes it (new data directories are made 0700).",
+                data_dir,
+                mode,
+                data_dir,
+            )
 
 
 def login_link(host: str, port: int) -> tuple[str, str]:

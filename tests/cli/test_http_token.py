@@ -98,3 +98,19 @@ def test_a_token_file_another_server_made_is_used_as_it_is(data_dir: Path) -> No
     os.close(fd)
     assert read_or_create(data_dir / "http-token") == "made-by-the-other-server"
     assert sorted(p.name for p in data_dir.iterdir()) == ["http-token"]  # no temporary left
+
+
+def test_a_data_directory_open_to_others_is_reported_when_http_starts(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from cognitive_memory.settings import Settings
+    from memory_system.http_token import server_token
+
+    data_dir.mkdir(mode=0o755)
+    data_dir.chmod(0o755)
+    server_token(Settings(env_file=None))
+    assert f"chmod 700 {data_dir}" in caplog.text
+    caplog.clear()
+    data_dir.chmod(0o700)
+    server_token(Settings(env_file=None))
+    assert "chmod" not in caplog.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -426,3 +427,9 @@ def test_an_update_with_an_expected_revision_is_refused_once_the_memory_changed(
     )
     now = stored.revision
     assert system.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=now).changed
+
+
+def test_the_data_directory_a_first_start_makes_is_closed_to_other_users(data_dir: Path) -> None:
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    system.close()
+    assert data_dir.stat().st_mode & 0o777 == 0o700

@@ -205,18 +205,24 @@ def _keep_session(cli: CognitiveCLI, request: HookRequest) -> HookAnswer:
     session_id, transcript = request.text("session_id"), request.text("transcript_path")
     if session_id is None or transcript is None:
         return HookAnswer(note="no session_id or transcript_path in the hook's input: nothing kept")
-    record = read_transcript(Path(transcript), request.text("cwd"))
-    if record is None or record.empty:
+    try:
+        record = read_transcript(Path(transcript), request.text("cwd"))
+    except InvalidInputError as exc:
+        return HookAnswer(note=f"{exc.message}; nothing kept")
+    if record.empty:
         return HookAnswer(note=f"nothing to keep from {transcript}")
     project = cli.scope(request.scope)
     text, tag = episode_text(record, project), session_tag(session_id)
+    unread = f" ({record.unread})" if record.unread else ""
     found = cli.list_memories(RecallFilters(tags=[tag], projects=["*"]), "created", 1)
     if found.memories:
         kept = found.memories[0]
         if kept.content == text:
-            return HookAnswer(note=f"session {session_id} already kept as memory {kept.id}: unchanged")
+            return HookAnswer(
+                note=f"session {session_id} already kept as memory {kept.id}: unchanged{unread}"
+            )
         cli.update_memory(kept.id, MemoryChanges(text=text))
-        return HookAnswer(note=f"session {session_id} kept as memory {kept.id} (updated)")
+        return HookAnswer(note=f"session {session_id} kept as memory {kept.id} (updated){unread}")
     context = StoreContext(
         hierarchy_level=2,
         memory_type="episodic",
@@ -226,4 +232,4 @@ def _keep_session(cli: CognitiveCLI, request: HookRequest) -> HookAnswer:
         source_info="Claude Code session transcript",
     )
     stored = cli.store_experience(text, context)
-    return HookAnswer(note=f"session {session_id} kept as memory {stored.memory_id}")
+    return HookAnswer(note=f"session {session_id} kept as memory {stored.memory_id}{unread}")

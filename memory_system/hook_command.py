@@ -92,12 +92,13 @@ def run(argv: list[str]) -> None:
 
 def answer(event: str, *, wait: bool = False) -> str:
     """What hook ``event`` prints for the input on stdin ("" for nothing); never raises. ``wait``:
-    an ending session is kept in this process, not a detached one."""
+    an ending session is kept in this process, not a detached one. Its one line on stderr is
+    written here, so a hook given up on at its deadline says only that."""
     options = hook_options(os.environ)
     started = time.monotonic()
-    result: list[str] = []
+    result: list[tuple[str, str | None]] = []
     worker = threading.Thread(
-        target=lambda: result.append(_answer_or_log(event, options, started + options.timeout, wait)),
+        target=lambda: result.append(_outcome(event, options, started + options.timeout, wait)),
         name="hook",
         daemon=True,
     )
@@ -106,22 +107,23 @@ def answer(event: str, *, wait: bool = False) -> str:
     if not result:
         _log(f"{event}: gave up after {options.timeout:g} s (COGNITIVE_MEMORY_HOOK_TIMEOUT)")
         return ""
-    return result[0]
+    stdout, note = result[0]
+    if note:
+        _log(f"{event}: {note}")
+    return stdout
 
 
-def _answer_or_log(event: str, options: HookOptions, deadline: float, wait: bool) -> str:
+def _outcome(event: str, options: HookOptions, deadline: float, wait: bool) -> tuple[str, str | None]:
+    """What the hook prints and its line for stderr (a failure is one; None for none)."""
     try:
         return _answer(event, options, deadline, wait)
     except HookFailure as exc:
-        message = str(exc)
+        return "", str(exc)
     except Exception as exc:  # the hook's top-level handler: a hook must never break the prompt
-        message = f"{type(exc).__name__}: {exc}"
-    if message:
-        _log(f"{event}: {message}")
-    return ""
+        return "", f"{type(exc).__name__}: {exc}"
 
 
-def _answer(event: str, options: HookOptions, deadline: float, wait: bool) -> str:
+def _answer(event: str, options: HookOptions, deadline: float, wait: bool) -> tuple[str, str | None]:
     if event not in EVENTS:
         raise HookFailure(f"unknown event; one of {', '.join(EVENTS)}")
     raw = sys.stdin.read(MAX_INPUT_CHARS + 1)
@@ -137,15 +139,13 @@ def _answer(event: str, options: HookOptions, deadline: float, wait: bool) -> st
     reply = _from_server(request, options, deadline)
     if reply is None and event in _ENDING and not wait:
         _detach(event, raw)
-        return ""
+        return "", None
     if reply is None:
         reply = _in_process(request)
     if reply.get("error") is not None:
         raise HookFailure(str(reply["error"]))
-    if reply.get("note"):
-        _log(f"{event}: {reply['note']}")
-    stdout = reply.get("stdout")
-    return stdout if isinstance(stdout, str) else ""
+    stdout, note = reply.get("stdout"), reply.get("note")
+    return (stdout if isinstance(stdout, str) else ""), (str(note) if note else None)
 
 
 # -- settings, read without pydantic (importing it costs ~0.3 s) -----------------------------------
@@ -262,8 +262,8 @@ def _ask(path: Path, line: bytes, until: float) -> dict[str, Any] | None:
     is there (a dead one's socket is removed); HookFailure when one is there but does not answer
     in time (a byte now and then does not buy more time) or answers badly."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(_left(until))
         try:
+            sock.settimeout(_left(until))
             sock.connect(str(path))
         except (ConnectionRefusedError, FileNotFoundError):
             with contextlib.suppress(OSError):

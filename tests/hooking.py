@@ -1,6 +1,7 @@
 """What the hook tests share: recorded Claude Code hook inputs, a short private runtime directory
-for the hook sockets, and fake servers on those sockets (one that answers a canned line, one
-that accepts and never answers, one that trickles its answer a byte at a time)."""
+for the hook sockets, a FIFO as a transcript, and fake servers on those sockets (one that
+answers a canned line, one that accepts and never answers, one that trickles its answer a byte
+at a time)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ __all__ = [
     "HASH_ENTRY",
     "fake_server",
     "hook_input",
+    "fifo",
     "hook_socket_path",
     "private_runtime_dir",
     "trickling_server",
@@ -44,6 +46,17 @@ def hook_input(name: str, cwd: Path | str = "/x/proj", transcript: Path | None =
     payload["transcript_path"] = str(transcript or FIXTURES / "transcript.jsonl")
     payload.update(fields)
     return json.dumps(payload)
+
+
+@contextlib.contextmanager
+def fifo(path: Path) -> Iterator[Path]:
+    """A FIFO at ``path`` that no process writes to (a reader that opened it is let go at the end)."""
+    os.mkfifo(path)
+    try:
+        yield path
+    finally:
+        with contextlib.suppress(OSError):  # no reader: ENXIO
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ with exit 0, nothing on stdout and one line on stderr."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -29,6 +30,7 @@ from tests.hooking import (
     FIXTURES,
     HASH_ENTRY,
     fake_server,
+    fifo,
     hook_input,
     hook_socket_path,
     private_runtime_dir,
@@ -176,6 +178,24 @@ def test_session_end_stores_one_episode_and_a_second_run_nothing_new(tmp_path: P
     assert "kept as memory" in first.stderr and "unchanged" in second.stderr
     status = json.loads(runner.invoke(app, ["status", "--json"]).stdout)
     assert status["memory_counts"]["total_memories"] == 1
+
+
+@pytest.mark.usefixtures("hashed")
+@pytest.mark.parametrize("kind", ["/dev/zero", "a FIFO"])
+def test_session_end_with_a_device_or_a_fifo_as_transcript_reads_nothing_and_keeps_nothing(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COGNITIVE_MEMORY_HOOK_TIMEOUT", "5")
+    with contextlib.ExitStack() as stack:
+        transcript = Path(kind) if kind == "/dev/zero" else stack.enter_context(fifo(tmp_path / "t.jsonl"))
+        given = hook_input("session_end", "/x/proj", transcript)
+        result = runner.invoke(app, ["hook", "session-end", "--wait"], input=given)
+
+    assert (result.exit_code, result.stdout) == (0, "")
+    note = f"transcript {transcript} is not a regular file: nothing read; nothing kept"
+    assert result.stderr == f"memory_system hook session-end: {note}\n"
+    status = json.loads(runner.invoke(app, ["status", "--json"]).stdout)
+    assert status["memory_counts"]["total_memories"] == 0
 
 
 def test_an_ending_session_without_a_server_is_kept_by_a_detached_process(

@@ -108,6 +108,20 @@ def test_a_client_that_hangs_up_early_does_not_stop_the_listener(listener: HookL
     assert DEPLOY in str(reply["stdout"])
 
 
+def test_the_server_reads_no_transcript_from_a_device_and_answers_at_once(
+    listener: HookListener, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(hook_command, "_in_process", lambda request: pytest.fail("the cold path ran"))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(hook_input("session_end", transcript=Path("/dev/zero"))))
+    started = time.monotonic()
+
+    printed = hook_command.answer("session-end")
+
+    assert printed == "" and time.monotonic() - started < hook_command.SERVER_SECONDS
+    note = "transcript /dev/zero is not a regular file: nothing read; nothing kept"
+    assert capsys.readouterr().err == f"memory_system hook session-end: {note}\n"
+
+
 def test_a_client_trickling_its_request_is_dropped_at_the_read_deadline(
     listener: HookListener, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,8 +19,9 @@ from pydantic import ValidationError
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.system import CognitiveSystem
 from interfaces.cli import CognitiveCLI
-from interfaces.hooks import HookRequest, answer_hook, session_tag
+from interfaces.hooks import HookAnswer, HookRequest, answer_hook, session_tag
 from interfaces.requests import RecallFilters, StoreContext
+from tests.hooking import fifo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 SESSION = "3f2c9a1e-5b7d-4e2a-9c11-0d8e6f4b2a77"
@@ -190,6 +195,86 @@ def test_a_session_without_a_readable_transcript_keeps_nothing(cli: CognitiveCLI
 
     assert [missing.stdout, empty.stdout, no_ids.stdout] == ["", "", ""]
     assert cli.show_status().memory_counts.total_memories == 0
+
+
+def _answered_within(seconds: float, cli: CognitiveCLI, request: HookRequest) -> HookAnswer:
+    """The hook's answer, which must come within ``seconds`` (a blocked reader fails the test, it
+    does not hang it)."""
+    answers: list[HookAnswer] = []
+    worker = threading.Thread(target=lambda: answers.append(answer_hook(cli, request)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert answers, f"no answer within {seconds} s"
+    return answers[0]
+
+
+@pytest.fixture(params=["/dev/zero", "a FIFO", "a folder"])
+def not_a_file(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    if request.param == "/dev/zero":
+        yield Path("/dev/zero")
+    elif request.param == "a FIFO":
+        with fifo(tmp_path / "t.jsonl") as path:
+            yield path
+    else:
+        (tmp_path / "t.jsonl").mkdir()
+        yield tmp_path / "t.jsonl"
+
+
+def test_a_transcript_that_is_not_a_regular_file_is_refused_unread(
+    cli: CognitiveCLI, not_a_file: Path
+) -> None:
+    answer = _answered_within(5, cli, _end_request(not_a_file))
+
+    assert answer == HookAnswer(
+        note=f"transcript {not_a_file} is not a regular file: nothing read; nothing kept"
+    )
+    assert cli.show_status().memory_counts.total_memories == 0
+
+
+def _sparse_transcript(path: Path, size: int, first: str, last: str) -> Path:
+    """A transcript of ``size`` bytes: the prompt ``first``, one endless line of NUL bytes (a hole
+    in the file: no disk used), and the prompt ``last``."""
+    lines = [
+        json.dumps({"type": "user", "message": {"content": prompt}}).encode() + b"\n"
+        for prompt in (first, last)
+    ]
+    with path.open("wb") as transcript:
+        transcript.write(lines[0])
+        transcript.seek(size - len(lines[1]) - 1)
+        transcript.write(b"\n" + lines[1])
+    return path
+
+
+def _peak_bytes(call: Callable[[], HookAnswer]) -> tuple[HookAnswer, int]:
+    tracemalloc.start()
+    try:
+        answer = call()
+        return answer, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_huge_transcript_is_read_in_bounded_memory_and_time_keeping_its_first_and_last_prompts(
+    cli: CognitiveCLI, tmp_path: Path
+) -> None:
+    transcript = _sparse_transcript(
+        tmp_path / "t.jsonl", 4 * 1024**3, "Fix the deploy script.", "Now tag it."
+    )
+    started = time.monotonic()
+
+    answer, peak = _peak_bytes(lambda: _answered_within(60, cli, _end_request(transcript)))
+
+    assert peak < 100 * 1024**2
+    assert time.monotonic() - started < 20
+    assert answer.note is not None and "kept as memory" in answer.note
+    assert "its middle 4,032 MiB not read; 1 line over 4 MiB skipped" in answer.note
+    [episode] = _episodes(cli)
+    assert episode.splitlines() == [
+        "Claude Code session in project 'proj'. The middle 4,032 MiB of its transcript was not read.",
+        "The user asked:",
+        "- Fix the deploy script.",
+        "- Now tag it.",
+    ]
 
 
 @pytest.mark.parametrize(

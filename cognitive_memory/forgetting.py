@@ -9,7 +9,7 @@ same in reverse.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from cognitive_memory.core.pruning import (
@@ -24,6 +24,7 @@ from cognitive_memory.core.pruning import (
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
+from cognitive_memory.storage.trash import Restored
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["LOADED_TYPES", "PrunePlan", "plan_prune", "prune", "purge_expired", "restore", "trash"]
@@ -51,11 +52,12 @@ def trash(system: CognitiveSystem, ids: Sequence[str], reason: str, session_id: 
     return moved
 
 
-def restore(system: CognitiveSystem, ids: Sequence[str]) -> list[str]:
-    """Bring trashed memories back whole and index them again; returns the ids restored."""
-    restored = system.memories.trash.restore(list(dict.fromkeys(ids)))
-    if restored:
-        system.replication.index(system.memories.get(restored))
+def restore(system: CognitiveSystem, ids: Sequence[str], entries: Sequence[int] = ()) -> Restored:
+    """Bring trashed memories back whole and index them again: the ``entries`` named, and the
+    newest entry of each of ``ids`` (see ``storage.trash_restore.restore``)."""
+    restored = system.memories.trash.restore(list(dict.fromkeys(ids)), list(dict.fromkeys(entries)))
+    if restored.restored:
+        system.replication.index(system.memories.get([memory_id for _, memory_id in restored.restored]))
     return restored
 
 
@@ -69,14 +71,15 @@ def plan_prune(system: CognitiveSystem, criteria: PruneCriteria, now: float | No
     at = now if now is not None else time.time()
     found, matching, secret = system.memories.trash.prune_plan(criteria.check(), at, LOADED_TYPES, MAX_PRUNE)
     expires = int(at) + TOKEN_SECONDS
-    return PrunePlan(found, matching, make_token(secret, [c.id for c in found], expires), float(expires))
+    return PrunePlan(found, matching, make_token(secret, criteria, found, expires), float(expires))
 
 
 def prune(
     system: CognitiveSystem, criteria: PruneCriteria, confirm: str | None, session_id: str | None
 ) -> list[str]:
-    """Move what ``criteria`` match to the trash, if ``confirm`` is the token of a dry run that
-    listed exactly these memories less than TOKEN_SECONDS ago; returns the ids moved."""
+    """Move what ``criteria`` match to the trash, if ``confirm`` is the unused token of a dry run
+    with the same criteria that listed exactly these memories, as they are now, less than
+    TOKEN_SECONDS ago; returns the ids moved. The token is used up by the prune."""
     if not confirm:
         raise InvalidInputError(
             "A real prune needs the `confirm` token of a dry run: run it with dry_run true first, "
@@ -84,8 +87,8 @@ def prune(
             code="confirm_required",
         )
 
-    def confirmed(secret: str, ids: Sequence[str], now: float) -> None:
-        check_token(secret, confirm, ids, now)
+    def confirmed(secret: str, found: Sequence[PruneCandidate], now: float, used: Collection[str]) -> str:
+        return check_token(secret, confirm, criteria, found, now, used)
 
     moved = system.memories.trash.prune(criteria.check(), LOADED_TYPES, MAX_PRUNE, confirmed, session_id)
     if moved:

@@ -247,9 +247,10 @@ class CognitiveCLI:
         """The forgotten and pruned memories still restorable, the latest first."""
         return forgetting.list_trash(self.system, limit)
 
-    def trash_restore(self, memory_ids: Sequence[str]) -> RestoreResult:
-        """Bring trashed memories back whole (id, fields, links, versions), indexed again."""
-        return forgetting.restore(self.system, memory_ids)
+    def trash_restore(self, memory_ids: Sequence[str], entries: Sequence[int] = ()) -> RestoreResult:
+        """Bring trashed memories back whole (id, fields, links, versions), indexed again: the newest
+        entry of each id, and the entries named by number."""
+        return forgetting.restore(self.system, memory_ids, entries)
 
     def trash_empty(self, older_than_days: float | None = None) -> EmptyTrashResult:
         """Delete trashed memories for good (only those trashed more than N days ago, if given)."""

@@ -20,6 +20,7 @@ from interfaces.trash_schemas import (
     PruneCandidateOut,
     PruneResult,
     RestoreResult,
+    SkippedLinkOut,
     TrashEntryOut,
     TrashListResult,
 )
@@ -61,6 +62,7 @@ def loaded_reason(memory: CognitiveMemory) -> str:
 
 def trash_entry(row: TrashRow) -> TrashEntryOut:
     return TrashEntryOut(
+        entry=row.entry,
         id=row.id,
         preview=row.content[:PREVIEW_CHARS],
         project=row.project,
@@ -73,25 +75,59 @@ def trash_entry(row: TrashRow) -> TrashEntryOut:
 
 def list_trash(system: CognitiveSystem, limit: int) -> TrashListResult:
     rows, total = system.memories.trash.entries(limit)
+    distinct = system.memories.trash.memory_count()
     days = float(system.configuration.get("trash_days", 30))
     shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
+    entries = f" in {total} entries (one per time it was forgotten)" if total != distinct else ""
     return TrashListResult(
         total=total,
+        memories=distinct,
         entries=[trash_entry(row) for row in rows],
         trash_days=days,
-        message=f"{memories(total)} in the trash{shown}; each is purged {days:g} days after it went there"
+        message=f"{memories(distinct)} in the trash{entries}{shown}; each entry is purged {days:g} days "
+        "after it went there"
         if total
         else "The trash is empty",
     )
 
 
-def restore(system: CognitiveSystem, memory_ids: Sequence[str]) -> RestoreResult:
-    ids = list(dict.fromkeys(memory_ids))
-    restored = forgetting.restore(system, ids)
-    missing = [i for i in ids if i not in restored]
-    return RestoreResult(
-        restored=restored, missing=missing, message=f"Restored {len(restored)} of {len(ids)} memories"
+def restore(system: CognitiveSystem, memory_ids: Sequence[str], entries: Sequence[int] = ()) -> RestoreResult:
+    """Restore the newest entry of each id and the entries named; say what stayed and why."""
+    ids, numbers = list(dict.fromkeys(memory_ids)), list(dict.fromkeys(entries))
+    done = forgetting.restore(system, ids, numbers)
+    restored = [memory_id for _, memory_id in done.restored]
+    in_use = list(dict.fromkeys(memory_id for _, memory_id in done.in_use))
+    reached = {n for n, _ in done.restored + done.in_use} | set(done.folded)
+    skipped = [
+        SkippedLinkOut(
+            from_id=link.from_id,
+            to_id=link.to_id,
+            relation=link.relation,
+            reason=f"it would close a supersedes cycle ({' supersedes '.join(link.cycle)})",
+        )
+        for link in done.skipped_links
+    ]
+    result = RestoreResult(
+        restored=restored,
+        missing=[i for i in ids if i not in restored and i not in in_use],
+        missing_entries=[n for n in numbers if n not in reached],
+        in_use=in_use,
+        versions_added=len(done.folded),
+        skipped_links=skipped,
+        message="",
     )
+    return result.model_copy(update={"message": _restore_message(result, len(ids) + len(numbers))})
+
+
+def _restore_message(result: RestoreResult, asked: int) -> str:
+    parts = [f"Restored {len(result.restored)} of {asked} memories"]
+    if result.versions_added:
+        parts.append(f"{result.versions_added} older trash entries of them kept as versions")
+    if result.in_use:
+        parts.append(f"{len(result.in_use)} in use again (forget it first to restore its entry)")
+    if result.skipped_links:
+        parts.append(f"{len(result.skipped_links)} links left out: each would close a supersedes cycle")
+    return "; ".join(parts)
 
 
 def empty_trash(system: CognitiveSystem, older_than_days: float | None) -> EmptyTrashResult:
@@ -141,7 +177,7 @@ def format_trash(result: TrashListResult) -> str:
     lines = [f"🗑 {result.message}"]
     for entry in result.entries[:SHOWN]:
         lines += [
-            f"{entry.id}  {entry.trashed_at[:19]}  {entry.reason}  [{entry.project}]"
+            f"#{entry.entry}  {entry.id}  {entry.trashed_at[:19]}  {entry.reason}  [{entry.project}]"
             + (f"  into {entry.consolidated_into}" if entry.consolidated_into else ""),
             f"   {entry.preview}",
         ]
@@ -152,6 +188,12 @@ def format_restore(result: RestoreResult) -> str:
     lines = [f"✓ {result.message}" if result.restored else f"✗ {result.message}"]
     lines += [f"Restored: {memory_id}" for memory_id in result.restored]
     lines += [f"Not in the trash: {memory_id}" for memory_id in result.missing]
+    lines += [f"Not in the trash: entry {entry}" for entry in result.missing_entries]
+    lines += [
+        f"In use: {memory_id} exists again (its trash entry stays; forget it first to restore the entry)"
+        for memory_id in result.in_use
+    ]
+    lines += [f"Link left out: {s.from_id} {s.relation} {s.to_id}: {s.reason}" for s in result.skipped_links]
     return "\n".join(lines)
 
 

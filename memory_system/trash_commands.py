@@ -1,7 +1,8 @@
 """`trash list|restore|empty` and `prune`: forgotten and pruned memories, and pruning, from a shell.
 
 Exit codes: 0 done (or nothing to do, or declined at the prompt), 1 bad input or a refused token
-(one ``Error:`` line says why), 3 ``trash restore`` did not find some ids in the trash.
+(one ``Error:`` line says why), 3 ``trash restore`` left some out (not in the trash, or their id is
+in use again).
 """
 
 from __future__ import annotations
@@ -39,16 +40,28 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
     @trash_app.command(name="restore")
     def trash_restore(
-        memory_ids: Annotated[list[str], typer.Argument(help="The ids of the memories to bring back.")],
+        memory_ids: Annotated[
+            list[str] | None, typer.Argument(help="The ids of the memories to bring back (newest entry).")
+        ] = None,
+        entries: Annotated[
+            list[int] | None, typer.Option("--entry", help="An entry number of `trash list` (repeatable).")
+        ] = None,
         as_json: JsonOption = False,
     ) -> None:
-        """Bring memories back from the trash with their ids, tags, links and versions."""
+        """Bring memories back from the trash with their ids, tags, links and versions. A memory
+        forgotten more than once comes back from its newest entry (or the --entry given); its other
+        entries become its versions."""
         from interfaces.forgetting import format_restore
 
+        if not memory_ids and not entries:
+            typer.echo(
+                "Error: give the ids of the memories to restore, or --entry N (see `trash list`).", err=True
+            )
+            raise typer.Exit(1)
         with facade() as cli:
-            result = cli.trash_restore(memory_ids)
+            result = cli.trash_restore(memory_ids or [], entries or [])
         emit(result, format_restore(result), as_json)
-        if result.missing:
+        if result.missing or result.missing_entries or result.in_use:
             raise typer.Exit(EXIT_MISSING)
 
     @trash_app.command(name="empty")

@@ -1,11 +1,13 @@
 """Prune rules as pure functions: which criteria a memory matched, and the confirm token that ties
-a real prune to the exact set of memories its dry run listed."""
+a real prune to its dry run: the same criteria, the same memories in the same versions, once."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Sequence
+import json
+import secrets
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from cognitive_memory.errors import InvalidInputError
@@ -66,6 +68,7 @@ class PruneCandidate:
     tags: tuple[str, ...]
     project: str
     hierarchy_level: int
+    version: int = 0  # how many earlier versions it has: an update changes it
 
 
 def reasons(candidate: PruneCandidate, criteria: PruneCriteria, now: float) -> list[str]:
@@ -94,33 +97,78 @@ def _days(seconds: float) -> int:
     return int(seconds // DAY_SECONDS)
 
 
-def make_token(secret: str, ids: Sequence[str], expires: int) -> str:
-    """A token for exactly ``ids`` (in any order) until ``expires`` (seconds since the epoch)."""
-    return f"{expires}.{_digest(secret, ids, expires)}"
+def make_token(
+    secret: str, criteria: PruneCriteria, candidates: Sequence[PruneCandidate], expires: int
+) -> str:
+    """A token for these criteria and exactly ``candidates`` as they are now (in any order), until
+    ``expires`` (seconds since the epoch). A random nonce makes each dry run's token its own."""
+    nonce = secrets.token_hex(8)
+    return f"{expires}.{nonce}.{_digest(secret, criteria, candidates, expires, nonce)}"
 
 
-def check_token(secret: str, token: str, ids: Sequence[str], now: float) -> None:
-    """Refuse a token that expired or was made for another set of memories."""
-    stamp, _, digest = token.partition(".")
-    if not stamp.isdigit() or not digest:
+def check_token(
+    secret: str,
+    token: str,
+    criteria: PruneCriteria,
+    candidates: Sequence[PruneCandidate],
+    now: float,
+    used: Collection[str] = (),
+) -> str:
+    """Refuse a token that is malformed, already ``used``, made for other criteria or another set of
+    memories (or the same ones in other versions), or expired. Returns its digest, the key a prune
+    records as used."""
+    stamp, nonce, digest = _parts(token)
+    if digest in used:
         raise InvalidInputError(
-            "The confirm token is malformed: pass the `confirm` value a dry run returned.",
-            code="invalid_token",
+            "This confirm token was already used: a token prunes once. Run the dry run again for a new one.",
+            code="token_used",
         )
-    if not hmac.compare_digest(digest, _digest(secret, ids, int(stamp))):
+    if not hmac.compare_digest(digest, _digest(secret, criteria, candidates, stamp, nonce)):
         raise InvalidInputError(
-            "The confirm token is not for the memories these criteria match now (the criteria differ, "
-            "or memories changed since the dry run): run the dry run again and confirm its list.",
+            "The confirm token is not for these criteria and the memories they match now (the criteria "
+            "differ, or a listed memory changed, went or was joined by another since the dry run): run "
+            "the dry run again and confirm its list.",
             code="token_mismatch",
         )
-    if int(stamp) < now:
+    if stamp < now:
         raise InvalidInputError(
             f"The confirm token expired (it is valid for {TOKEN_SECONDS // 60} minutes): "
             "run the dry run again.",
             code="token_expired",
         )
+    return digest
 
 
-def _digest(secret: str, ids: Sequence[str], expires: int) -> str:
-    message = "\n".join([str(expires), *sorted(ids)]).encode()
-    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+def _parts(token: str) -> tuple[int, str, str]:
+    stamp, nonce, digest = parts if len(parts := token.split(".")) == 3 else ("", "", "")
+    if not (stamp.isascii() and stamp.isdigit() and len(stamp) <= 12 and nonce.isalnum() and digest):
+        raise InvalidInputError(
+            "The confirm token is malformed: pass the `confirm` value a dry run returned.",
+            code="invalid_token",
+        )
+    return int(stamp), nonce, digest
+
+
+def _digest(
+    secret: str, criteria: PruneCriteria, candidates: Sequence[PruneCandidate], expires: int, nonce: str
+) -> str:
+    listed = sorted([c.id, c.version, c.content] for c in candidates)
+    message = json.dumps([expires, nonce, _criteria_key(criteria), listed], ensure_ascii=False)
+    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def _criteria_key(criteria: PruneCriteria) -> dict[str, object]:
+    """The criteria in one spelling: 90 and 90.0 days, or tags in another order, are the same."""
+
+    def number(value: float | None) -> float | None:
+        return None if value is None else float(value)
+
+    return {
+        "older_than_days": number(criteria.older_than_days),
+        "not_accessed_days": number(criteria.not_accessed_days),
+        "max_importance": number(criteria.max_importance),
+        "tags": sorted(criteria.tags),
+        "projects": sorted(criteria.projects),
+        "hierarchy_levels": sorted(criteria.hierarchy_levels),
+        "keep_latest": criteria.keep_latest,
+    }

@@ -118,7 +118,8 @@ def merge_group(
     links = _repoint_links(conn, survivor_id, gone, session_id, now)
     trashed = move_to_trash(conn, gone, REASON, session_id, now)
     conn.executemany(
-        "UPDATE trash SET consolidated_into = ? WHERE id = ?", [(survivor_id, i) for i in trashed]
+        "UPDATE trash SET consolidated_into = ? WHERE entry = (SELECT max(entry) FROM trash WHERE id = ?)",
+        [(survivor_id, i) for i in trashed],
     )
     return MergedGroup(survivor_id, trashed, version, links)
 

@@ -1,4 +1,5 @@
-"""The SQL that finds the memories a prune would move to the trash."""
+"""The SQL that finds the memories a prune would move to the trash, and that keeps a confirm token
+from being used twice."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from cognitive_memory.core.pruning import DAY_SECONDS, PruneCandidate, PruneCriteria
 
-__all__ = ["prune_candidates"]
+__all__ = ["mark_token_used", "prune_candidates", "used_tokens"]
 
 
 def prune_candidates(
@@ -24,13 +25,46 @@ def prune_candidates(
         [*params, criteria.keep_latest],
     ).fetchall()
     rows.reverse()
+    versions = _versions(conn, [row[0] for row in rows[:limit]])
     candidates = [
         PruneCandidate(
-            memory_id, content, stamp, accessed, importance, tuple(json.loads(tags)), project, level
+            memory_id,
+            content,
+            stamp,
+            accessed,
+            importance,
+            tuple(json.loads(tags)),
+            project,
+            level,
+            versions.get(memory_id, 0),
         )
         for memory_id, content, stamp, accessed, importance, tags, project, level in rows[:limit]
     ]
     return candidates, len(rows)
+
+
+def _versions(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
+    """How many earlier versions each of ``ids`` has (ids without any are left out)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"SELECT memory_id, max(version) FROM memory_versions WHERE memory_id IN ({marks}) "
+        "GROUP BY memory_id",
+        list(ids),
+    ).fetchall()
+    return {memory_id: int(version) for memory_id, version in rows}
+
+
+def used_tokens(conn: sqlite3.Connection, now: float) -> set[str]:
+    """The digests of the confirm tokens used and not yet expired (the expired ones are dropped)."""
+    conn.execute("DELETE FROM prune_tokens_used WHERE expires_at < ?", (now,))
+    return {row[0] for row in conn.execute("SELECT digest FROM prune_tokens_used")}
+
+
+def mark_token_used(conn: sqlite3.Connection, digest: str, until: float) -> None:
+    """Record a confirm token as used; it is kept until ``until``, when it would have expired anyway."""
+    conn.execute("INSERT INTO prune_tokens_used (digest, expires_at) VALUES (?, ?)", (digest, until))
 
 
 def _conditions(

@@ -21,6 +21,7 @@ __all__ = [
     "insert_link",
     "remove_links",
     "superseded_by",
+    "supersedes_chain",
     "walk",
 ]
 
@@ -79,7 +80,7 @@ def insert_link(
     if missing:
         return LinkWrite(missing=missing)
     if relation == "supersedes":
-        cycle = _supersedes_chain(conn, to_id, from_id)
+        cycle = supersedes_chain(conn, to_id, from_id)
         if cycle:
             return LinkWrite(cycle=cycle)
     inserted = conn.execute(
@@ -90,7 +91,7 @@ def insert_link(
     return LinkWrite(created=inserted.rowcount == 1)
 
 
-def _supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:
+def supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:
     """The ids of a supersedes chain from ``start`` to ``goal`` (empty when there is none)."""
     rows = conn.execute(
         # UNION (not UNION ALL) keeps each (memory, predecessor) pair once: at most one row per link.

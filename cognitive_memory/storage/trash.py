@@ -10,17 +10,26 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from cognitive_memory.core.pruning import PruneCandidate, PruneCriteria
-from cognitive_memory.storage import associations
-from cognitive_memory.storage.pruning import prune_candidates
-from cognitive_memory.storage.rows import delete_memories, queue_vector_writes
+from cognitive_memory.core.pruning import TOKEN_SECONDS, PruneCandidate, PruneCriteria
+from cognitive_memory.storage.pruning import mark_token_used, prune_candidates, used_tokens
+from cognitive_memory.storage.rows import delete_memories
+from cognitive_memory.storage.trash_restore import (
+    CONNECTION_COLUMNS,
+    RELATION_COLUMNS,
+    VERSION_COLUMNS,
+    Restored,
+    SkippedLink,
+    restore,
+)
 
 __all__ = [
+    "Restored",
+    "SkippedLink",
     "TrashBin",
     "TrashRow",
     "move_to_trash",
@@ -31,22 +40,18 @@ __all__ = [
     "trashed",
 ]
 
-# Checks a prune's ids against its confirm token (secret, ids, now); raises to refuse them.
-Confirm = Callable[[str, Sequence[str], float], None]
-
-_RELATION_COLUMNS = ("from_id", "to_id", "relation", "note", "created_at", "session_id")
-_VERSION_COLUMNS = (
-    "memory_id, version, content, hierarchy_level, memory_type, importance_score, tags, metadata, "
-    "project, replaced_at, replaced_by_session"
-)
-_CONNECTION_COLUMNS = ("source_id", "target_id", "kind", "weight", "updated_at")
+# Checks a prune's confirm token against what it would take (secret, candidates, now, the digests
+# of the tokens already used); raises to refuse them, else returns the token's digest.
+Confirm = Callable[[str, Sequence[PruneCandidate], float, Collection[str]], str]
 
 
 @dataclass(frozen=True, slots=True)
 class TrashRow:
-    """What the trash shows of a memory: when, why and by which session it went there (and, when
-    consolidated, the id of the memory it was merged into)."""
+    """What the trash shows of one entry: its number, the memory, when, why and by which session it
+    went there (and, when consolidated, the id of the memory it was merged into). A memory forgotten
+    more than once (re-imported in between) has one entry each time."""
 
+    entry: int
     id: str
     content: str
     project: str
@@ -59,9 +64,9 @@ class TrashRow:
 def move_to_trash(
     conn: sqlite3.Connection, ids: Sequence[str], reason: str, session_id: str | None, now: float
 ) -> list[str]:
-    """Copy each memory (every column, its links, versions and connections) into the trash, then
-    delete it as ``rows.delete_memories`` does (lexical entry, links, queued vector deletion).
-    Returns the ids that existed."""
+    """Copy each memory (every column, its links, versions and connections) into a new trash entry
+    (an earlier entry of the same id stays), then delete it as ``rows.delete_memories`` does
+    (lexical entry, links, queued vector deletion). Returns the ids that existed."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
@@ -69,7 +74,7 @@ def move_to_trash(
     names = [column[0] for column in cursor.description]
     found = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
     conn.executemany(
-        "INSERT OR REPLACE INTO trash (id, content, project, trashed_at, reason, trashed_by, row, "
+        "INSERT INTO trash (id, content, project, trashed_at, reason, trashed_by, row, "
         "embedding, relations, versions, connections) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [_trash_entry(conn, row, reason, session_id, now) for row in found],
     )
@@ -82,14 +87,14 @@ def _trash_entry(
     memory_id = row["id"]
     fields = {name: value for name, value in row.items() if name != "embedding"}
     relations = conn.execute(
-        f"SELECT {', '.join(_RELATION_COLUMNS)} FROM relations WHERE from_id = ? OR to_id = ?",
+        f"SELECT {', '.join(RELATION_COLUMNS)} FROM relations WHERE from_id = ? OR to_id = ?",
         (memory_id, memory_id),
     ).fetchall()
     versions = conn.execute(
-        f"SELECT {_VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version", (memory_id,)
+        f"SELECT {VERSION_COLUMNS} FROM memory_versions WHERE memory_id = ? ORDER BY version", (memory_id,)
     ).fetchall()
     connections = conn.execute(
-        f"SELECT {', '.join(_CONNECTION_COLUMNS)} FROM connections WHERE source_id = ? OR target_id = ?",
+        f"SELECT {', '.join(CONNECTION_COLUMNS)} FROM connections WHERE source_id = ? OR target_id = ?",
         (memory_id, memory_id),
     ).fetchall()
     return (
@@ -107,93 +112,26 @@ def _trash_entry(
     )
 
 
-def restore(conn: sqlite3.Connection, ids: Sequence[str], now: float) -> list[str]:
-    """Put trashed memories back with their ids, versions, and the links and connections whose
-    other end exists; re-index their words and queue their vectors. Returns the ids restored
-    (ids not in the trash, or whose id is in use again, are skipped)."""
-    if not ids:
-        return []
-    marks = ",".join("?" * len(ids))
-    entries = conn.execute(
-        f"SELECT id, row, embedding, relations, versions, connections FROM trash WHERE id IN ({marks})",
-        list(ids),
-    ).fetchall()
-    in_use = _existing(conn, [entry[0] for entry in entries])
-    entries = [entry for entry in entries if entry[0] not in in_use]
-    columns = {info[1] for info in conn.execute("PRAGMA table_info(memories)")}
-    for _, row, embedding, _, versions, _ in entries:
-        fields = {name: value for name, value in json.loads(row).items() if name in columns}
-        fields["embedding"] = embedding
-        conn.execute(
-            f"INSERT INTO memories ({', '.join(fields)}) VALUES ({', '.join('?' * len(fields))})",
-            list(fields.values()),
-        )
-        conn.executemany(
-            f"INSERT OR IGNORE INTO memory_versions ({_VERSION_COLUMNS}) VALUES ({', '.join('?' * 11)})",
-            json.loads(versions),
-        )
-    restored = [entry[0] for entry in entries]
-    _relink(conn, [json.loads(entry[3]) for entry in entries], "relations", _RELATION_COLUMNS)
-    _relink(conn, [json.loads(entry[5]) for entry in entries], "connections", _CONNECTION_COLUMNS)
-    _reindex(conn, restored)
-    queue_vector_writes(conn, restored, "upsert", now)
-    conn.executemany("DELETE FROM trash WHERE id = ?", [(memory_id,) for memory_id in restored])
-    return restored
-
-
-def _existing(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
-    if not ids:
-        return set()
-    marks = ",".join("?" * len(ids))
-    return {row[0] for row in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", list(ids))}
-
-
-def _relink(
-    conn: sqlite3.Connection, groups: Sequence[list[list[Any]]], table: str, columns: Sequence[str]
-) -> None:
-    """Insert the saved rows of ``table`` whose two ends (its first two columns) exist now."""
-    rows = [tuple(row) for group in groups for row in group]
-    present = _existing(conn, list({end for row in rows for end in row[:2]}))
-    conn.executemany(
-        f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-        [row for row in rows if row[0] in present and row[1] in present],
-    )
-
-
-def _reindex(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
-    """Write the lexical entries of restored memories and of their neighbours in time."""
-    if not ids:
-        return
-    marks = ",".join("?" * len(ids))
-    neighbours = {
-        row[0]
-        for row in conn.execute(
-            f"SELECT target_id FROM connections WHERE source_id IN ({marks}) AND kind = 'temporal'", list(ids)
-        )
-    }
-    for memory_id in sorted(set(ids) | neighbours):
-        associations.index_memory(conn, memory_id)
+_ROW_COLUMNS = "entry, id, content, project, trashed_at, reason, trashed_by, consolidated_into"
 
 
 def trash_rows(conn: sqlite3.Connection, limit: int) -> tuple[list[TrashRow], int]:
-    """The most recently trashed memories first, at most ``limit``, and how many the trash holds."""
+    """The most recently trashed entries first, at most ``limit``, and how many the trash holds."""
     rows = conn.execute(
-        "SELECT id, content, project, trashed_at, reason, trashed_by, consolidated_into FROM trash "
-        "ORDER BY trashed_at DESC, id LIMIT ?",
-        (limit,),
+        f"SELECT {_ROW_COLUMNS} FROM trash ORDER BY trashed_at DESC, entry DESC LIMIT ?", (limit,)
     ).fetchall()
     total = conn.execute("SELECT COUNT(*) FROM trash").fetchone()[0]
     return [TrashRow(*row) for row in rows], int(total)
 
 
 def trashed(conn: sqlite3.Connection, ids: Sequence[str]) -> list[TrashRow]:
-    """The trash entries of these ids (ids not in the trash are skipped)."""
+    """The newest trash entry of each of these ids (ids not in the trash are skipped)."""
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        f"SELECT id, content, project, trashed_at, reason, trashed_by, consolidated_into FROM trash "
-        f"WHERE id IN ({marks})",
+        f"SELECT {_ROW_COLUMNS} FROM trash "
+        f"WHERE entry IN (SELECT max(entry) FROM trash WHERE id IN ({marks}) GROUP BY id)",
         list(ids),
     ).fetchall()
     return [TrashRow(*row) for row in rows]
@@ -226,15 +164,20 @@ class TrashBin:
         with self._transaction() as conn:
             return move_to_trash(conn, ids, reason, session_id, time.time())
 
-    def restore(self, ids: Sequence[str]) -> list[str]:
-        """Put trashed memories back (see ``restore``); returns the ids restored."""
+    def restore(self, ids: Sequence[str], entries: Sequence[int] = ()) -> Restored:
+        """Put trashed memories back (see ``restore``)."""
         with self._transaction() as conn:
-            return restore(conn, ids, time.time())
+            return restore(conn, ids, entries, time.time())
 
     def entries(self, limit: int) -> tuple[list[TrashRow], int]:
-        """The latest trashed first, at most ``limit``, and how many the trash holds."""
+        """The latest trashed first, at most ``limit``, and how many entries the trash holds."""
         with self._transaction() as conn:
             return trash_rows(conn, limit)
+
+    def memory_count(self) -> int:
+        """Of how many memories the trash holds entries (one forgotten twice has two)."""
+        with self._transaction() as conn:
+            return int(conn.execute("SELECT COUNT(DISTINCT id) FROM trash").fetchone()[0])
 
     def find(self, ids: Sequence[str]) -> list[TrashRow]:
         """The trash entries of these ids."""
@@ -264,11 +207,12 @@ class TrashBin:
         confirm: Confirm,
         session: str | None,
     ) -> list[str]:
-        """Select again, let ``confirm`` refuse a set other than the dry run's, and move it to the
-        trash, all in one transaction (nothing can match or stop matching in between)."""
+        """Select again, let ``confirm`` refuse a token that was used or whose dry run listed another
+        set, record the token as used and move the set to the trash, all in one transaction
+        (nothing can match or stop matching in between, and two prunes cannot share a token)."""
         now = time.time()
         with self._transaction() as conn:
             found, _ = prune_candidates(conn, criteria, now, spared_loaders, limit)
-            ids = [candidate.id for candidate in found]
-            confirm(secret(conn, "prune_secret"), ids, now)
-            return move_to_trash(conn, ids, "pruned", session, now)
+            digest = confirm(secret(conn, "prune_secret"), found, now, used_tokens(conn, now))
+            mark_token_used(conn, digest, now + TOKEN_SECONDS)
+            return move_to_trash(conn, [candidate.id for candidate in found], "pruned", session, now)

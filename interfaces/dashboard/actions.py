@@ -114,9 +114,10 @@ async def forget(request: Request) -> Response:
 
 
 async def restore(request: Request) -> Response:
-    """trash_restore for one memory; back to it."""
+    """trash_restore for one trash entry (the trash page) or a memory's newest one; back to it."""
     state = state_of(request)
     form = await checked_form(request)
-    memory_id = form.get("memory_id", "")
-    result = await blocking(state.cli.trash_restore, [memory_id])
-    return _see(request, _memory_path(memory_id) if result.restored else "/trash", result.message)
+    memory_id, entry = form.get("memory_id", ""), form.get("entry", "")
+    entries = [int(entry)] if entry.isascii() and entry.isdigit() and len(entry) < 19 else []
+    result = await blocking(state.cli.trash_restore, [] if entries else [memory_id], entries)
+    return _see(request, _memory_path(result.restored[0]) if result.restored else "/trash", result.message)

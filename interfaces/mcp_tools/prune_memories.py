@@ -30,7 +30,9 @@ DESCRIPTION = (
     "max_importance, tags, projects, hierarchy_levels; keep_latest spares the N newest matches. At "
     "least one criterion is required. dry_run (the default) changes nothing: it lists what would go, "
     "with why, and a `confirm` token. To prune, call again with the same criteria, dry_run false and "
-    "that token (valid 10 minutes, for exactly the listed memories). Pruned memories go to the trash "
+    "that token (valid 10 minutes and once, for these criteria and exactly the listed memories as they "
+    "were listed: other criteria or a memory changed since give token_mismatch, a used token "
+    "token_used; run the dry run again). Pruned memories go to the trash "
     "(`memory_system trash restore ID` brings them back). Memories loaded from markdown files or git "
     "history are never pruned."
 )

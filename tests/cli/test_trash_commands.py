@@ -4,10 +4,13 @@ get a forgotten memory back, and one `Error:` line with exit 1 for what is refus
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from cognitive_memory.encoding import HashEncoder
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -107,3 +110,77 @@ def test_prune_refusals_are_one_error_line_and_exit_1(data_dir: Path) -> None:
         assert result.exit_code == 1, result.output
         assert result.output.startswith("Error: ") and result.output.count("\n") == 1, result.output
     assert "at least one criterion" in empty.output
+
+
+def history_of(memory_id: str) -> tuple[str, list[str]]:
+    """The memory's text now and the texts of its earlier versions, oldest first."""
+    got = runner.invoke(app, ["get", memory_id, "--history", "--json"])
+    assert got.exit_code == 0, got.output
+    (memory,) = json.loads(got.output)["memories"]
+    return memory["content"], [version["content"] for version in memory["history"]]
+
+
+def forget_import_forget(monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, str]:
+    """Store, export, update the text, forget, import the old export, forget again (issue 27, item 2).
+    Returns the id, the old text and the updated text."""
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    old, updated = "The build cache lives on the NFS share.", "The build cache moved to the local SSD."
+    memory_id = stored(old)
+    exported = runner.invoke(app, ["export"]).stdout
+    assert runner.invoke(app, ["update", memory_id, "--text", updated]).exit_code == 0
+    assert runner.invoke(app, ["forget", memory_id]).exit_code == 0
+    imported = runner.invoke(app, ["import", "-", "--json"], input=exported)
+    assert json.loads(imported.stdout)["added"] == 1, imported.output
+    assert runner.invoke(app, ["forget", memory_id]).exit_code == 0
+    return memory_id, old, updated
+
+
+def test_forget_import_forget_keeps_the_updated_text_restorable(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory_id, old, updated = forget_import_forget(monkeypatch)
+
+    trash = json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)
+    restored = runner.invoke(app, ["trash", "restore", memory_id, "--json"])
+
+    assert [(e["id"], e["preview"]) for e in trash["entries"]] == [(memory_id, old), (memory_id, updated)]
+    assert json.loads(restored.output)["restored"] == [memory_id]
+    assert history_of(memory_id) == (old, [old, updated])
+    assert json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["total"] == 0
+
+
+def test_restoring_one_trash_entry_brings_back_that_text(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory_id, old, updated = forget_import_forget(monkeypatch)
+    entries = json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["entries"]
+    (entry,) = [e["entry"] for e in entries if e["preview"] == updated]
+    listed_text = runner.invoke(app, ["trash", "list"]).output
+
+    restored = runner.invoke(app, ["trash", "restore", "--entry", str(entry), "--json"])
+    again = runner.invoke(app, ["trash", "restore", "--entry", str(entry)])
+
+    assert f"#{entry}" in listed_text
+    assert json.loads(restored.output)["restored"] == [memory_id], restored.output
+    assert history_of(memory_id) == (updated, [old, old])
+    assert again.exit_code == 3 and f"Not in the trash: entry {entry}" in again.output
+
+
+def test_a_prune_token_is_refused_with_other_criteria(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored("Notes from the 2023 offsite planning session.")
+    with sqlite3.connect(data_dir / "cognitive_memory.db") as conn:  # stored 100 days ago
+        conn.execute("UPDATE memories SET timestamp = timestamp - 100 * 86400")
+    plan = json.loads(runner.invoke(app, ["prune", "--older-than-days", "90", "--dry-run", "--json"]).output)
+
+    other = runner.invoke(app, ["prune", "--older-than-days", "60", "--confirm", plan["confirm"]])
+    same = runner.invoke(app, ["prune", "--older-than-days", "90", "--confirm", plan["confirm"], "--json"])
+    again = runner.invoke(app, ["prune", "--older-than-days", "90", "--confirm", plan["confirm"]])
+
+    assert [item["id"] for item in plan["memories"]] == [memory_id]
+    assert other.exit_code == 1 and other.output.startswith("Error: "), other.output
+    assert "criteria differ" in other.output
+    assert [item["id"] for item in json.loads(same.output)["memories"]] == [memory_id]
+    assert again.exit_code == 1 and "already used" in again.output, again.output

@@ -99,7 +99,7 @@ def test_a_consolidated_memory_comes_back_with_trash_restore(
     restored = forgetting.restore(hash_system, [duplicates["first"]])
 
     (memory,) = hash_system.memories.get([duplicates["first"]])
-    assert restored == [duplicates["first"]]
+    assert [memory_id for _, memory_id in restored.restored] == [duplicates["first"]]
     assert memory.content == BASE and memory.tags == ("api",)
     assert any(n.memory_id == duplicates["unrelated"] for n in hash_system.related(duplicates["first"]).found)
     assert hash_system.memories.trash.find([duplicates["first"]]) == []

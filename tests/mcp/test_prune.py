@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from cognitive_memory.core.pruning import make_token
+from cognitive_memory.core.pruning import PruneCriteria, make_token
+from cognitive_memory.forgetting import plan_prune
 from cognitive_memory.system import CognitiveSystem
 from interfaces.cli import CognitiveCLI
 from tests.mcp.tools import call
@@ -99,9 +100,10 @@ async def test_a_token_for_another_set_or_a_changed_set_is_refused(
 
 async def test_an_expired_token_is_refused(client: Client, real_system: CognitiveSystem) -> None:
     memory_id = await store(client, "Scratch note about an old benchmark run.", ["scratch"])
-    await call(client, "prune_memories", {"tags": ["scratch"]})  # makes the secret
+    criteria = PruneCriteria(tags=("scratch",))
+    listed = plan_prune(real_system, criteria).candidates  # makes the secret
     secret = real_system.memories.meta("prune_secret") or ""
-    expired = make_token(secret, [memory_id], int(time.time()) - 1)
+    expired = make_token(secret, criteria, listed, int(time.time()) - 1)
 
     text = await error_of(client, {"tags": ["scratch"], "dry_run": False, "confirm": expired})
 
@@ -130,3 +132,37 @@ async def test_loaded_memories_are_never_pruned(
     assert [item["id"] for item in plan["memories"]] == [mine]
     assert [item["id"] for item in done["memories"]] == [mine]
     assert memory_ids(real_system) == loaded
+
+
+async def prune_with(client: Client, criteria: dict[str, Any], token: str) -> Any:
+    return await client.call_tool("prune_memories", {**criteria, "dry_run": False, "confirm": token})
+
+
+async def test_a_token_prunes_once_even_after_the_pruned_memories_were_restored(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    memory_id = await store(client, "Scratch note about a one-off profiling run.", ["scratch"])
+    token = (await call(client, "prune_memories", {"tags": ["scratch"]}))["confirm"]
+    await call(client, "prune_memories", {"tags": ["scratch"], "dry_run": False, "confirm": token})
+    CognitiveCLI(real_system).trash_restore([memory_id])
+
+    text = await error_of(client, {"tags": ["scratch"], "dry_run": False, "confirm": token})
+
+    assert '"token_used"' in text and "dry run again" in text
+    assert memory_id in memory_ids(real_system)
+    fresh = (await call(client, "prune_memories", {"tags": ["scratch"]}))["confirm"]
+    assert fresh != token
+    assert not (await prune_with(client, {"tags": ["scratch"]}, fresh)).is_error
+
+
+async def test_a_token_is_refused_once_a_listed_memory_changed(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    memory_id = await store(client, "Scratch: the staging cluster has 3 nodes.", ["scratch"])
+    token = (await call(client, "prune_memories", {"tags": ["scratch"]}))["confirm"]
+    changed = "The staging cluster has 5 nodes; keep this, it is the runbook's source."
+    await call(client, "update_memory", {"memory_id": memory_id, "text": changed})
+
+    text = await error_of(client, {"tags": ["scratch"], "dry_run": False, "confirm": token})
+
+    assert '"token_mismatch"' in text and memory_id in memory_ids(real_system)

@@ -145,3 +145,26 @@ async def test_a_failing_statement_mid_move_leaves_the_memory_in_place(
     assert CognitiveCLI(real_system).trash_list().total == 0
     assert real_system.memories.pending_vector_writes() == []
     assert memory_id in await recalled_ids(client, "when does the on-call rotation change")
+
+
+async def test_restore_skips_and_reports_a_link_that_would_close_a_supersedes_cycle(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    a = await store(client, "Deploy with the v3 pipeline (blue-green, automatic rollback).")
+    b = await store(client, "Deploy with the v2 pipeline (canary by hand).")
+    c = await store(client, "Deploy with the v1 shell script on the build host.")
+    await call(client, "link_memories", {"from_id": a, "to_id": b, "relation": "supersedes"})
+    await call(client, "link_memories", {"from_id": b, "to_id": c, "relation": "supersedes"})
+    await call(client, "forget_memories", {"memory_ids": [b]})
+    await call(client, "link_memories", {"from_id": c, "to_id": a, "relation": "supersedes"})
+
+    restored = CognitiveCLI(real_system).trash_restore([b])
+
+    with sqlite3.connect(real_system.memories.path) as conn:
+        links = conn.execute("SELECT from_id, to_id FROM relations WHERE relation = 'supersedes'").fetchall()
+    assert sorted(links) == sorted([(a, b), (c, a)])
+    assert restored.restored == [b]
+    assert [(s.from_id, s.to_id, s.relation) for s in restored.skipped_links] == [(b, c, "supersedes")]
+    assert "cycle" in restored.skipped_links[0].reason and "cycle" in restored.message
+    refused = await client.call_tool("link_memories", {"from_id": b, "to_id": c, "relation": "supersedes"})
+    assert refused.is_error

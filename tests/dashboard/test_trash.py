@@ -1,0 +1,39 @@
+"""The dashboard's trash page: one row per trash entry, and its Restore button brings back that
+entry (a memory forgotten twice has two)."""
+
+from __future__ import annotations
+
+import re
+
+from starlette.testclient import TestClient
+
+from cognitive_memory.system import CognitiveSystem
+from interfaces.cli import CognitiveCLI
+from interfaces.requests import MemoryChanges
+from tests.dashboard.conftest import csrf_of
+
+
+def test_each_trash_entry_restores_its_own_text(
+    client: TestClient, cli: CognitiveCLI, hash_system: CognitiveSystem
+) -> None:
+    old, updated = "The build cache lives on the NFS share.", "The build cache moved to the local SSD."
+    memory_id = cli.store_experience(old).memory_id
+    (exported,) = hash_system.memories.get([memory_id])
+    cli.update_memory(memory_id, MemoryChanges(text=updated))
+    cli.forget_memories([memory_id])
+    hash_system.memories.add([exported])  # what an import of the old export writes
+    cli.forget_memories([memory_id])
+
+    page = client.get("/trash").text
+    entries = dict(re.findall(r'<td>([^<]+)</td>.*?name="entry" value="(\d+)"', page, re.DOTALL))
+    restored = client.post(
+        "/trash/restore", data={"csrf": csrf_of(page), "memory_id": memory_id, "entry": entries[updated]}
+    )
+
+    assert set(entries) == {old, updated}
+    assert restored.status_code == 303
+    assert restored.headers["location"].startswith(f"/memories/{memory_id}")
+    (memory,) = cli.get_memories([memory_id], include_history=True).memories
+    assert memory.content == updated
+    assert [version.content for version in memory.history or []] == [old, old]
+    assert cli.trash_list().total == 0

@@ -58,7 +58,16 @@ def server_token(settings: Settings) -> str | None:
     if listen.http_auth == "off":
         return None
     _warn_if_open(settings.storage.data_dir.expanduser())
-    return read_or_create(token_path(settings))
+    path = token_path(settings)
+    try:
+        return read_or_create(path)
+    except OSError as exc:
+        from cognitive_memory.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"Cannot use the HTTP token file {path} ({exc.strerror or exc}): make the data directory "
+            "usable, or set MCP_AUTH_TOKEN."
+        ) from None
 
 
 def _warn_if_open(data_dir: Path) -> None:
@@ -127,11 +136,10 @@ def _private_copy(path: Path, token: str) -> Path:
 def _read(path: Path) -> str:
     try:
         descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
-    except FileNotFoundError:
-        raise  # made by read_or_create
-    except OSError as exc:
-        why = "is a symbolic link" if path.is_symlink() else f"cannot be read ({exc.strerror})"
-        raise _refused(path, why) from None
+    except OSError:
+        if path.is_symlink():
+            raise _refused(path, "is a symbolic link") from None
+        raise  # a missing file is made by read_or_create
     with os.fdopen(descriptor, "rb") as file:
         problem = _not_private(os.fstat(file.fileno()))
         if problem:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,19 @@ def test_a_data_directory_open_to_others_is_reported_when_http_starts(
     data_dir.chmod(0o700)
     server_token(Settings(env_file=None))
     assert "chmod" not in caplog.text
+
+
+def test_a_data_directory_that_cannot_hold_the_token_is_one_error_line(data_dir: Path) -> None:
+    data_dir.mkdir(mode=0o700)
+    blocked = data_dir / "blocked"
+    blocked.write_text("a file where the data directory should be")
+    result = subprocess.run(
+        [sys.executable, "-m", "memory_system", "token"],
+        env={**os.environ, "COGNITIVE_MEMORY_DATA_DIR": str(blocked / "data")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: Cannot use the HTTP token file")
+    assert "Traceback" not in result.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ __all__ = [
     "min_cosine",
     "reference_path",
 ]
+
+# (device, inode, size, modification time in ns): which file a path named when it was read.
+FileIdentity = tuple[int, int, int, int]
 
 # Bumped whenever the exported graph changes shape, so old exports are never read.
 EXPORT_FORMAT = "v1"
@@ -56,11 +60,21 @@ def reference_path(onnx_file: Path) -> Path:
 
 def file_sha256(path: Path) -> str:
     """The sha256 of a file's bytes, in hex (about 0.1 s for the 90 MB export)."""
+    return _identified_sha256(path)[1]
+
+
+def _identity(status: os.stat_result) -> FileIdentity:
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _identified_sha256(path: Path) -> tuple[FileIdentity, str]:
+    """The identity of the file ``path`` names and the sha256 of that same file's bytes."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
+        identity = _identity(os.fstat(handle.fileno()))
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
+    return identity, digest.hexdigest()
 
 
 def check_reference(model: OnnxModel, onnx_file: Path) -> float | None:
@@ -82,9 +96,11 @@ def check_reference(model: OnnxModel, onnx_file: Path) -> float | None:
     if recorded is None:
         return None
     try:
-        actual = file_sha256(onnx_file)
+        identity, actual = _identified_sha256(onnx_file)
     except OSError as exc:
         raise EncoderError(f"the export at {onnx_file} cannot be read ({exc})") from exc
+    if identity != model.file_identity:  # replaced or written since the session read it
+        raise EncoderError(f"the export at {onnx_file} changed while it was loading; it is loaded again")
     if actual != recorded:
         raise EncoderError(
             f"the export at {onnx_file} is damaged: its sha256 is not the one recorded when it was "
@@ -154,6 +170,9 @@ class OnnxModel:
         options.inter_op_num_threads = 1
         errors: tuple[type[Exception], ...] = (OSError, *_runtime_errors())
         try:
+            # Taken before the session reads the file: check_reference hashes the file only if it
+            # is still this one, so the hash is of the bytes that run.
+            self.file_identity = _identity(onnx_file.stat())
             self._session: Any = onnxruntime.InferenceSession(
                 str(onnx_file), options, providers=["CPUExecutionProvider"]
             )

@@ -14,7 +14,14 @@ from typer.testing import CliRunner
 
 from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.encoding.onnx_export import CHECK_TEXTS, MIN_COSINE, min_cosine
-from cognitive_memory.encoding.onnx_model import MODEL_SHA256, REFERENCE_FILE, OnnxModel, file_sha256
+from cognitive_memory.encoding.onnx_model import (
+    MODEL_SHA256,
+    REFERENCE_FILE,
+    OnnxModel,
+    check_reference,
+    file_sha256,
+)
+from cognitive_memory.errors import EncoderError
 from memory_system.cli import app
 
 pytestmark = pytest.mark.model
@@ -221,3 +228,20 @@ def test_reference_vectors_are_those_of_torch(exported: Path, real_encoder: Sent
     expected = real_encoder.encode(saved["texts"])
     assert len(saved["texts"]) >= 3
     assert min_cosine(np.asarray(saved["vectors"], dtype=np.float32), expected) > MIN_COSINE
+
+
+def test_a_file_replaced_after_the_session_read_it_is_not_vouched_for_by_the_new_files_hash(
+    exported: Path, tmp_path: Path, real_encoder: SentenceBertEncoder
+) -> None:
+    from cognitive_memory.encoding import resolve_model_path
+
+    cache = _copy(exported, tmp_path)
+    onnx_file = OnnxEncoder(real_encoder, cache).export_file()
+    model = OnnxModel(resolve_model_path(real_encoder.model), onnx_file)
+    replacement = onnx_file.with_name("replacement.onnx")
+    shutil.copyfile(onnx_file, replacement)
+    replacement.replace(onnx_file)  # same bytes, another file: what the session runs was not hashed
+
+    with pytest.raises(EncoderError, match="changed while it was loading"):
+        check_reference(model, onnx_file)
+    assert check_reference(OnnxModel(resolve_model_path(real_encoder.model), onnx_file), onnx_file)

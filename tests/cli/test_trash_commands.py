@@ -184,3 +184,22 @@ def test_a_prune_token_is_refused_with_other_criteria(
     assert "criteria differ" in other.output
     assert [item["id"] for item in json.loads(same.output)["memories"]] == [memory_id]
     assert again.exit_code == 1 and "already used" in again.output, again.output
+
+
+def test_restoring_an_id_in_use_again_overwrites_nothing_and_says_so(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored("The build cache lives on the NFS share.")
+    exported = runner.invoke(app, ["export"]).stdout
+    runner.invoke(app, ["update", memory_id, "--text", "The build cache moved to the local SSD."])
+    runner.invoke(app, ["forget", memory_id])
+    runner.invoke(app, ["import", "-"], input=exported)
+
+    refused = runner.invoke(app, ["trash", "restore", memory_id, "--json"])
+    nothing = runner.invoke(app, ["trash", "restore"])
+
+    assert refused.exit_code == 3 and json.loads(refused.output)["in_use"] == [memory_id]
+    assert history_of(memory_id) == ("The build cache lives on the NFS share.", [])
+    assert json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["total"] == 1
+    assert nothing.exit_code == 1 and nothing.output.startswith("Error: "), nothing.output

@@ -3,12 +3,15 @@ content key filled and its index payload rewritten, so the project filter finds 
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cognitive_memory import forgetting
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
@@ -109,3 +112,38 @@ def test_an_old_store_keeps_its_links_when_they_are_clustered(
     assert graph == {OLD_ID: [(other, 0.9)], other: [(OLD_ID, 0.9)]}
     assert timeless == {OLD_ID: [(other, 0.4)]}
     assert after == {} and left == 0
+
+
+def test_trash_entries_of_an_old_store_get_numbers_and_stay_restorable(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0011 numbers the trash's entries (an id may then have several); an entry trashed
+    before it is kept, listed and restored as it was."""
+    db = data_dir / "cognitive_memory.db"
+    text = "The billing service retries webhooks three times."
+    make_old_store(db, text, monkeypatch, applied=10)
+    conn = sqlite3.connect(db, isolation_level=None)
+    cursor = conn.execute("SELECT * FROM memories")
+    fields = dict(zip([column[0] for column in cursor.description], cursor.fetchone(), strict=True))
+    row = json.dumps({name: value for name, value in fields.items() if name != "embedding"})
+    conn.execute(  # what forget wrote before 0011
+        "INSERT INTO trash (id, content, project, trashed_at, reason, trashed_by, row, embedding, "
+        "relations, versions, connections) VALUES (?, ?, 'default', ?, 'forgotten', NULL, ?, ?, "
+        "'[]', '[]', '[]')",
+        (OLD_ID, text, time.time(), row, fields["embedding"]),
+    )
+    conn.execute("DELETE FROM memory_fts")
+    conn.execute("DELETE FROM memory_words")
+    conn.execute("DELETE FROM memories")
+    conn.close()
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        (entry,), total = system.memories.trash.entries(10)
+        restored = forgetting.restore(system, [OLD_ID])
+        (memory,) = system.memories.get([OLD_ID])
+    finally:
+        system.close()
+
+    assert (entry.entry, entry.id, entry.content, total) == (1, OLD_ID, text, 1)
+    assert restored.restored == [(1, OLD_ID)] and memory.content == text

@@ -1,7 +1,8 @@
 """memory_system doctor: one OK/WARN/FAIL line per check, exit 1 on any failure.
 
 The checks run in order and each needs the ones before it: configuration, data directory,
-SQLite, the vector index (opening the store), the model, ``--repair`` if asked, the loaded
+SQLite, the vector index (opening the store), the model, the memories' rows (``--repair`` sets
+aside those that cannot be read or indexed), ``--repair`` if asked, the loaded
 sources (``doctor_sources``), the SQLite and index counts, and a real round trip. A check whose
 prerequisite failed is reported as skipped.
 """
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CheckResult", "register", "run_checks"]
 
-_CHECKS_BEFORE_REPAIR = ("config", "data_dir", "sqlite", "qdrant", "model")
+_CHECKS_BEFORE_REPAIR = ("config", "data_dir", "sqlite", "qdrant", "model", "rows")
 _CHECKS_AFTER_REPAIR = ("sources", "counts", "round_trip")
 
 
@@ -79,7 +80,7 @@ def _system_checks(system: CognitiveSystem, repair: bool, set_aside: Path | None
     if set_aside is not None:
         vectors = checks.after_set_aside(vectors, set_aside)
     model = checks.check_model(system)
-    results = [vectors, model]
+    results = [vectors, model, checks.check_rows(system, repair)]
     if vectors.status == "fail":
         later = [*(["repair"] if repair else []), *_CHECKS_AFTER_REPAIR]
         return results + [checks.skipped(name, "qdrant") for name in later]

@@ -36,6 +36,7 @@ __all__ = [
     "check_data_dir",
     "check_model",
     "check_round_trip",
+    "check_rows",
     "check_sqlite",
     "check_vectors",
     "mask_secret",
@@ -332,6 +333,34 @@ def _damaged_export(encoder: object) -> str | None:
     return (
         f"{detail}: run `memory_system encoder export` to export it again from the installed weights "
         "(until then a server ignores it and embeds with torch)"
+    )
+
+
+def check_rows(system: CognitiveSystem, repair: bool = False) -> CheckResult:
+    """Every memory's row can be read and indexed; ``repair`` sets aside those that cannot (moved,
+    whole, to the ``set_aside`` table: never deleted), before the index is rebuilt."""
+    from cognitive_memory.errors import StorageError
+
+    try:
+        found = system.memories.damaged_rows(system.encoder.dimension)
+        if found and repair:
+            system.memories.set_aside(found)
+        kept = system.memories.set_aside_count()
+    except StorageError as exc:
+        return CheckResult("rows", "fail", exc.message)
+    where = f"the set_aside table of {system.memories.path}"
+    if not found:
+        earlier = f"; {_n(kept, 'memory', 'memories')} set aside earlier, kept in {where}" if kept else ""
+        return CheckResult("rows", "ok", f"every memory can be read and indexed{earlier}")
+    named = "; ".join(f"{row.id!r}: {row.problem}" for row in found[:5])
+    more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
+    count = _n(len(found), "memory", "memories")
+    if repair:
+        detail = f"set aside {count} that could not be read or indexed ({named}{more}): kept in {where}"
+        return CheckResult("rows", "warn", f"{detail} (README: Doctor)")
+    detail = f"{count} cannot be read or indexed ({named}{more})"
+    return CheckResult(
+        "rows", "fail", f"{detail}: `memory_system doctor --repair` sets them aside (kept in {where})"
     )
 
 

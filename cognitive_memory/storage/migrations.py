@@ -271,6 +271,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE TABLE prune_tokens_used (digest TEXT PRIMARY KEY, expires_at REAL NOT NULL);
         """,
     ),
+    (
+        # Memories whose row cannot be read or indexed (an id that is not a UUID, JSON that does
+        # not parse, an embedding of another size), moved here by `doctor --repair` and never
+        # purged. ``row`` holds every column as JSON (the embedding as hex), ``relations`` and
+        # ``versions`` its links and earlier versions (storage/damaged.py).
+        "0012_set_aside",
+        """
+        CREATE TABLE set_aside (
+            id TEXT NOT NULL,
+            content TEXT,
+            problem TEXT NOT NULL,
+            set_aside_at REAL NOT NULL,
+            row TEXT NOT NULL,
+            relations TEXT NOT NULL,
+            versions TEXT NOT NULL
+        );
+        CREATE INDEX set_aside_id ON set_aside (id);
+        """,
+    ),
 )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations, browse, consolidation, lexical, ranking
+from cognitive_memory.storage import associations, browse, consolidation, damaged, lexical, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
 from cognitive_memory.storage import transfer as transfer_sql
@@ -391,6 +391,20 @@ class SQLiteMemoryStore:
         if pairs:
             with self._transaction() as conn:
                 associations.strengthen(conn, pairs, datetime.now(UTC).timestamp(), step, keep)
+
+    def damaged_rows(self, dimension: int | None = None) -> list[damaged.DamagedRow]:
+        """Memories whose row cannot be read or indexed with vectors of ``dimension`` numbers (the
+        recorded encoder's if not given), with what is wrong (``storage/damaged.py``)."""
+        return damaged.find_damaged(self._query, dimension or self._dimension())
+
+    def set_aside(self, rows: Sequence[damaged.DamagedRow]) -> list[str]:
+        """Move damaged memories to the ``set_aside`` table, in one transaction; returns their ids."""
+        with self._transaction() as conn:
+            return damaged.set_aside(conn, rows, datetime.now(UTC).timestamp())
+
+    def set_aside_count(self) -> int:
+        """How many memories ``doctor --repair`` has set aside so far."""
+        return damaged.set_aside_count(self._query)
 
     def pending_vector_writes(self) -> list[tuple[str, str]]:
         """(memory id, operation) of vector writes not yet confirmed by the vector store."""

@@ -203,3 +203,15 @@ def test_restoring_an_id_in_use_again_overwrites_nothing_and_says_so(
     assert history_of(memory_id) == ("The build cache lives on the NFS share.", [])
     assert json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["total"] == 1
     assert nothing.exit_code == 1 and nothing.output.startswith("Error: "), nothing.output
+
+
+def test_each_trash_entry_is_purged_on_its_own(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory_id, old, updated = forget_import_forget(monkeypatch)
+    with sqlite3.connect(data_dir / "cognitive_memory.db") as conn:  # the first went 3 days ago
+        conn.execute("UPDATE trash SET trashed_at = trashed_at - 3 * 86400 WHERE content = ?", (updated,))
+
+    purged = runner.invoke(app, ["trash", "empty", "--older-than-days", "2", "--yes", "--json"])
+
+    assert json.loads(purged.output)["purged"] == 1
+    entries = json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["entries"]
+    assert [(e["id"], e["preview"]) for e in entries] == [(memory_id, old)]

@@ -201,3 +201,36 @@ def test_a_line_that_is_not_json_rpc_is_answered_and_the_session_goes_on(data_di
         (None, -32600),
         (INITIALIZE["id"], None),
     ]
+
+
+async def test_a_server_starts_and_answers_over_a_row_no_command_writes(data_dir: Path) -> None:
+    """Issue #27: with a memory whose id is not a UUID in the store, `serve mcp` died before it
+    answered `initialize`."""
+    from typer.testing import CliRunner
+
+    from cognitive_memory.storage import SQLiteMemoryStore
+    from memory_system.cli import app
+    from tests.damaging import write_bad_row
+
+    fact = "The on-call rota is in the ops wiki under Rotas/2026."
+    assert CliRunner().invoke(app, ["store", fact]).exit_code == 0
+    database = data_dir / "cognitive_memory.db"
+    memories = SQLiteMemoryStore(database)
+    try:
+        (like,) = next(memories.iter_memories())
+    finally:
+        memories.close()
+    write_bad_row(database, like, "id not a UUID")
+
+    with anyio.fail_after(120):
+        async with Client(server_parameters(data_dir)) as client:
+            recalled = await client.call_tool("recall_memories", {"query": "where is the on-call rota?"})
+            stored = await client.call_tool("store_memory", {"text": "Deploys freeze on Fridays after 3pm."})
+            status = await client.call_tool("memory_status", {})
+
+    assert recalled.structured_content is not None and not recalled.is_error
+    assert recalled.structured_content["memories"]["core"][0]["content"] == fact
+    assert stored.structured_content is not None and stored.structured_content["queued"] is False
+    assert status.structured_content is not None
+    assert status.structured_content["memory_counts"]["total_memories"] == 3
+    assert status.structured_content["storage_stats"]["vector_count"] == 2

@@ -136,19 +136,19 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
 
 # What decoding a row no command wrote can raise (a column of another type or shape).
 UNREADABLE = (ValueError, TypeError, OverflowError, OSError)
-_told: set[str] = set()  # unreadable rows already logged by this process
 
 
-def readable_memories(rows: Iterable[Sequence[Any]]) -> list[CognitiveMemory]:
-    """The memories of ``rows``, leaving out (and logging once) each row that cannot be read:
-    one damaged row is a problem of that memory, never of the read that met it."""
+def readable_memories(rows: Iterable[Sequence[Any]], told: set[str]) -> list[CognitiveMemory]:
+    """The memories of ``rows``, leaving out each row that cannot be read (logged once: ``told``
+    holds the ids already logged): one damaged row is a problem of that memory, never of the
+    read that met it."""
     memories = []
     for row in rows:
         try:
             memories.append(memory_from_row(row))
         except UNREADABLE as exc:
-            if row[0] not in _told:
-                _told.add(row[0])
+            if row[0] not in told:
+                told.add(row[0])
                 logger.warning(
                     "Memory %r cannot be read (%s) and is left out; `memory_system doctor` names it and "
                     "`memory_system doctor --repair` sets it aside.",

@@ -69,6 +69,7 @@ class SQLiteMemoryStore:
         self._lock = threading.RLock()
         self._term_counts = word_sql.TermCounts()
         self._vector_size: int | None = None
+        self._unreadable: set[str] = set()  # ids of rows that could not be read, logged once
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     def close(self) -> None:
@@ -186,7 +187,7 @@ class SQLiteMemoryStore:
             return []
         marks = ",".join("?" * len(ids))
         rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
-        by_id = {memory.id: memory for memory in readable_memories(rows)}
+        by_id = {memory.id: memory for memory in readable_memories(rows, self._unreadable)}
         return [by_id[i] for i in ids if i in by_id]
 
     def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
@@ -196,7 +197,7 @@ class SQLiteMemoryStore:
             "ORDER BY rowid LIMIT 1",
             (content_key(text), project),
         )
-        return next(iter(readable_memories(rows)), None)
+        return next(iter(readable_memories(rows, self._unreadable)), None)
 
     def list_memories(
         self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
@@ -208,7 +209,7 @@ class SQLiteMemoryStore:
                 page = browse.page_rows(self._conn, MEMORY_COLUMNS, where, order_by, limit, after)
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
-        return browse.MemoryPage(readable_memories(page.rows), page.total, page.next_key)
+        return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
 
     def versions(self, ids: Sequence[str]) -> dict[str, list[browse.VersionRow]]:
         """The earlier versions of each of ``ids`` that was updated, oldest first."""
@@ -244,7 +245,7 @@ class SQLiteMemoryStore:
             )
             if not rows:
                 return
-            yield readable_memories(rows)
+            yield readable_memories(rows, self._unreadable)
             last_rowid = rows[-1][-1]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:

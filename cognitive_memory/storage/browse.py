@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.storage.rows import TAGS_LIST
 from cognitive_memory.storage.vector_store import VectorFilter
 
 __all__ = [
@@ -98,8 +99,7 @@ def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:
             params += values
     if where.tags:
         marks = ",".join("?" * len(where.tags))
-        tags = "CASE WHEN json_valid(memories.tags) THEN memories.tags END"  # a damaged row matches none
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each({tags}) WHERE value IN ({marks}))")
+        clauses.append(f"EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN ({marks}))")
         params += where.tags
     if where.created_after is not None:
         clauses.append("timestamp >= ?")

@@ -24,7 +24,7 @@ import numpy as np
 from cognitive_memory.core.consolidation import DuplicateCandidate
 from cognitive_memory.core.validation import MAX_TAGS
 from cognitive_memory.storage.relations import insert_link
-from cognitive_memory.storage.rows import MEMORY_COLUMNS, memory_from_row
+from cognitive_memory.storage.rows import MEMORY_COLUMNS, readable_memories
 from cognitive_memory.storage.trash import move_to_trash
 from cognitive_memory.storage.versions import rewrite_memory
 
@@ -77,13 +77,18 @@ def projects(conn: sqlite3.Connection, project: str | None, spared: Sequence[str
     return [str(row[0]) for row in rows]
 
 
-def project_rows(conn: sqlite3.Connection, project: str, spared: Sequence[str]) -> ProjectRows:
-    """The memories of ``project`` not loaded by a ``spared`` loader, in the order stored."""
+def project_rows(
+    conn: sqlite3.Connection, project: str, spared: Sequence[str], dimension: int | None = None
+) -> ProjectRows:
+    """The memories of ``project`` not loaded by a ``spared`` loader, in the order stored (a row
+    whose embedding is not ``dimension`` 32-bit floats is left out: doctor names it)."""
     marks = ",".join("?" * len(spared))
+    size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
     rows = conn.execute(
         "SELECT id, access_count, timestamp, content, embedding FROM memories WHERE project = ? AND "
-        f"(loader_type IS NULL OR loader_type NOT IN ({marks})) ORDER BY rowid",
-        [project, *spared],
+        f"(loader_type IS NULL OR loader_type NOT IN ({marks})) AND typeof(embedding) = 'blob' "
+        f"AND {size} ORDER BY rowid",
+        [project, *spared, *([4 * dimension] if dimension else [])],
     ).fetchall()
     candidates = [DuplicateCandidate(row[0], int(row[1]), float(row[2]), len(row[3])) for row in rows]
     vectors = np.stack([np.frombuffer(row[4], dtype="<f4") for row in rows]) if rows else np.zeros((0, 0))
@@ -98,7 +103,7 @@ def merge_group(
     ids = [survivor_id, *others]
     marks = ",".join("?" * len(ids))
     rows = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids).fetchall()
-    found = {row[0]: memory_from_row(row) for row in rows}
+    found = {memory.id: memory for memory in readable_memories(rows, set())}  # unreadable: not merged
     gone = [
         memory_id for memory_id in dict.fromkeys(others) if memory_id in found and memory_id != survivor_id
     ]
@@ -148,8 +153,9 @@ def _repoint_links(
 class DuplicateMerge:
     """Consolidation on one SQLiteMemoryStore: each call is one of its transactions."""
 
-    def __init__(self, transaction: Transaction) -> None:
+    def __init__(self, transaction: Transaction, dimension: int | None = None) -> None:
         self._transaction = transaction
+        self._dimension = dimension
 
     def projects(self, project: str | None, spared: Sequence[str]) -> list[str]:
         """See ``projects``."""
@@ -159,7 +165,7 @@ class DuplicateMerge:
     def rows(self, project: str, spared: Sequence[str]) -> ProjectRows:
         """See ``project_rows``."""
         with self._transaction() as conn:
-            return project_rows(conn, project, spared)
+            return project_rows(conn, project, spared, self._dimension)
 
     def merge(self, survivor: str, others: Sequence[str], session_id: str | None) -> MergedGroup | None:
         """Merge one group in one transaction (see ``merge_group``)."""

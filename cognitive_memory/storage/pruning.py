@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cognitive_memory.core.pruning import DAY_SECONDS, PruneCandidate, PruneCriteria
+from cognitive_memory.storage.rows import TAGS_LIST
 
 __all__ = ["mark_token_used", "prune_candidates", "used_tokens"]
 
@@ -20,7 +21,8 @@ def prune_candidates(
     ``keep_latest`` newest; at most ``limit`` of them, oldest first, and how many match in all."""
     where, params = _conditions(criteria, now, spared_loaders)
     rows = conn.execute(
-        "SELECT id, content, timestamp, last_accessed, importance_score, tags, project, hierarchy_level "
+        f"SELECT id, content, timestamp, last_accessed, importance_score, {TAGS_LIST}, project, "
+        "hierarchy_level "
         f"FROM memories WHERE {' AND '.join(where)} ORDER BY timestamp DESC, id DESC LIMIT -1 OFFSET ?",
         [*params, criteria.keep_latest],
     ).fetchall()
@@ -83,7 +85,7 @@ def _conditions(
         params.append(criteria.max_importance)
     if criteria.tags:
         marks = ",".join("?" * len(criteria.tags))
-        where.append(f"EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN ({marks}))")
+        where.append(f"EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN ({marks}))")
         params += criteria.tags
     for values, column in ((criteria.projects, "project"), (criteria.hierarchy_levels, "hierarchy_level")):
         if values:

@@ -18,6 +18,7 @@ from cognitive_memory.storage import associations
 
 __all__ = [
     "MEMORY_COLUMNS",
+    "TAGS_LIST",
     "UNREADABLE",
     "delete_memories",
     "fill_content_keys",
@@ -133,6 +134,13 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         content_key(memory.content),
     )
 
+
+# A memory's tags as a JSON list in SQL: '[]' for tags no command writes (JSON that does not parse,
+# or is not a list), which json_each and json.loads would otherwise fail on.
+TAGS_LIST = (
+    "COALESCE(CASE WHEN json_valid(memories.tags) THEN CASE json_type(memories.tags) "
+    "WHEN 'array' THEN memories.tags END END, '[]')"
+)
 
 # What decoding a row no command wrote can raise (a column of another type or shape).
 UNREADABLE = (ValueError, TypeError, OverflowError, OSError)

@@ -119,7 +119,7 @@ class SQLiteMemoryStore:
 
     @property
     def duplicates(self) -> consolidation.DuplicateMerge:
-        return consolidation.DuplicateMerge(self._transaction)
+        return consolidation.DuplicateMerge(self._transaction, self._dimension())
 
     def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
         """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);

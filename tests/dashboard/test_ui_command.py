@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx2
@@ -33,6 +34,16 @@ def spawn_ui(data_dir: Path, port: int, **env: str) -> subprocess.Popen[bytes]:
     )
     _wait_until_listening(port, process)
     return process
+
+
+def _wait_for_text(path: Path, process: subprocess.Popen[bytes], seconds: float = 30) -> str:
+    """What the fake browser wrote (it runs once the server listens); polled like a port."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)  # polling a file another process writes; not a test's wait on behaviour
+    raise AssertionError(f"the browser was not opened within {seconds} s")
 
 
 def stop(process: subprocess.Popen[bytes]) -> bytes:
@@ -84,6 +95,42 @@ def test_ui_without_settings_wants_the_generated_token_and_prints_a_one_time_lin
     finally:
         stderr = stop(process)
     assert token.encode() not in stderr
+
+
+def test_ui_open_logs_the_browser_in_through_a_private_page(data_dir: Path, tmp_path: Path) -> None:
+    opened = tmp_path / "opened"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
+    browser.chmod(0o700)
+    port = free_port()
+    data_dir.mkdir(parents=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", WITH_HASH, "ui", "--port", str(port), "--open"],
+        env={
+            "PATH": os.environ["PATH"],
+            "HOME": str(data_dir),
+            "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
+            "BROWSER": str(browser),
+        },
+        cwd=data_dir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_until_listening(port, process)
+        uri = _wait_for_text(opened, process)
+        assert uri.startswith("file://") and "once=" not in uri  # never the code on a command line
+        page = Path(uri.removeprefix("file://"))
+        assert page.stat().st_mode & 0o777 == 0o600
+        link = re.search(r'url=([^"]+)"', page.read_text())
+        assert link is not None
+        with httpx2.Client(timeout=30, follow_redirects=False) as client:
+            assert client.get(link.group(1).replace("&amp;", "&")).status_code == 200
+            assert client.get(f"http://127.0.0.1:{port}/status").status_code == 200
+    finally:
+        stop(process)
+    assert not page.exists()  # removed when the dashboard stops
 
 
 def test_ui_open_opens_a_private_page_that_forwards_to_the_link_never_the_link_itself(tmp_path: Path) -> None:

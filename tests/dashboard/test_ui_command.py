@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -97,13 +98,12 @@ def test_ui_without_settings_wants_the_generated_token_and_prints_a_one_time_lin
     assert token.encode() not in stderr
 
 
-def test_ui_open_logs_the_browser_in_through_a_private_page(data_dir: Path, tmp_path: Path) -> None:
-    opened = tmp_path / "opened"
-    browser = tmp_path / "browser.sh"
+def spawn_ui_open(data_dir: Path, port: int, opened: Path) -> subprocess.Popen[bytes]:
+    """`ui --open` with a fake browser (``BROWSER``) that writes down the URL it was given."""
+    browser = opened.with_name("browser.sh")
     browser.write_text(f'#!/bin/sh\necho "$1" > {opened}\n')
     browser.chmod(0o700)
-    port = free_port()
-    data_dir.mkdir(parents=True)
+    data_dir.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
         [sys.executable, "-c", WITH_HASH, "ui", "--port", str(port), "--open"],
         env={
@@ -117,20 +117,48 @@ def test_ui_open_logs_the_browser_in_through_a_private_page(data_dir: Path, tmp_
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
+    _wait_until_listening(port, process)
+    return process
+
+
+def test_ui_open_logs_the_browser_in_through_a_private_page(data_dir: Path, tmp_path: Path) -> None:
+    port = free_port()
+    process = spawn_ui_open(data_dir, port, tmp_path / "opened")
     try:
-        _wait_until_listening(port, process)
-        uri = _wait_for_text(opened, process)
+        uri = _wait_for_text(tmp_path / "opened", process)
         assert uri.startswith("file://") and "once=" not in uri  # never the code on a command line
         page = Path(uri.removeprefix("file://"))
         assert page.stat().st_mode & 0o777 == 0o600
         link = re.search(r'url=([^"]+)"', page.read_text())
         assert link is not None
         with httpx2.Client(timeout=30, follow_redirects=False) as client:
-            assert client.get(link.group(1).replace("&amp;", "&")).status_code == 200
+            assert client.get(link.group(1)).status_code == 200
             assert client.get(f"http://127.0.0.1:{port}/status").status_code == 200
     finally:
         stop(process)
     assert not page.exists()  # removed when the dashboard stops
+
+
+def test_ui_open_lands_logged_in_in_a_real_browser(browser: Any, data_dir: Path, tmp_path: Path) -> None:
+    """The cookie is SameSite=Strict and the browser comes from a file:// page: the link's page
+    moves on by a refresh of its own, so the cookie is sent and the dashboard opens logged in."""
+    port = free_port()
+    process = spawn_ui_open(data_dir, port, tmp_path / "opened")
+    try:
+        uri = _wait_for_text(tmp_path / "opened", process)
+        context = browser.new_context()
+        context.set_default_timeout(15_000)
+        page = context.new_page()
+        page.goto(uri)
+        page.wait_for_url(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("form.logout")
+        assert page.locator("#token").count() == 0
+        assert "once=" not in page.url
+        page.goto(f"http://127.0.0.1:{port}/status")
+        assert page.locator("form.logout").count() == 1
+        context.close()
+    finally:
+        stop(process)
 
 
 def test_ui_open_opens_a_private_page_that_forwards_to_the_link_never_the_link_itself(tmp_path: Path) -> None:

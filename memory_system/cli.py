@@ -9,7 +9,7 @@ import json
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -365,6 +365,17 @@ def qdrant_stop() -> None:
     typer.echo(f"The embedded store is in use again; {copied} vectors copied from SQLite.")
 
 
+def _left_out(rejected: Mapping[str, str]) -> str:
+    """The memories a copy left out of an index that refused them, named (see ``doctor``)."""
+    first, problem = next(iter(rejected.items()))
+    count = f"{len(rejected)} memory was" if len(rejected) == 1 else f"{len(rejected)} memories were"
+    more, them = (f" and {len(rejected) - 1} more", "them") if len(rejected) > 1 else ("", "it")
+    return (
+        f"{count} left out: {first!r} ({problem}){more}. `memory_system doctor` names {them} and "
+        f"`memory_system doctor --repair` sets {them} aside."
+    )
+
+
 @qdrant_app.command("migrate")
 def qdrant_migrate(
     to: Annotated[str, typer.Option("--to", help="The Qdrant server or cluster URL, e.g. http://host:6333.")],
@@ -404,6 +415,8 @@ def qdrant_migrate(
         raise _fail(
             f"{to} collection {name!r} holds {report.target_count} points after copying {report.copied}."
         )
+    if report.rejected:
+        typer.echo(_left_out(report.rejected), err=True)
     key_hint = " and QDRANT_API_KEY" if api_key else ""
     typer.echo(
         f"Copied {report.copied} vectors to {to} collection {name!r} (verified; {report.stale_removed} stale "

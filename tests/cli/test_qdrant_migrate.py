@@ -118,3 +118,24 @@ def test_migrate_without_a_database_says_there_is_nothing_to_copy() -> None:
     result = runner.invoke(app, ["qdrant", "migrate", "--to", URL])
     assert result.exit_code == 1
     assert "No memories to migrate" in result.stderr
+
+
+def test_migrate_copies_the_rest_and_names_a_memory_the_server_cannot_take(
+    stored: list[str], local_server: Path, data_dir: Path
+) -> None:
+    from tests.damaging import write_bad_row
+
+    database = data_dir / "cognitive_memory.db"
+    memories = SQLiteMemoryStore(database)
+    try:
+        (like,) = memories.get(stored[:1])
+    finally:
+        memories.close()
+    write_bad_row(database, like, "id not a UUID")
+
+    result = runner.invoke(app, ["qdrant", "migrate", "--to", URL])
+
+    assert result.exit_code == 0, result.output
+    assert "Copied 1234 vectors" in result.stdout
+    assert "1 memory was left out: 'my-note-1' (its id 'my-note-1' is not a UUID" in result.stderr
+    assert "`memory_system doctor --repair` sets it aside" in result.stderr

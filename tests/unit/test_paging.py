@@ -10,6 +10,7 @@ import pytest
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage import VectorFilter
 from cognitive_memory.storage.browse import PageKey, filter_sql
+from cognitive_memory.storage.rows import TAGS_LIST
 from interfaces.paging import checked_order, checked_size, decode_cursor, encode_cursor
 
 
@@ -97,7 +98,7 @@ def test_every_filter_field_becomes_a_bound_condition() -> None:
 
     assert sql == (
         "hierarchy_level IN (?,?) AND memory_type IN (?) AND loader_type IN (?) AND project IN (?,?) "
-        "AND EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value IN (?,?)) "
+        f"AND EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN (?,?)) "
         "AND timestamp >= ? AND timestamp < ?"
     )
     assert params == [

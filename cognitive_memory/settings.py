@@ -1,4 +1,4 @@
-"""Configuration from the environment and ``.env``, one class per concern (README: Configuration)."""
+"""Configuration from the environment and ``.env``, one class per concern (docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Clients validate every structured result against the tool's output schema (the P
 ``jsonschema``). Pydantic's schemas reference ``$defs`` and spell ``X | None`` as
 ``anyOf: [X, null]``; each ``$ref`` is a registry lookup and each ``anyOf`` a sub-validation, per
 memory in a recall. Inlined and written as ``type: [X, "null"]`` the schema accepts exactly the
-same documents and validates in about 60% of the time (bench: README, Performance).
+same documents and validates in about 60% of the time (bench: docs/performance.md).
 """
 
 from __future__ import annotations

@@ -357,7 +357,7 @@ def check_rows(system: CognitiveSystem, repair: bool = False) -> CheckResult:
     count = _n(len(found), "memory", "memories")
     if repair:
         detail = f"set aside {count} that could not be read or indexed ({named}{more}): kept in {where}"
-        return CheckResult("rows", "warn", f"{detail} (README: Doctor)")
+        return CheckResult("rows", "warn", f"{detail} (docs/cli.md: Doctor)")
     detail = f"{count} cannot be read or indexed ({named}{more})"
     return CheckResult(
         "rows", "fail", f"{detail}: `memory_system doctor --repair` sets them aside (kept in {where})"

@@ -1,5 +1,5 @@
 """Patterns in a repository's history: files that change together, files that keep needing fixes,
-and how problems were fixed. Pure functions over commits; README "Loading git history" explains
+and how problems were fixed. Pure functions over commits; docs/cli.md "Loading git history" explains
 them to users.
 
 Rules:

@@ -1,6 +1,6 @@
 """Markdown documents cut into memories: one per section, exact, never truncated.
 
-Rules (README "Loading markdown" documents them for users):
+Rules (docs/cli.md "Loading markdown" documents them for users):
 
 - Sections start at ATX headers (``#`` to ``######``) and setext headers (a one-line paragraph
   underlined with ``===`` or ``---``). Nothing inside a fenced code block (``` or ~~~) or an

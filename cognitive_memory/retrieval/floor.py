@@ -24,7 +24,7 @@ __all__ = ["RelevanceFloor", "evidence", "passing"]
 
 @dataclass(frozen=True, slots=True)
 class RelevanceFloor:
-    """The floor's weights and thresholds (README, Recall: the relevance floor)."""
+    """The floor's weights and thresholds (docs/recall.md: the relevance floor)."""
 
     word_weight: float = 0.5
     anchor: float = 0.5

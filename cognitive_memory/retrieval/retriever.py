@@ -30,7 +30,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
-    """Knobs of recall; the defaults are documented in README (Recall) and measured by bench/."""
+    """Knobs of recall; the defaults are documented in docs/recall.md and measured by bench/."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5

@@ -10,7 +10,7 @@ __all__ = ["RankWeights", "ScoreBreakdown", "recency", "score_candidate", "word_
 
 @dataclass(frozen=True, slots=True)
 class RankWeights:
-    """Weights of the terms added to relevance; documented in README (Ranking)."""
+    """Weights of the terms added to relevance; documented in docs/recall.md (Ranking)."""
 
     importance: float = 0.05
     recency: float = 0.03

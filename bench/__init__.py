@@ -1,3 +1,3 @@
-"""Benchmarks: ``python -m bench [latency] ...`` (see README, Performance)."""
+"""Benchmarks: ``python -m bench [latency] ...`` (see docs/performance.md)."""
 
 __all__: list[str] = []

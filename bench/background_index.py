@@ -1,4 +1,4 @@
-"""What a background index build costs the process that serves the store (README: Storage).
+"""What a background index build costs the process that serves the store (docs/storage.md).
 
 python -m bench background-index [--memories 20000] [--real]
 

@@ -1,4 +1,4 @@
-"""How the near-duplicate threshold was chosen (README: Duplicates and novelty).
+"""How the near-duplicate threshold was chosen (docs/tools.md: Duplicates and novelty).
 
 python -m bench duplicates [--sample 300]
 

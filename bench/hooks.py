@@ -1,5 +1,5 @@
 """The Claude Code prompt hook as Claude Code runs it: `memory_system hook user-prompt-submit`, a
-whole process from start to exit, on a store of 10,000 memories (README: Using it with Claude Code).
+whole process from start to exit, on a store of 10,000 memories (docs/claude-code.md).
 
     python -m bench hooks [--memories 10000] [--runs 100] [--cold-runs 5]
 

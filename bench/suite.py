@@ -1,4 +1,4 @@
-"""The whole performance suite in one run (README: Performance).
+"""The whole performance suite in one run (docs/performance.md).
 
 python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 50] [--keep DIR]
 

@@ -9,9 +9,8 @@ import json
 import logging
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal
 
 import typer
 
@@ -33,6 +32,7 @@ from memory_system import (
     ui_command,
     update_command,
 )
+from memory_system.opening import fail, load_settings, open_facade, open_system, resolve_settings
 from memory_system.options import (
     EXIT_MISSING,
     AfterOption,
@@ -50,11 +50,6 @@ from memory_system.options import (
 )
 from memory_system.options import request as _request
 
-if TYPE_CHECKING:
-    from cognitive_memory.settings import Settings
-    from cognitive_memory.system import CognitiveSystem
-    from interfaces.cli import CognitiveCLI
-
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -68,10 +63,10 @@ serve_app = typer.Typer(help="Run a server.", no_args_is_help=True)
 app.add_typer(serve_app, name="serve")
 qdrant_app = typer.Typer(help="Run a Qdrant server for this data directory.", no_args_is_help=True)
 app.add_typer(qdrant_app, name="qdrant")
-doctor.register(app, lambda: _resolve_settings())
-encoder_cli.register(app, lambda: _settings())
-backup_commands.register(app, lambda: _settings())
-http_token.register(app, lambda: _settings())
+doctor.register(app, lambda: resolve_settings())
+encoder_cli.register(app, lambda: load_settings())
+backup_commands.register(app, lambda: load_settings())
+http_token.register(app, lambda: load_settings())
 
 
 def _configure_logging(level: str) -> None:
@@ -80,80 +75,15 @@ def _configure_logging(level: str) -> None:
     )
 
 
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"Error: {message}", err=True)
-    return typer.Exit(code=1)
-
-
-def _settings() -> Settings:
-    """``_resolve_settings``, with a setting that cannot be used as one ``Error:`` line (exit 1)."""
-    from cognitive_memory.errors import CognitiveMemoryError
-
-    try:
-        return _resolve_settings()
-    except CognitiveMemoryError as exc:
-        raise _fail(exc.message) from None
-
-
-def _resolve_settings() -> Settings:
-    """Settings from the environment and .env; without QDRANT_URL, a Qdrant server that
-    `memory_system qdrant start` runs for this data directory is used when it answers."""
-    from cognitive_memory.settings import Settings
-    from memory_system import qdrant_server
-
-    settings = Settings()
-    if settings.storage.qdrant_url is None:
-        managed = qdrant_server.load_state(settings.storage.data_dir.expanduser())
-        if managed is not None and qdrant_server.probe(managed.url) is not None:
-            settings.storage.qdrant_url = managed.url
-        elif managed is not None:
-            logging.getLogger(__name__).warning(
-                "The Qdrant server started for this data directory (%s) does not answer; using the "
-                "embedded store, whose index may miss what was stored meanwhile: run "
-                "`memory_system qdrant start` again, or `memory_system doctor --repair`.",
-                managed.url,
-            )
-    return settings
-
-
-@contextmanager
-def _system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
-    """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
-    (``serving``) opens the vector store at its first store or recall, not before its handshake."""
-    from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.main import build_system
-
-    try:
-        system = build_system(settings or _settings(), open_index_later=serving)
-    except CognitiveMemoryError as exc:
-        raise _fail(exc.message) from exc
-    try:
-        yield system
-    except CognitiveMemoryError as exc:
-        raise _fail(exc.message) from exc
-    finally:
-        system.close()
-
-
-@contextmanager
-def _facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
-    """A CognitiveCLI over a freshly built system (see ``_system``)."""
-    from interfaces.cli import CognitiveCLI
-
-    settings = settings or _settings()
-    with _system(settings) as system:
-        yield CognitiveCLI(system, project=settings.scope.project)
-
-
-load_commands.register(app, _facade)
-relation_commands.register(app, _facade)
-browse_commands.register(app, _facade)
-git_commands.register(app, _facade)
-update_command.register(app, _facade)
-transfer_commands.register(app, _facade)
-trash_commands.register(app, _facade)
-consolidate_command.register(app, _facade)
-ui_command.register(app, _system, lambda: _settings())
+load_commands.register(app, open_facade)
+relation_commands.register(app, open_facade)
+browse_commands.register(app, open_facade)
+git_commands.register(app, open_facade)
+update_command.register(app, open_facade)
+transfer_commands.register(app, open_facade)
+trash_commands.register(app, open_facade)
+consolidate_command.register(app, open_facade)
+ui_command.register(app, open_system, lambda: load_settings())
 hook_command.register(app)
 setup_command.register(app)
 
@@ -184,7 +114,7 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
     from interfaces.mcp_server import create_server
     from memory_system import hook_server
 
-    settings = _settings()
+    settings = load_settings()
     listen = settings.server
     _configure_logging(listen.log_level)
     http = port is not None or host is not None or listen.mode == "http"
@@ -201,10 +131,10 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
             check_bind(bind_host, listen.auth_token.get_secret_value() if listen.auth_token else None)
             token = http_token.server_token(settings)
         except InsecureBindError as exc:
-            raise _fail(str(exc)) from exc
+            raise fail(str(exc)) from exc
         except CognitiveMemoryError as exc:
-            raise _fail(exc.message) from exc
-    with _system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
+            raise fail(exc.message) from exc
+    with open_system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
         server = create_server(
             system,
             max_results=settings.recall.max_memories_per_query,
@@ -226,7 +156,7 @@ def status(
     """Show memory counts, storage health, recent activity and configuration."""
     from interfaces.formatting import format_status
 
-    with _facade() as cli:
+    with open_facade() as cli:
         result = cli.show_status(detailed)
         emit(result, format_status(result), as_json)
 
@@ -259,7 +189,7 @@ def store(
         project=project,
         speaker=speaker,
     )
-    with _facade() as cli:
+    with open_facade() as cli:
         result = cli.store_experience(text, context)
         emit(result, format_store(result), as_json)
 
@@ -287,11 +217,11 @@ def recall(
     from interfaces.formatting import format_recall
 
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
-    settings = _settings()
+    settings = load_settings()
     most = settings.recall.max_memories_per_query
     if max_results > most:
-        raise _fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
-    with _facade(settings) as cli:
+        raise fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
+    with open_facade(settings) as cli:
         result = cli.retrieve_memories(
             query, None, max_results, not no_bridges, filters, project=project, detail=detail
         )
@@ -306,7 +236,7 @@ def forget(
     """Forget memories by id (exit 3 if some were not found or are loaded from files)."""
     from interfaces.formatting import format_forget
 
-    with _facade() as cli:
+    with open_facade() as cli:
         result = cli.forget_memories(memory_ids)
         emit(result, format_forget(result), as_json)
     if result.missing or result.kept:
@@ -322,7 +252,7 @@ def qdrant_start(
 
     from memory_system import qdrant_server
 
-    data_dir = _settings().storage.data_dir.expanduser()
+    data_dir = load_settings().storage.data_dir.expanduser()
     running = qdrant_server.load_state(data_dir)
     if running is not None and qdrant_server.probe(running.url) is not None:
         typer.echo(f"Qdrant already runs for {data_dir} at {running.url}.")
@@ -331,16 +261,16 @@ def qdrant_start(
         data_dir, docker=qdrant_server.docker_available(), binary=shutil.which("qdrant"), port=port
     )
     if plan.kind == "none":
-        raise _fail(plan.message)
+        raise fail(plan.message)
     typer.echo(plan.message)
     try:
         started = qdrant_server.launch(plan, data_dir)
     except (OSError, subprocess.SubprocessError) as exc:
-        raise _fail(f"Could not start Qdrant: {exc}") from exc
+        raise fail(f"Could not start Qdrant: {exc}") from exc
     qdrant_server.save_state(data_dir, started)
     if not qdrant_server.wait_until_ready(started.url, 60):
-        raise _fail(f"Qdrant did not answer at {started.url} within 60 s; see {data_dir / 'qdrant-server'}.")
-    with _facade() as cli:
+        raise fail(f"Qdrant did not answer at {started.url} within 60 s; see {data_dir / 'qdrant-server'}.")
+    with open_facade() as cli:
         copied = cli.rebuild_index()
     typer.echo(
         f"Qdrant runs at {started.url}; {copied} vectors copied from SQLite. memory_system uses it now."
@@ -352,15 +282,15 @@ def qdrant_stop() -> None:
     """Stop the Qdrant server `qdrant start` started for this data directory (nothing else)."""
     from memory_system import qdrant_server
 
-    data_dir = _settings().storage.data_dir.expanduser()
+    data_dir = load_settings().storage.data_dir.expanduser()
     was_managed = qdrant_server.load_state(data_dir) is not None
     try:
         typer.echo(qdrant_server.stop(data_dir))
     except (OSError, subprocess.SubprocessError) as exc:
-        raise _fail(f"Could not stop Qdrant: {exc}") from exc
+        raise fail(f"Could not stop Qdrant: {exc}") from exc
     if not was_managed:
         return
-    with _facade() as cli:  # back on the embedded store: bring its index up to date from SQLite
+    with open_facade() as cli:  # back on the embedded store: bring its index up to date from SQLite
         copied = cli.rebuild_index()
     typer.echo(f"The embedded store is in use again; {copied} vectors copied from SQLite.")
 
@@ -393,10 +323,10 @@ def qdrant_migrate(
     from memory_system.qdrant_migrate import check_url
 
     if (problem := check_url(to)) is not None:
-        raise _fail(problem)
-    storage = _settings().storage
+        raise fail(problem)
+    storage = load_settings().storage
     if not storage.database_path.is_file():
-        raise _fail(f"No memories to migrate: {storage.database_path} does not exist.")
+        raise fail(f"No memories to migrate: {storage.database_path} does not exist.")
     name = collection or storage.qdrant_collection
     memories = SQLiteMemoryStore(storage.database_path)
     target: QdrantServerVectorStore | None = None
@@ -406,13 +336,13 @@ def qdrant_migrate(
             memories, target, lambda done, total: typer.echo(f"copied {done}/{total}", err=True)
         )
     except CognitiveMemoryError as exc:
-        raise _fail(f"Migration to {to} failed: {exc.message}") from exc
+        raise fail(f"Migration to {to} failed: {exc.message}") from exc
     finally:
         memories.close()
         if target is not None:
             target.close()
     if not report.verified:
-        raise _fail(
+        raise fail(
             f"{to} collection {name!r} holds {report.target_count} points after copying {report.copied}."
         )
     if report.rejected:
@@ -433,7 +363,7 @@ def qdrant_status(
     """Embedded or server mode, reachability, version, collections and counts."""
     from memory_system import qdrant_server
 
-    settings = _settings()
+    settings = load_settings()
     report = qdrant_server.describe(settings)
     typer.echo(json.dumps(report, indent=2) if as_json else qdrant_server.format_report(report))
     if report["mode"] == "server" and not report["reachable"]:

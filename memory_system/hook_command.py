@@ -316,11 +316,11 @@ def _in_process(request: dict[str, Any]) -> dict[str, Any]:
     import typer
 
     from interfaces.hooks import HookRequest, answer_hook
-    from memory_system.cli import _facade
+    from memory_system.opening import open_facade
 
     hook = HookRequest.from_wire(request)
     try:
-        with _facade() as cli:
+        with open_facade() as cli:
             result = answer_hook(cli, hook)
     except typer.Exit:
         raise HookFailure("") from None  # the CLI has printed its one "Error:" line

@@ -1,8 +1,9 @@
-"""Dependencies point one way: memory_system -> interfaces -> cognitive_memory."""
+"""Dependencies point one way: memory_system -> interfaces -> cognitive_memory, and no circle."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,110 @@ def test_every_package_declares_all() -> None:
         if "__all__" not in init.read_text()
     ]
     assert missing == []
+
+
+PACKAGES = ("cognitive_memory", "interfaces", "memory_system")
+# Import circles accepted on purpose, each with the reason: none today. A circle is written as the
+# sorted tuple of its modules, e.g. ("memory_system.a", "memory_system.b"): "why it must stay".
+ACCEPTED_CIRCLES: dict[tuple[str, ...], str] = {}
+
+
+def package_modules(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of PACKAGES (a package is its __init__)."""
+    modules = {}
+    for package in PACKAGES:
+        for file in (root / package).rglob("*.py"):
+            parts = file.relative_to(root).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = file
+    return modules
+
+
+def _import_nodes(body: list[ast.stmt], *, in_functions: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports of ``body``: at module level (class bodies, try and if blocks, not
+    ``if TYPE_CHECKING:``, which never runs), or everywhere with ``in_functions``."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if in_functions:
+                yield from _import_nodes(node.body, in_functions=True)
+        elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            if in_functions:
+                yield from _import_nodes(node.body, in_functions=True)
+            yield from _import_nodes(node.orelse, in_functions=in_functions)
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    yield from _import_nodes(inner, in_functions=in_functions)
+
+
+def _targets(module: str, node: ast.Import | ast.ImportFrom, is_package: bool) -> Iterator[str]:
+    """The dotted names an import statement loads (a name imported from a package may be a module)."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+        return
+    base = node.module or ""
+    if node.level:
+        here = module.split(".") if is_package else module.split(".")[:-1]
+        base = ".".join([*here[: len(here) - node.level + 1], *([base] if base else [])])
+    yield base
+    yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def import_graph(root: Path = ROOT, *, in_functions: bool) -> dict[str, set[str]]:
+    """Module -> the modules of PACKAGES it imports, with the packages whose __init__ that runs
+    (those of the importer's own ancestors are already running, so they do not count)."""
+    modules = package_modules(root)
+    graph: dict[str, set[str]] = {}
+    for module, file in modules.items():
+        tree = ast.parse(file.read_text(), filename=str(file))
+        own = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 2)}
+        found = set()
+        for node in _import_nodes(tree.body, in_functions=in_functions):
+            for target in _targets(module, node, file.name == "__init__.py"):
+                parts = target.split(".")
+                found.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        graph[module] = {name for name in found if name in modules and name not in own}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                circles.append(tuple(sorted(group)))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(circles)
+
+
+def test_no_import_circle_among_module_level_imports() -> None:
+    circles = import_circles(import_graph(in_functions=False))
+    assert [c for c in circles if c not in ACCEPTED_CIRCLES] == []
+
+
+def test_no_import_circle_even_through_imports_inside_functions() -> None:
+    """A command may import lazily (STYLE.md 15), but not back into a module that imports it:
+    hook_command once reached ``memory_system.cli._facade`` this way (issue 28)."""
+    circles = import_circles(import_graph(in_functions=True))
+    assert [c for c in circles if c not in ACCEPTED_CIRCLES] == []

@@ -1,0 +1,87 @@
+"""How a command opens the memory: its settings, a freshly built system, the facade over it.
+
+Shared by the CLI (``memory_system.cli``) and the hooks' cold path (``hook_command``), so neither
+imports the other. Heavy imports happen inside the functions, as in the CLI.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from cognitive_memory.settings import Settings
+    from cognitive_memory.system import CognitiveSystem
+    from interfaces.cli import CognitiveCLI
+
+__all__ = ["fail", "load_settings", "open_facade", "open_system", "resolve_settings"]
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``Error: <message>`` on stderr; the exit (code 1) for the caller to raise."""
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(code=1)
+
+
+def load_settings() -> Settings:
+    """``resolve_settings``, with a setting that cannot be used as one ``Error:`` line (exit 1)."""
+    from cognitive_memory.errors import CognitiveMemoryError
+
+    try:
+        return resolve_settings()
+    except CognitiveMemoryError as exc:
+        raise fail(exc.message) from None
+
+
+def resolve_settings() -> Settings:
+    """Settings from the environment and .env; without QDRANT_URL, a Qdrant server that
+    `memory_system qdrant start` runs for this data directory is used when it answers."""
+    from cognitive_memory.settings import Settings
+    from memory_system import qdrant_server
+
+    settings = Settings()
+    if settings.storage.qdrant_url is None:
+        managed = qdrant_server.load_state(settings.storage.data_dir.expanduser())
+        if managed is not None and qdrant_server.probe(managed.url) is not None:
+            settings.storage.qdrant_url = managed.url
+        elif managed is not None:
+            logging.getLogger(__name__).warning(
+                "The Qdrant server started for this data directory (%s) does not answer; using the "
+                "embedded store, whose index may miss what was stored meanwhile: run "
+                "`memory_system qdrant start` again, or `memory_system doctor --repair`.",
+                managed.url,
+            )
+    return settings
+
+
+@contextmanager
+def open_system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
+    """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
+    (``serving``) opens the vector store at its first store or recall, not before its handshake."""
+    from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.main import build_system
+
+    try:
+        system = build_system(settings or load_settings(), open_index_later=serving)
+    except CognitiveMemoryError as exc:
+        raise fail(exc.message) from exc
+    try:
+        yield system
+    except CognitiveMemoryError as exc:
+        raise fail(exc.message) from exc
+    finally:
+        system.close()
+
+
+@contextmanager
+def open_facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
+    """A CognitiveCLI over a freshly built system (see ``open_system``)."""
+    from interfaces.cli import CognitiveCLI
+
+    settings = settings or load_settings()
+    with open_system(settings) as system:
+        yield CognitiveCLI(system, project=settings.scope.project)

@@ -7,6 +7,7 @@ import sys
 from bench import (
     answer_size,
     background_index,
+    dumps,
     duplicates,
     git_load,
     hooks,
@@ -32,6 +33,7 @@ BENCHMARKS = {
     "lived-in": lived_in.main,
     "hooks": hooks.main,
     "background-index": background_index.main,
+    "compare-dumps": dumps.main,
 }
 
 

@@ -1,11 +1,16 @@
 """LoCoMo evidence retrieval through CognitiveCLI: recall@5, recall@10 and MRR per category.
 
-    python -m bench locomo [--data PATH] [--conversations N]
+    python -m bench locomo [--data PATH] [--conversations N] [--dump FILE]
 
 Each dialogue turn is stored as ``[session date] Speaker: text`` (plus `` [image: caption]``),
 a fresh store per conversation; every question of categories 1-4 with evidence is asked, and the
 core + peripheral list (rank order, max_results 10) is scored against the evidence turns.
 recall@k = share of a question's evidence turns found in the top k, averaged over questions.
+
+--dump FILE writes the ranking of every question (``<sample_id>/q<n>``: the dia_ids of the core +
+peripheral list with their total scores, one JSON line each) on a fixed clock, for
+``python -m bench compare-dumps`` before and after a refactor (see bench/dumps.py); such a run
+leaves bench/results/locomo.json as it was.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import dumps
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
@@ -92,22 +98,38 @@ def store_conversation(cli: CognitiveCLI, sample: dict[str, Any]) -> dict[str, s
     return dia_of
 
 
-def _conversation(sample: dict[str, Any], encoder: Encoder, root: Path) -> dict[str, Any]:
+def _conversation(
+    sample: dict[str, Any], encoder: Encoder, root: Path, dump: list[dict[str, Any]] | None
+) -> dict[str, Any]:
+    """Store and ask one conversation; with ``dump``, on a fixed clock, each ranking appended to it."""
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
-    system = build_system(settings, encoder=encoder)
+    system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
     try:
         cli = CognitiveCLI(system, session_id=sample["sample_id"])
         started = time.perf_counter()
         dia_of = store_conversation(cli, sample)
         store_seconds = time.perf_counter() - started
         rows, latencies = [], []
-        for question in questions(sample):
+        for number, question in enumerate(questions(sample)):
             started = time.perf_counter()
             result = cli.retrieve_memories(question.text, ["core", "peripheral"], 10, False)
             latencies.append(time.perf_counter() - started)
-            ranked = [dia_of[m.id] for m in (*result.memories.core, *result.memories.peripheral)]
+            listed = [*result.memories.core, *result.memories.peripheral]
+            ranked = [dia_of[m.id] for m in listed]
             rows.append((question.category, *score(ranked, question.evidence)))
+            if dump is not None:
+                system.flush()  # the next question sees this one's access counts, every run
+                scores = [dumps.recall_score(m) for m in listed]
+                key = f"{sample['sample_id']}/q{number}"
+                dump.append(
+                    dumps.question_line(
+                        key,
+                        zip(ranked, scores, strict=True),
+                        core=len(result.memories.core),
+                        text=question.text,
+                    )
+                )
         return {"rows": rows, "latencies": latencies, "turns": len(dia_of), "store_seconds": store_seconds}
     finally:
         system.close()
@@ -122,7 +144,7 @@ def _summary(rows: Sequence[tuple[int, float, float, float]]) -> dict[str, float
     }
 
 
-def run(data: Path, limit: int | None = None) -> dict[str, Any]:
+def run(data: Path, limit: int | None = None, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     samples = json.loads(data.read_text())[:limit]
     encoder = model_encoder(Settings(env_file=None))  # the server's own: ONNX Runtime, else torch
     encoder.warm_up()
@@ -131,7 +153,7 @@ def run(data: Path, limit: int | None = None) -> dict[str, Any]:
     stored, store_seconds = 0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for sample in samples:
-            outcome = _conversation(sample, encoder, Path(tmp))
+            outcome = _conversation(sample, encoder, Path(tmp), dump)
             rows += outcome["rows"]
             latencies += outcome["latencies"]
             stored += outcome["turns"]
@@ -169,9 +191,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench locomo", description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
+    parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
     args = parser.parse_args(argv)
-    result = run(args.data, args.conversations)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "locomo.json").write_text(json.dumps(result, indent=2) + "\n")
+    dump: list[dict[str, Any]] | None = [] if args.dump else None
+    result = run(args.data, args.conversations, dump)
+    if dump is not None:
+        dumps.write(args.dump, dump)
+    else:  # a dump runs on a fixed clock: its figures are not the benchmark's results
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "locomo.json").write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))  # noqa: T201 - the benchmark's report goes to stdout
     print(json.dumps(result, indent=2))  # noqa: T201

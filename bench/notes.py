@@ -1,6 +1,6 @@
 """Recall on notes, not chat: the npm READMEs of ../shared/data/npm-readmes.
 
-python -m bench notes
+python -m bench notes [--data PATH] [--dump FILE]
 
 Loads every README as `memory_system load` does (one memory per section), asks each package's
 own one-line description (which never names the package) and counts a hit at k when a memory of
@@ -8,21 +8,28 @@ that package's README is among the first k. Three rankings go through the same h
 same store: our recall (core + peripheral, the relevance floor on), BM25 alone (the lexical index)
 and MiniLM alone (exact cosine over every stored vector). Results go to
 ``bench/results/notes.json``.
+
+--dump FILE writes every ranking (``<ranking>:<README file>``: the memories, keyed by README path,
+section path and part, with their scores, one JSON line each) on a fixed clock, for
+``python -m bench compare-dumps`` before and after a refactor (see bench/dumps.py); such a run
+leaves bench/results/notes.json as it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bench import dumps
 from bench.latency import RESULTS
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
@@ -34,35 +41,54 @@ __all__ = ["DATA", "main", "run"]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "npm-readmes"
 KS = (1, 5, 10)
 
-Ranking = Callable[[str], list[str]]
+Ranking = Callable[[str], list[tuple[str, float]]]
 
 
 def _rankings(system: CognitiveSystem, cli: CognitiveCLI) -> dict[str, Ranking]:
-    """query -> memory ids, best first, for each ranking."""
+    """query -> (memory id, score) pairs, best first, for each ranking."""
     memories = [m for batch in system.memories.iter_memories() for m in batch]
     ids = [m.id for m in memories]
     matrix = np.stack([m.cognitive_embedding for m in memories if m.cognitive_embedding is not None])
 
-    def recall(query: str) -> list[str]:
+    def recall(query: str) -> list[tuple[str, float]]:
         result = cli.retrieve_memories(query, ["core", "peripheral"], max(KS), False)
-        return [m.id for m in (*result.memories.core, *result.memories.peripheral)]
+        listed = (*result.memories.core, *result.memories.peripheral)
+        return [(m.id, dumps.recall_score(m)) for m in listed]
 
-    def bm25(query: str) -> list[str]:
-        return [memory_id for memory_id, _ in system.memories.lexical_search(query, max(KS))]
+    def bm25(query: str) -> list[tuple[str, float]]:
+        return list(system.memories.lexical_search(query, max(KS)))
 
-    def minilm(query: str) -> list[str]:
+    def minilm(query: str) -> list[tuple[str, float]]:
         scores = matrix @ system.encoder.encode([query])[0]
-        return [ids[i] for i in np.argsort(-scores)[: max(KS)]]
+        return [(ids[i], float(scores[i])) for i in np.argsort(-scores)[: max(KS)]]
 
     return {"recall": recall, "bm25": bm25, "minilm": minilm}
 
 
-def _score(ranking: Ranking, queries: Sequence[dict[str, str]], file_of: dict[str, str]) -> dict[str, Any]:
+def _memory_key(metadata: Mapping[str, Any], root: Path) -> str:
+    """A memory's stable name: its README's path under ``root``, section path and part."""
+    source = str(metadata.get("source_path", ""))
+    with contextlib.suppress(ValueError):
+        source = str(Path(source).relative_to(root))
+    key = f"{source}#{' > '.join(metadata.get('section_path', []))}"
+    return f"{key} ({metadata['part']}/{metadata['parts']})" if "part" in metadata else key
+
+
+def _score(
+    name: str,
+    ranking: Ranking,
+    queries: Sequence[dict[str, str]],
+    file_of: dict[str, str],
+    dump: Callable[[str, list[tuple[str, float]]], None] | None,
+) -> dict[str, Any]:
     hits, reciprocal, latencies = dict.fromkeys(KS, 0), 0.0, []
     for entry in queries:
         started = time.perf_counter()
-        ranked = ranking(entry["query"])
+        scored = ranking(entry["query"])
         latencies.append(time.perf_counter() - started)
+        if dump is not None:
+            dump(f"{name}:{entry['file']}", scored)
+        ranked = [memory_id for memory_id, _ in scored]
         rank = next(
             (
                 i
@@ -81,24 +107,32 @@ def _score(ranking: Ranking, queries: Sequence[dict[str, str]], file_of: dict[st
     }
 
 
-def run(data: Path) -> dict[str, Any]:
+def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The three rankings' scores; with ``dump``, on a fixed clock, each ranking appended to it."""
     queries = json.loads((data / "queries.json").read_text())
     settings = Settings(env_file=None)
     encoder = model_encoder(settings)
     encoder.warm_up()
     with tempfile.TemporaryDirectory() as directory:
         settings.storage.data_dir = Path(directory)
-        system = build_system(settings, encoder=encoder)
+        system = build_system(
+            settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None
+        )
         try:
             cli = CognitiveCLI(system)
             loaded = cli.load_markdown(str(data / "readmes"))
-            file_of = {
-                m.id: str(m.metadata.get("source_path", ""))
-                for batch in system.memories.iter_memories()
-                for m in batch
-            }
+            memories = [m for batch in system.memories.iter_memories() for m in batch]
+            file_of = {m.id: str(m.metadata.get("source_path", "")) for m in memories}
+            key_of = {m.id: _memory_key(m.metadata, data / "readmes") for m in memories}
+
+            def record(question: str, scored: list[tuple[str, float]]) -> None:
+                system.flush()  # the next question sees this one's access counts, every run
+                if dump is not None:
+                    dump.append(dumps.question_line(question, [(key_of[i], score) for i, score in scored]))
+
             scores = {
-                name: _score(ranking, queries, file_of) for name, ranking in _rankings(system, cli).items()
+                name: _score(name, ranking, queries, file_of, record if dump is not None else None)
+                for name, ranking in _rankings(system, cli).items()
             }
         finally:
             system.close()
@@ -122,8 +156,14 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench notes", description=__doc__)
     parser.add_argument("--data", type=Path, default=DATA)
-    result = run(parser.parse_args(argv).data)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "notes.json").write_text(json.dumps(result, indent=2) + "\n")
+    parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
+    args = parser.parse_args(argv)
+    dump: list[dict[str, Any]] | None = [] if args.dump else None
+    result = run(args.data, dump)
+    if dump is not None:
+        dumps.write(args.dump, dump)
+    else:  # a dump runs on a fixed clock: its figures are not the benchmark's results
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "notes.json").write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))  # noqa: T201 - the benchmark's report goes to stdout
     print(json.dumps(result, indent=2))  # noqa: T201

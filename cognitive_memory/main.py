@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cognitive_memory.background_index import BackgroundIndexer
@@ -14,7 +15,7 @@ from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
 from cognitive_memory.storage.shared_store import SharedVectorStore
-from cognitive_memory.system import CognitiveSystem
+from cognitive_memory.system import Clock, CognitiveSystem
 
 __all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config", "model_encoder"]
 
@@ -46,10 +47,12 @@ def build_system(
     *,
     encoder: Encoder | None = None,
     open_index_later: bool = False,
+    clock: Clock | None = None,
 ) -> CognitiveSystem:
     """Assemble stores, encoder and retriever from ``settings``. With ``open_index_later`` the
     embedded vector store opens (or reaches its owner) at its first use, not here: a server
-    answers its handshake without waiting for a large shard to load."""
+    answers its handshake without waiting for a large shard to load. ``clock`` replaces the
+    system's clock (the benchmarks' ranking dumps fix it, so recency does not drift between runs)."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
@@ -97,6 +100,7 @@ def build_system(
             retriever,
             configuration=configuration,
             near_duplicate=settings.scope.near_duplicate,
+            clock=clock or (lambda: datetime.now(UTC)),
         )
     except CognitiveMemoryError:
         vectors.close()

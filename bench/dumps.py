@@ -9,8 +9,11 @@ A dump has one JSON line per question, in the benchmark's fixed order: the quest
 ranked memories as [key, score] pairs (best first, score rounded to SCORE_DECIMALS) and, for
 recall, how many of them are core. Memories are keyed by something the data gives (a LoCoMo
 dia_id, a README's path and section), never by their random ids. A benchmark writing a dump runs
-on a fixed clock and waits for each recall's bookkeeping (access counts, co-recall links) before
-the next question, so two runs of the same code give the same file.
+on a fixed clock, draws memory ids from a seeded generator and waits for each recall's bookkeeping
+(access counts, co-recall links) before the next question, so two runs of the same code give the
+same file. The ids matter: where links tie (the co-recall links one recall strengthens share their
+time and weight, and a memory keeps only its most recent ones), SQLite's order falls back on them,
+so with random ids a few rankings (6 of conv-42's 199 questions) differed between two runs.
 
 compare-dumps prints how many questions differ and the first few differences; exit 1 if any.
 """
@@ -18,9 +21,12 @@ compare-dumps prints how many questions differ and the first few differences; ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import random
 import sys
-from collections.abc import Iterable, Sequence
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +41,7 @@ __all__ = [
     "main",
     "question_line",
     "recall_score",
+    "repeatable_ids",
     "write",
 ]
 
@@ -46,6 +53,20 @@ SHOWN = 5
 def fixed_clock() -> datetime:
     """The clock of a dumping benchmark: every store and recall happens at FIXED_NOW."""
     return FIXED_NOW
+
+
+@contextlib.contextmanager
+def repeatable_ids(seed: int = 28) -> Iterator[None]:
+    """``uuid.uuid4`` from a generator seeded with ``seed`` meanwhile: the same calls in the same
+    order give the same memory ids, run after run (a change that adds or drops a call to it shifts
+    the ids, and may show as a difference where two links tie)."""
+    generator = random.Random(seed)
+    real = uuid.uuid4
+    uuid.uuid4 = lambda: uuid.UUID(int=generator.getrandbits(128), version=4)  # the stdlib's, restored below
+    try:
+        yield
+    finally:
+        uuid.uuid4 = real
 
 
 def recall_score(memory: BriefMemoryOut | MemoryOut) -> float:

@@ -16,6 +16,7 @@ leaves bench/results/locomo.json as it was.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import statistics
@@ -194,7 +195,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None
-    result = run(args.data, args.conversations, dump)
+    with dumps.repeatable_ids() if dump is not None else contextlib.nullcontext():
+        result = run(args.data, args.conversations, dump)
     if dump is not None:
         dumps.write(args.dump, dump)
     else:  # a dump runs on a fixed clock: its figures are not the benchmark's results

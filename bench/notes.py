@@ -23,7 +23,9 @@ import json
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from hashlib import sha1
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ import numpy as np
 
 from bench import dumps
 from bench.latency import RESULTS
+from cognitive_memory.core import CognitiveMemory
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
@@ -72,6 +75,17 @@ def _memory_key(metadata: Mapping[str, Any], root: Path) -> str:
         source = str(Path(source).relative_to(root))
     key = f"{source}#{' > '.join(metadata.get('section_path', []))}"
     return f"{key} ({metadata['part']}/{metadata['parts']})" if "part" in metadata else key
+
+
+def _memory_keys(memories: Sequence[CognitiveMemory], root: Path) -> dict[str, str]:
+    """Memory id -> its stable name; two sections of one README with the same heading path are
+    told apart by their text."""
+    keys = {m.id: _memory_key(m.metadata, root) for m in memories}
+    counts = Counter(keys.values())
+    for m in memories:
+        if counts[keys[m.id]] > 1:
+            keys[m.id] += f" @{sha1(m.content.encode()).hexdigest()[:8]}"
+    return keys
 
 
 def _score(
@@ -123,7 +137,7 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             loaded = cli.load_markdown(str(data / "readmes"))
             memories = [m for batch in system.memories.iter_memories() for m in batch]
             file_of = {m.id: str(m.metadata.get("source_path", "")) for m in memories}
-            key_of = {m.id: _memory_key(m.metadata, data / "readmes") for m in memories}
+            key_of = _memory_keys(memories, data / "readmes")
 
             def record(question: str, scored: list[tuple[str, float]]) -> None:
                 system.flush()  # the next question sees this one's access counts, every run
@@ -159,7 +173,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None
-    result = run(args.data, dump)
+    with dumps.repeatable_ids() if dump is not None else contextlib.nullcontext():
+        result = run(args.data, dump)
     if dump is not None:
         dumps.write(args.dump, dump)
     else:  # a dump runs on a fixed clock: its figures are not the benchmark's results

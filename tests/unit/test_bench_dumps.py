@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,15 @@ def test_an_order_a_score_or_a_missing_question_is_a_difference(
     assert out[2] == "  q1: score of D2:1 (rank 1) differs: 1.0 vs 0.9"
     assert out[3].startswith("  q2: only in")
     assert dumps.compare(a, b, tolerance=0.2)[1:] == [out[3].strip()]
+
+
+def test_repeatable_ids_draw_the_same_ids_each_time_then_give_uuid4_back() -> None:
+    real = uuid.uuid4
+    with dumps.repeatable_ids():
+        first = [uuid.uuid4() for _ in range(3)]
+    with dumps.repeatable_ids():
+        second = [uuid.uuid4() for _ in range(3)]
+    assert first == second
+    assert len(set(first)) == 3
+    assert all(u.version == 4 for u in first)
+    assert uuid.uuid4 is real

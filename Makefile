@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 
-.PHONY: install browser lint typecheck test check serve bench clean
+.PHONY: install browser lint typecheck test test-fast check serve bench clean
 
 install: $(VENV)/.installed
 
@@ -29,6 +29,14 @@ typecheck: install
 
 test: install browser
 	$(BIN)/pytest
+
+# For every edit: the fake encoder, the in-memory client in the current protocol era, no child
+# processes, no browser (markers: tests/conftest.py and pyproject.toml). `make test` runs them all.
+# Its temporary directories go to tmpfs where there is one: SQLite's and Qdrant's fsyncs are free.
+FAST_TIER := not model and not subprocess and not browser and not slow and not legacy_protocol
+FAST_TMP := $(if $(wildcard /dev/shm),--basetemp=/dev/shm/cognitive-memory-tests-$(shell id -u))
+test-fast: install
+	$(BIN)/pytest -q -p no:cacheprovider $(FAST_TMP) -m "$(FAST_TIER)"
 
 # The dashboard's browser tests drive Debian's Chromium (Playwright's own download is not used).
 # Installed here when missing and apt-get is usable as root; otherwise those tests are skipped

@@ -109,6 +109,7 @@ def test_restore_into_a_fresh_directory_holds_every_memory_tag_and_link_and_reca
         system.close()
 
 
+@pytest.mark.subprocess
 def test_backup_while_another_process_stores_holds_everything_acknowledged_before_it(data_dir: Path) -> None:
     writer_code = (
         "import sys\n"
@@ -220,6 +221,7 @@ def test_counts_that_disagree_with_the_manifest_are_refused(data_dir: Path) -> N
         verify_snapshot(snapshot)
 
 
+@pytest.mark.subprocess
 def test_a_backup_killed_before_its_rename_leaves_no_snapshot_restore_accepts(
     data_dir: Path, tmp_path: Path
 ) -> None:

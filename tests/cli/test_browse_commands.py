@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memory_system.cli import app
@@ -27,6 +28,7 @@ def stored_id(*arguments: str) -> str:
     return memory_id
 
 
+@pytest.mark.model
 def test_get_prints_a_memory_whole_and_exits_3_when_an_id_is_unknown(data_dir: Path) -> None:
     memory_id = stored_id(LONG_TEXT, "--tag", "ops")
 
@@ -43,6 +45,7 @@ def test_get_prints_a_memory_whole_and_exits_3_when_an_id_is_unknown(data_dir: P
     assert body["memories"][0]["history"] is None
 
 
+@pytest.mark.model
 def test_list_pages_with_the_cursor_it_prints_and_filters_like_recall(data_dir: Path) -> None:
     ids = [
         stored_id("Rotate the staging TLS certificate every sixty days.", "--tag", "ops"),

@@ -28,6 +28,7 @@ def test_help_lists_the_commands() -> None:
     assert serve.exit_code == 0 and "mcp" in serve.output
 
 
+@pytest.mark.model
 def test_forget_removes_a_memory_and_exits_3_when_an_id_is_unknown(data_dir: Path) -> None:
     stored = runner.invoke(app, ["store", "The VPN gateway lives in rack 12.", "--json"])
     memory_id = json.loads(stored.output)["memory_id"]
@@ -43,6 +44,7 @@ def test_forget_removes_a_memory_and_exits_3_when_an_id_is_unknown(data_dir: Pat
     assert status["memory_counts"]["total_memories"] == 0
 
 
+@pytest.mark.model
 def test_recall_filters_by_tag_and_refuses_an_unknown_type(data_dir: Path) -> None:
     runner.invoke(app, ["store", "Rotate the staging TLS certificate every sixty days.", "--tag", "ops"])
     runner.invoke(
@@ -59,6 +61,7 @@ def test_recall_filters_by_tag_and_refuses_an_unknown_type(data_dir: Path) -> No
     assert "Error: memory_types 'procedural': Input should be 'episodic' or 'semantic'" in wrong.output
 
 
+@pytest.mark.subprocess
 def test_help_imports_nothing_heavy() -> None:
     probe = (
         "import sys\n"
@@ -71,6 +74,7 @@ def test_help_imports_nothing_heavy() -> None:
     assert output.stdout.strip() == "[]"
 
 
+@pytest.mark.model
 def test_store_then_recall_then_status_with_the_real_model(data_dir: Path) -> None:
     stored = runner.invoke(
         app,
@@ -105,6 +109,7 @@ def test_store_of_blank_text_fails_with_one_line_and_stores_nothing() -> None:
     assert json.loads(status.output)["memory_counts"]["total_memories"] == 0
 
 
+@pytest.mark.slow
 def test_a_store_held_by_a_process_that_does_not_serve_it_is_refused_clearly(data_dir: Path) -> None:
     holder = EdgeVectorStore(data_dir / "vectors")
     try:
@@ -174,6 +179,7 @@ def test_the_log_level_is_read_from_the_env_file_too(tmp_path: Path) -> None:
     assert Settings(env_file=env_file).server.log_level == "WARNING"
 
 
+@pytest.mark.model
 def test_store_dash_reads_the_text_from_stdin() -> None:
     stored = runner.invoke(app, ["store", "-", "--json"], input="The nightly job writes to s3://backups.\n")
 
@@ -183,6 +189,7 @@ def test_store_dash_reads_the_text_from_stdin() -> None:
     assert json.loads(shown.output)["memories"][0]["content"] == "The nightly job writes to s3://backups."
 
 
+@pytest.mark.model
 def test_recall_keeps_to_the_configured_most_results(monkeypatch: pytest.MonkeyPatch) -> None:
     refused = runner.invoke(app, ["recall", "anything", "--max-results", "51"])
     monkeypatch.setenv("MCP_MAX_MEMORIES_PER_QUERY", "100")

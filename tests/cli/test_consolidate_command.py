@@ -48,6 +48,7 @@ def invoked(*arguments: str) -> Any:
     return json.loads(result.output)
 
 
+@pytest.mark.model
 def test_consolidate_dry_run_then_apply_then_restore(data_dir: Path) -> None:
     first = stored(LIMIT, "--tag", "api")
     second = stored(LIMIT + "!!", "--tag", "limits")
@@ -113,6 +114,7 @@ def _state(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
     return len(memories), total
 
 
+@pytest.mark.subprocess
 def test_kill_9_during_consolidate_leaves_each_group_whole_or_merged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

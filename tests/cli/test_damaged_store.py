@@ -42,6 +42,7 @@ def segment_json_missing(vectors: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [garbage_in_the_wal, garbage_in_the_config, segment_json_missing])
+@pytest.mark.model
 def test_doctor_repair_rebuilds_a_damaged_vector_store_from_sqlite(
     data_dir: Path, damage: Callable[[Path], None]
 ) -> None:

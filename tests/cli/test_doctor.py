@@ -43,6 +43,7 @@ def _lines(output: str) -> dict[str, str]:
     return {row[1]: row[0] for row in rows}
 
 
+@pytest.mark.model
 def test_doctor_passes_on_a_fresh_data_directory_and_leaves_nothing_behind(data_dir: Path) -> None:
     result = runner.invoke(app, ["doctor", "--json"])
 
@@ -103,6 +104,7 @@ def test_counts_that_disagree_fail_until_repair_rebuilds_the_index(
         reopened.close()
 
 
+@pytest.mark.slow
 def test_a_store_held_by_another_process_fails_the_qdrant_check(data_dir: Path) -> None:
     holder = EdgeVectorStore(data_dir / "vectors")
     try:
@@ -117,6 +119,7 @@ def test_a_store_held_by_another_process_fails_the_qdrant_check(data_dir: Path) 
     assert "Traceback" not in result.output
 
 
+@pytest.mark.model
 def test_secrets_never_appear_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QDRANT_API_KEY", "supersecretvalue")
 
@@ -228,6 +231,7 @@ def test_rebuild_index_restores_missing_vectors_and_drops_unknown_points(any_sys
     assert [hit.id for hit in system.vectors.search(vector, 3, VectorFilter(tags=("t0",)))] == [stored[0].id]
 
 
+@pytest.mark.slow
 def test_the_qdrant_check_warns_about_unindexed_vectors_until_repair_builds_the_index(
     hash_system: CognitiveSystem,
 ) -> None:
@@ -249,6 +253,7 @@ def test_the_qdrant_check_warns_about_unindexed_vectors_until_repair_builds_the_
     assert (healthy.status, healthy.detail) == ("ok", warned.detail.split(";")[0])
 
 
+@pytest.mark.model
 def test_a_device_the_machine_lacks_fails_the_model_check_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -262,6 +267,7 @@ def test_a_device_the_machine_lacks_fails_the_model_check_in_one_line(
     assert "Traceback" not in result.output
 
 
+@pytest.mark.model
 def test_a_qdrant_server_that_is_down_fails_its_check_and_the_model_is_still_checked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -14,6 +14,7 @@ from tests.gitrepo import build_sample_history
 runner = CliRunner()
 
 
+@pytest.mark.model
 def test_git_load_prints_a_summary_then_a_rerun_is_up_to_date(tmp_path: Path) -> None:
     repo = build_sample_history(tmp_path / "toolkit")
     first = runner.invoke(app, ["git-load", str(repo.path)])

@@ -237,6 +237,7 @@ def test_an_ending_session_without_a_server_is_kept_by_a_detached_process(
         (["hook"], "{}"),
     ],
 )
+@pytest.mark.subprocess
 def test_bad_input_prints_nothing_and_exits_0_with_one_line_on_stderr(args: list[str], stdin: str) -> None:
     result = _run(args, stdin)
 
@@ -244,6 +245,7 @@ def test_bad_input_prints_nothing_and_exits_0_with_one_line_on_stderr(args: list
     assert len(result.stderr.splitlines()) == 1, result.stderr
 
 
+@pytest.mark.subprocess
 def test_endless_input_is_refused_at_its_bound_not_read_to_the_deadline() -> None:
     with Path("/dev/zero").open("rb") as zeros:
         result = subprocess.run(
@@ -260,6 +262,7 @@ def test_endless_input_is_refused_at_its_bound_not_read_to_the_deadline() -> Non
     assert result.stderr == f"memory_system hook session-end: the hook input is over {bound} characters\n"
 
 
+@pytest.mark.subprocess
 def test_a_broken_store_gives_exit_0_and_no_output(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
     broken = str(tmp_path / "a-file" / "data")
@@ -275,6 +278,7 @@ def test_a_broken_store_gives_exit_0_and_no_output(tmp_path: Path) -> None:
     assert len(result.stderr.splitlines()) == 1 and "Not a directory" in result.stderr
 
 
+@pytest.mark.subprocess
 def test_past_its_deadline_the_cold_path_gives_up_with_no_output(project: Path) -> None:
     result = _run(
         ["hook", "session-start"],
@@ -287,6 +291,7 @@ def test_past_its_deadline_the_cold_path_gives_up_with_no_output(project: Path) 
     assert "gave up after 0.001 s (COGNITIVE_MEMORY_HOOK_TIMEOUT)" in result.stderr
 
 
+@pytest.mark.subprocess
 def test_a_stalled_server_makes_the_hook_give_up_without_opening_the_memory(data_dir: Path) -> None:
     with fake_server(hook_socket_path(data_dir, "4242.sock"), reply=None) as requests:
         result = _run(
@@ -301,6 +306,7 @@ def test_a_stalled_server_makes_the_hook_give_up_without_opening_the_memory(data
     assert not data_dir.exists()  # it did not fall back to opening the memory itself
 
 
+@pytest.mark.slow
 def test_a_server_trickling_its_answer_is_given_up_on_after_the_servers_two_seconds(data_dir: Path) -> None:
     with trickling_server(hook_socket_path(data_dir, "4242.sock"), every=1.5):
         started = time.monotonic()
@@ -330,6 +336,7 @@ def test_entries_of_the_socket_folder_that_are_not_sockets_are_skipped(data_dir:
     assert all(path.exists() for path in not_sockets)  # left alone: they are not a dead server's
 
 
+@pytest.mark.subprocess
 def test_the_console_scripts_fast_path_asks_the_server_and_imports_nothing_heavy(data_dir: Path) -> None:
     reply = {"stdout": '{"hookSpecificOutput": {}}', "note": None}
     with fake_server(hook_socket_path(data_dir, "4242.sock"), reply) as requests:
@@ -365,6 +372,7 @@ def test_a_socket_folder_others_could_write_to_is_not_trusted(data_dir: Path, pr
 
 
 @pytest.mark.usefixtures("hashed")
+@pytest.mark.subprocess
 def test_a_dead_servers_socket_is_removed_and_the_memory_opened_in_process(
     data_dir: Path, project: Path
 ) -> None:

@@ -57,6 +57,7 @@ def _counts(data_dir: Path) -> tuple[int, int, int]:
     return memories, chunks, orphans
 
 
+@pytest.mark.subprocess
 def test_two_concurrent_loads_of_200_files_leave_exactly_the_memories_of_one(
     tmp_path: Path, data_dir: Path
 ) -> None:
@@ -74,6 +75,7 @@ def test_two_concurrent_loads_of_200_files_leave_exactly_the_memories_of_one(
     assert "Waiting for another load" in first.stderr + second.stderr
 
 
+@pytest.mark.subprocess
 def test_two_concurrent_git_loads_of_one_repository_keep_one_set_of_patterns(
     tmp_path: Path, data_dir: Path
 ) -> None:
@@ -99,6 +101,7 @@ def odd_names(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.subprocess
 def test_a_file_name_that_is_not_utf8_is_skipped_with_its_reason_and_the_rest_loads(
     odd_names: Path, data_dir: Path
 ) -> None:
@@ -111,6 +114,7 @@ def test_a_file_name_that_is_not_utf8_is_skipped_with_its_reason_and_the_rest_lo
     assert _counts(data_dir) == (1, 1, 0)
 
 
+@pytest.mark.subprocess
 def test_remove_file_of_a_name_that_is_not_utf8_answers_in_one_line(odd_names: Path, data_dir: Path) -> None:
     path = os.fsdecode(os.path.join(os.fsencode(odd_names), b"men\xfc.md"))
     (result,) = _run_at_once(data_dir, ["remove-file", path])
@@ -133,6 +137,7 @@ def _wait_for(lines: queue.Queue[str], seen: list[str], needle: str, seconds: fl
     raise AssertionError(f"{needle!r} never appeared in: {''.join(seen)}")
 
 
+@pytest.mark.subprocess
 def test_watch_skips_a_new_file_name_that_is_not_utf8_and_loads_the_good_one_beside_it(
     odd_names: Path, data_dir: Path
 ) -> None:

@@ -118,6 +118,7 @@ def test_a_data_directory_open_to_others_is_reported_when_http_starts(
     assert "chmod" not in caplog.text
 
 
+@pytest.mark.subprocess
 def test_a_data_directory_that_cannot_hold_the_token_is_one_error_line(data_dir: Path) -> None:
     data_dir.mkdir(mode=0o700)
     blocked = data_dir / "blocked"

@@ -48,6 +48,7 @@ def notes(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.model
 def test_load_reload_recall_and_remove_with_the_real_model(notes: Path) -> None:
     first = runner.invoke(app, ["load", str(notes)])
     assert first.exit_code == 0, first.output
@@ -79,6 +80,7 @@ def test_load_reload_recall_and_remove_with_the_real_model(notes: Path) -> None:
     }
 
 
+@pytest.mark.model
 def test_skipped_files_are_listed_and_the_exit_code_says_so(notes: Path) -> None:
     (notes / "broken.md").write_bytes(b"# Caf\xe9 menu\n")
     result = runner.invoke(app, ["load", str(notes), "--quiet"])
@@ -116,6 +118,7 @@ class _Lines:
         raise AssertionError(f"{needle!r} never appeared in: {''.join(self.seen)}")
 
 
+@pytest.mark.subprocess
 def test_watch_follows_changes_and_stops_cleanly_on_sigterm(notes: Path, data_dir: Path) -> None:
     env = {**os.environ, "COGNITIVE_MEMORY_DATA_DIR": str(data_dir)}
     command = [str(Path(sys.executable).parent / "memory_system"), "watch", str(notes)]

@@ -27,6 +27,7 @@ def _counts(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]
         system.close()
 
 
+@pytest.mark.subprocess
 def test_kill_9_during_a_prune_leaves_the_old_state_or_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -129,6 +129,7 @@ def test_a_started_binary_is_found_by_status_and_stopped_by_stop(
                 os.kill(started.pid, 0)
 
 
+@pytest.mark.subprocess
 def test_stop_never_kills_a_process_that_is_not_the_one_it_started(data_dir: Path) -> None:
     data_dir.mkdir(parents=True)
     stranger = subprocess.Popen(["sleep", "60"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memory_system.cli import app
@@ -19,6 +20,7 @@ def stored(text: str) -> str:
     return str(json.loads(result.output)["memory_id"])
 
 
+@pytest.mark.model
 def test_link_related_and_unlink_from_the_shell(data_dir: Path) -> None:
     old, new = stored("Backups run at 02:00 UTC."), stored("Backups now run hourly.")
 
@@ -43,6 +45,7 @@ def test_link_related_and_unlink_from_the_shell(data_dir: Path) -> None:
     assert json.loads(after.output)["related"] == []
 
 
+@pytest.mark.model
 def test_refusals_are_one_error_line_and_exit_1(data_dir: Path) -> None:
     a, b = stored("The CDN caches images for a day."), stored("The CDN purges on deploy.")
     runner.invoke(app, ["link", a, b, "--relation", "supersedes"])

@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "setup_mcp_for_claude.sh"
 
 
@@ -26,6 +28,7 @@ def run_setup(home: Path, data_dir: Path, *arguments: str) -> subprocess.Complet
     )
 
 
+@pytest.mark.subprocess
 def test_setup_merges_one_entry_keeps_the_rest_and_is_idempotent(tmp_path: Path, data_dir: Path) -> None:
     config = tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json"
     config.parent.mkdir(parents=True)
@@ -51,6 +54,7 @@ def test_setup_merges_one_entry_keeps_the_rest_and_is_idempotent(tmp_path: Path,
     assert "OK    round_trip" in first.stdout  # the script ends with a passing doctor run
 
 
+@pytest.mark.subprocess
 def test_setup_refuses_a_config_that_is_not_json_and_leaves_it_alone(tmp_path: Path, data_dir: Path) -> None:
     config = tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json"
     config.parent.mkdir(parents=True)
@@ -61,6 +65,7 @@ def test_setup_refuses_a_config_that_is_not_json_and_leaves_it_alone(tmp_path: P
     assert config.read_text() == "{ not json"
 
 
+@pytest.mark.subprocess
 def test_help_and_bad_arguments_change_nothing(tmp_path: Path, data_dir: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -75,6 +80,7 @@ def test_help_and_bad_arguments_change_nothing(tmp_path: Path, data_dir: Path) -
     assert list(home.iterdir()) == []  # no config, no backup, no doctor run
 
 
+@pytest.mark.subprocess
 def test_doctor_checks_the_data_directory_of_the_entry_s_env(tmp_path: Path, data_dir: Path) -> None:
     config = tmp_path / "claude.json"
     entry_dir = tmp_path / "entry-data"

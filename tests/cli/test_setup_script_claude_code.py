@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_setup_script import run_setup
 
 
+@pytest.mark.subprocess
 def test_claude_code_project_option_sets_up_the_project_with_the_entry_s_data_dir(
     tmp_path: Path, data_dir: Path
 ) -> None:
@@ -32,6 +35,7 @@ def test_claude_code_project_option_sets_up_the_project_with_the_entry_s_data_di
     assert not (tmp_path / "home" / ".claude.json").exists()
 
 
+@pytest.mark.subprocess
 def test_without_a_terminal_or_an_option_claude_code_is_left_alone(tmp_path: Path, data_dir: Path) -> None:
     home = tmp_path / "home"
 
@@ -42,6 +46,7 @@ def test_without_a_terminal_or_an_option_claude_code_is_left_alone(tmp_path: Pat
     assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
 
 
+@pytest.mark.subprocess
 def test_a_missing_claude_code_project_is_refused_before_anything_is_touched(
     tmp_path: Path, data_dir: Path
 ) -> None:

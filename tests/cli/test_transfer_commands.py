@@ -294,6 +294,7 @@ def test_a_bad_official_line_names_its_number(tmp_path: Path) -> None:
     assert result.output.startswith("Error: Line 2: entityType: Field required"), result.output
 
 
+@pytest.mark.subprocess
 def test_kill_9_during_an_import_leaves_the_old_state_or_the_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

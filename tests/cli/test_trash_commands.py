@@ -27,6 +27,7 @@ def listed() -> list[str]:
     return [memory["id"] for memory in json.loads(result.output)["memories"]]
 
 
+@pytest.mark.model
 def test_forget_then_trash_list_and_restore_from_the_shell(data_dir: Path) -> None:
     memory_id = stored("The VPN config lives in the ops vault.", "--tag", "vpn")
 
@@ -51,6 +52,7 @@ def test_forget_then_trash_list_and_restore_from_the_shell(data_dir: Path) -> No
     assert again.exit_code == 3 and f"Not in the trash: {memory_id}" in again.output
 
 
+@pytest.mark.model
 def test_trash_empty_asks_then_deletes_for_good(data_dir: Path) -> None:
     memory_id = stored("A note about the old build server.")
     runner.invoke(app, ["forget", memory_id])
@@ -65,6 +67,7 @@ def test_trash_empty_asks_then_deletes_for_good(data_dir: Path) -> None:
     assert json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["total"] == 0
 
 
+@pytest.mark.model
 def test_prune_lists_asks_and_the_trash_brings_the_pruned_back(data_dir: Path) -> None:
     scratch = [stored(f"Scratch note {n} about a flaky test.", "--tag", "scratch") for n in range(2)]
     keep = stored("The deploy guide is in docs/deploy.md.", "--tag", "docs")
@@ -87,6 +90,7 @@ def test_prune_lists_asks_and_the_trash_brings_the_pruned_back(data_dir: Path) -
     assert sorted(listed()) == sorted([*scratch, keep])
 
 
+@pytest.mark.model
 def test_prune_apply_and_a_scripted_confirm_token(data_dir: Path) -> None:
     first = stored("Scratch: try a bigger cache.", "--tag", "scratch")
     applied = runner.invoke(app, ["prune", "--tag", "scratch", "--apply", "--json"])
@@ -99,6 +103,7 @@ def test_prune_apply_and_a_scripted_confirm_token(data_dir: Path) -> None:
     assert listed() == []
 
 
+@pytest.mark.model
 def test_prune_refusals_are_one_error_line_and_exit_1(data_dir: Path) -> None:
     stored("Scratch: a note.", "--tag", "scratch")
 

@@ -225,6 +225,7 @@ class FakeClock:
         return self.now
 
 
+@pytest.mark.slow
 def test_a_correct_token_logs_in_while_wrong_ones_are_posted_twice_a_second(cli: CognitiveCLI) -> None:
     """The attack of issue 27: a wrong token every 0.5 s for 127 s; every correct login succeeds."""
     clock = FakeClock()

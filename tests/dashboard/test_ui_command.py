@@ -55,6 +55,7 @@ def stop(process: subprocess.Popen[bytes]) -> bytes:
     return stderr
 
 
+@pytest.mark.subprocess
 def test_ui_serves_the_dashboard_on_loopback_and_ctrl_c_ends_it_with_status_0(data_dir: Path) -> None:
     port = free_port()
     process = spawn_ui(data_dir, port, MCP_HTTP_AUTH="off")
@@ -70,6 +71,7 @@ def test_ui_serves_the_dashboard_on_loopback_and_ctrl_c_ends_it_with_status_0(da
     assert f"http://127.0.0.1:{port}/".encode() in stderr
 
 
+@pytest.mark.subprocess
 def test_ui_without_settings_wants_the_generated_token_and_prints_a_one_time_link(data_dir: Path) -> None:
     port = free_port()
     process = spawn_ui(data_dir, port)
@@ -121,6 +123,7 @@ def spawn_ui_open(data_dir: Path, port: int, opened: Path) -> subprocess.Popen[b
     return process
 
 
+@pytest.mark.subprocess
 def test_ui_open_logs_the_browser_in_through_a_private_page(data_dir: Path, tmp_path: Path) -> None:
     port = free_port()
     process = spawn_ui_open(data_dir, port, tmp_path / "opened")
@@ -175,6 +178,7 @@ def test_ui_open_opens_a_private_page_that_forwards_to_the_link_never_the_link_i
 @pytest.mark.parametrize(
     "setting", [{"MCP_HTTP_AUTH": "off", "MCP_AUTH_TOKEN": "t"}, {"MCP_HTTP_AUTH": "maybe"}]
 )
+@pytest.mark.subprocess
 def test_ui_refuses_contradictory_or_unknown_auth_settings(data_dir: Path, setting: dict[str, str]) -> None:
     result = subprocess.run(
         [sys.executable, "-c", WITH_HASH, "ui", "--port", str(free_port())],

@@ -61,6 +61,7 @@ def _wait_for_build(indexer: BackgroundIndexer, builds: int = 1) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 def test_one_by_one_stores_get_the_index_built_in_another_process(system: CognitiveSystem) -> None:
     indexer = _indexer(system)
     before = _store(system, 0, 760)  # the look after the 750th write starts the build
@@ -85,6 +86,7 @@ def test_one_by_one_stores_get_the_index_built_in_another_process(system: Cognit
     assert not (indexer.built_path.parent / "vectors.previous").exists()
 
 
+@pytest.mark.subprocess
 def test_bulk_writes_leave_the_index_to_their_own_build(
     system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,6 +100,7 @@ def test_bulk_writes_leave_the_index_to_their_own_build(
     assert system.vectors.info().details["indexed_vectors"] == 900
 
 
+@pytest.mark.subprocess
 def test_closing_during_a_build_stops_it_and_loses_nothing(
     system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -117,6 +120,7 @@ def test_closing_during_a_build_stops_it_and_loses_nothing(
         reopened.close()
 
 
+@pytest.mark.subprocess
 def test_a_failed_build_keeps_the_served_shard(
     system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch, data_dir: Path
 ) -> None:

@@ -55,6 +55,7 @@ def run(data_dir: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.subprocess
 def test_a_store_on_a_nearly_full_disk_is_refused_with_the_path_and_the_space_needed(
     small_disk: Path,
 ) -> None:
@@ -69,6 +70,7 @@ def test_a_store_on_a_nearly_full_disk_is_refused_with_the_path_and_the_space_ne
     assert not (data_dir / "vectors").exists()
 
 
+@pytest.mark.subprocess
 def test_doctor_on_a_nearly_full_disk_fails_its_qdrant_check_and_lives(small_disk: Path) -> None:
     data_dir = small_disk / "memory"
 

@@ -188,6 +188,7 @@ def _initialize(server: subprocess.Popen[bytes]) -> None:
 
 
 @pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
+@pytest.mark.subprocess
 def test_a_running_server_answers_the_hook_process_and_takes_its_socket_away_on_exit(
     data_dir: Path, ending: str
 ) -> None:

@@ -23,6 +23,7 @@ def _contents(system: CognitiveSystem) -> list[str]:
     return [memory.content for batch in system.memories.iter_memories() for memory in batch]
 
 
+@pytest.mark.slow
 def test_a_3_mb_fenced_block_is_split_at_line_ends_and_the_whole_tree_loads(
     hash_system: CognitiveSystem, tmp_path: Path
 ) -> None:

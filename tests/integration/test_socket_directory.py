@@ -57,6 +57,7 @@ def status_command(data_dir: Path, tmp: Path, **extra: str) -> subprocess.Comple
 
 
 @as_root
+@pytest.mark.subprocess
 def test_a_socket_directory_made_by_another_user_is_refused_by_a_real_command(
     long_data_dir: Path, shared_tmp: Path
 ) -> None:
@@ -74,6 +75,7 @@ def test_a_socket_directory_made_by_another_user_is_refused_by_a_real_command(
     assert list(squatted.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_a_socket_directory_others_can_write_to_is_refused(long_data_dir: Path, shared_tmp: Path) -> None:
     squatted = shared_tmp / f"cm-{os.getuid()}"
     squatted.mkdir()
@@ -109,6 +111,7 @@ def test_a_runtime_directory_open_to_others_is_refused(
         _ = Settings(env_file=None).storage.socket_path
 
 
+@pytest.mark.subprocess
 def test_a_private_directory_is_used_and_a_missing_one_is_made_private(
     long_data_dir: Path, shared_tmp: Path
 ) -> None:
@@ -119,6 +122,7 @@ def test_a_private_directory_is_used_and_a_missing_one_is_made_private(
     assert status_command(long_data_dir, shared_tmp).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_a_socket_path_too_long_for_its_name_is_refused_in_one_line(
     long_data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,6 +138,7 @@ def test_a_socket_path_too_long_for_its_name_is_refused_in_one_line(
 
 @as_root
 @pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason="needs /usr/bin/python3 to run as another user")
+@pytest.mark.subprocess
 def test_a_socket_served_by_another_user_gets_nothing(shared_tmp: Path) -> None:
     """Whatever the directory: a client checks who serves the socket before sending a vector."""
     path = shared_tmp / "vectors.sock"  # outside pytest's private tree, open to everyone

@@ -10,8 +10,12 @@ from interfaces.mcp_server import MemoryServer, create_server
 
 
 @pytest.fixture
-def server(real_system: CognitiveSystem) -> MemoryServer:
-    return create_server(real_system, session_id="session-under-test", max_results=50)
+def server(request: pytest.FixtureRequest) -> MemoryServer:
+    """The server over the real model for a test marked ``model`` (retrieval quality is what it is
+    about), over the hash encoder for the others (the plumbing)."""
+    name = "real_system" if request.node.get_closest_marker("model") else "hash_system"
+    system: CognitiveSystem = request.getfixturevalue(name)
+    return create_server(system, session_id="session-under-test", max_results=50)
 
 
 @pytest.fixture(params=["current", "legacy"])

@@ -15,6 +15,7 @@ from tests.mcp.test_stdio import server_parameters
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.subprocess
 async def test_a_server_whose_data_directory_was_deleted_refuses_stores_and_is_not_healthy(
     data_dir: Path,
 ) -> None:
@@ -44,6 +45,7 @@ async def test_a_server_whose_data_directory_was_deleted_refuses_stores_and_is_n
     assert not data_dir.exists()  # nothing was written to a new directory either
 
 
+@pytest.mark.subprocess
 async def test_a_database_file_replaced_under_the_server_is_found_out(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     with anyio.fail_after(120):

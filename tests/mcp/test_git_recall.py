@@ -14,6 +14,7 @@ from tests.gitrepo import build_sample_history
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.model
 @pytest.mark.parametrize(
     ("query", "source"),
     [

@@ -91,6 +91,7 @@ def body_of(result: Any) -> dict[str, Any]:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(call=tool_calls())
+@pytest.mark.slow
 def test_any_arguments_get_an_answer_or_a_known_error_and_nothing_half_written(
     hostile_server: tuple[MemoryServer, CognitiveSystem], call: tuple[str, dict[str, Any]]
 ) -> None:
@@ -148,6 +149,7 @@ async def _store_and_recall_injections(server: MemoryServer, system: CognitiveSy
     assert system.memories.counts().total == 1
 
 
+@pytest.mark.subprocess
 def test_raw_stdio_garbage_is_survived_and_the_next_request_answered(data_dir: Path) -> None:
     process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None

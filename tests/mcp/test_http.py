@@ -25,6 +25,9 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.mcp.test_stdio import INITIALIZE
 from tests.mcp.tools import TOOL_NAMES
 
+# Every test here starts `memory_system serve` (the module's server starts before the tier guard looks).
+pytestmark = pytest.mark.subprocess
+
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
 TOKEN = "correct-horse-battery-staple"
 

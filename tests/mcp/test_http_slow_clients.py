@@ -64,6 +64,7 @@ def _closed_by_server(connection: socket.socket, deadline: float) -> bool:
         return False
 
 
+@pytest.mark.subprocess
 def test_half_open_connections_neither_starve_an_authorised_client_nor_stay_open(server_port: int) -> None:
     opened = time.monotonic()
     sockets = [_half_open(server_port) for _ in range(HALF_OPEN)]
@@ -88,6 +89,7 @@ def test_half_open_connections_neither_starve_an_authorised_client_nor_stay_open
     assert still_open == 0
 
 
+@pytest.mark.subprocess
 def test_a_request_head_trickled_byte_by_byte_is_cut_off_at_the_header_timeout(server_port: int) -> None:
     head = b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 100
     with socket.create_connection(("127.0.0.1", server_port), timeout=5) as connection:

@@ -35,6 +35,7 @@ async def final_status(data_dir: Path) -> dict[str, Any]:
     return result.structured_content
 
 
+@pytest.mark.subprocess
 async def test_eight_http_clients_times_a_hundred_mixed_calls(data_dir: Path) -> None:
     port = free_port()
     process = spawn_http_server(data_dir, port, MCP_HTTP_AUTH="off")  # the clients send no token
@@ -81,6 +82,7 @@ async def test_eight_http_clients_times_a_hundred_mixed_calls(data_dir: Path) ->
     assert status["storage_stats"]["vector_count"] == len(acknowledged)
 
 
+@pytest.mark.subprocess
 async def test_three_stdio_servers_storing_at_once_lose_nothing(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     acknowledged: list[str] = []
@@ -111,6 +113,7 @@ async def test_three_stdio_servers_storing_at_once_lose_nothing(data_dir: Path) 
     assert status["system_status"] == "healthy"
 
 
+@pytest.mark.subprocess
 def test_kill_9_at_random_moments_loses_no_acknowledged_memory(data_dir: Path) -> None:
     rng = random.Random(9)
     acknowledged: set[str] = set()

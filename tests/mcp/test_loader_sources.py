@@ -35,6 +35,7 @@ See the [runbook](../runbook.md) before your first on-call week.
 }
 
 
+@pytest.mark.model
 async def test_recall_finds_loaded_sections_by_meaning_with_their_sources(
     client: Client, real_system: CognitiveSystem, tmp_path: Path
 ) -> None:

@@ -76,6 +76,7 @@ def stdio(data_dir: Path) -> Iterator[StdioSession]:
         assert b"Traceback" not in stderr
 
 
+@pytest.mark.subprocess
 def test_a_lone_surrogate_gets_an_error_with_its_id_and_nothing_is_stored(stdio: StdioSession) -> None:
     stdio.send(_call(1, "store_memory", f'{{"text": {CUT_EMOJI}, "context": {{"tags": ["\\ude80x"]}}}}'))
     error = stdio.answer(1, within=10)["error"]
@@ -89,6 +90,7 @@ def test_a_lone_surrogate_gets_an_error_with_its_id_and_nothing_is_stored(stdio:
     assert status["memory_counts"]["total_memories"] == 1
 
 
+@pytest.mark.subprocess
 def test_json_nested_too_deep_gets_an_error_with_its_id(stdio: StdioSession) -> None:
     deep = "[" * 300 + "]" * 300
     stdio.send(_call(3, "store_memory", f'{{"text": "x", "context": {{"tags": {deep}}}}}'))
@@ -102,6 +104,7 @@ def test_json_nested_too_deep_gets_an_error_with_its_id(stdio: StdioSession) -> 
     assert stdio.answer(4)["result"] == {}
 
 
+@pytest.mark.subprocess
 def test_a_batch_is_refused_request_by_request(stdio: StdioSession) -> None:
     batch = [
         {"jsonrpc": "2.0", "id": 5, "method": "ping"},
@@ -118,6 +121,7 @@ def test_a_batch_is_refused_request_by_request(stdio: StdioSession) -> None:
     assert nameless["error"]["code"] == -32600 and "batches" in nameless["error"]["message"]
 
 
+@pytest.mark.subprocess
 def test_a_line_cut_short_gets_a_parse_error_with_its_id(stdio: StdioSession) -> None:
     stdio.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"store_memory","argu')
     assert stdio.answer(7)["error"]["code"] == -32700
@@ -157,6 +161,7 @@ def _result(response: httpx2.Response) -> dict[str, Any]:
     return parsed
 
 
+@pytest.mark.subprocess
 def test_http_answers_the_same_inputs_the_same_way(http_url: str) -> None:
     initialized = _post(http_url, json.dumps(INITIALIZE).encode())
     session = initialized.headers["mcp-session-id"]

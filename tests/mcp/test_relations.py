@@ -258,6 +258,7 @@ async def test_a_link_is_an_activation_edge_in_both_directions(
     assert system.memories.neighbours([a, b]) == {a: [(b, USER_LINK_WEIGHT)], b: [(a, USER_LINK_WEIGHT)]}
 
 
+@pytest.mark.slow
 async def test_ten_thousand_links_on_one_memory_stay_bounded_and_fast(
     hash_systems: list[CognitiveSystem], hash_clients: list[Client]
 ) -> None:

@@ -31,6 +31,7 @@ async def status(client: Client) -> dict[str, Any]:
     return result.structured_content
 
 
+@pytest.mark.subprocess
 async def test_two_servers_share_one_memory_and_survive_the_owner_being_killed(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     stored: list[str] = []

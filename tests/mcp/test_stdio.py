@@ -56,6 +56,7 @@ def server_parameters(data_dir: Path) -> StdioServerParameters:
     )
 
 
+@pytest.mark.subprocess
 async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     text = "The release checklist lives in docs/RELEASING.md and needs a signed tag."
@@ -80,6 +81,7 @@ async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(dat
             assert status.structured_content["storage_stats"]["vector_count"] == 1
 
 
+@pytest.mark.subprocess
 async def test_a_server_whose_vector_store_is_held_elsewhere_still_answers_and_loses_nothing(
     data_dir: Path,
 ) -> None:
@@ -141,6 +143,7 @@ def test_a_signal_ends_a_stdio_server_with_stdin_still_open(data_dir: Path, sign
     assert b"terminate called" not in stderr
 
 
+@pytest.mark.subprocess
 def test_make_serve_writes_nothing_but_json_rpc_on_stdout(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     repository = Path(__file__).resolve().parents[2]
@@ -161,6 +164,7 @@ def test_make_serve_writes_nothing_but_json_rpc_on_stdout(data_dir: Path) -> Non
     assert json.loads(first)["id"] == INITIALIZE["id"]
 
 
+@pytest.mark.subprocess
 async def test_a_qdrant_server_that_is_down_leaves_a_server_that_queues_and_recalls_by_words(
     data_dir: Path,
 ) -> None:
@@ -187,6 +191,7 @@ async def test_a_qdrant_server_that_is_down_leaves_a_server_that_queues_and_reca
     assert status.structured_content["storage_stats"]["pending_vector_writes"] == 1
 
 
+@pytest.mark.subprocess
 def test_a_line_that_is_not_json_rpc_is_answered_and_the_session_goes_on(data_dir: Path) -> None:
     process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None
@@ -203,6 +208,8 @@ def test_a_line_that_is_not_json_rpc_is_answered_and_the_session_goes_on(data_di
     ]
 
 
+@pytest.mark.model
+@pytest.mark.subprocess
 async def test_a_server_starts_and_answers_over_a_row_no_command_writes(data_dir: Path) -> None:
     """Issue #27: with a memory whose id is not a UUID in the store, `serve mcp` died before it
     answered `initialize`."""

@@ -24,6 +24,7 @@ async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str
     return result.structured_content
 
 
+@pytest.mark.subprocess
 async def test_a_store_answers_within_10_s_while_the_owner_is_stopped(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     with anyio.fail_after(240):

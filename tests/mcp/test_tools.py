@@ -142,6 +142,7 @@ async def test_recall_of_an_empty_store_says_nothing_was_found(client: Client) -
     assert result.content[0].text == f"📋 {message}"  # type: ignore[union-attr]  # a text block
 
 
+@pytest.mark.model
 async def test_session_lesson_is_stored_tagged_and_recalled_with_its_icon(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert tools["session_lessons"].description == REFLECTION_PROMPT
@@ -177,6 +178,7 @@ async def test_session_lesson_is_stored_tagged_and_recalled_with_its_icon(client
     assert first["score"]["lesson_boost"] == pytest.approx(1.1)
 
 
+@pytest.mark.model
 async def test_memory_status_reports_counts_storage_and_configuration(client: Client) -> None:
     await call(client, "store_memory", {"text": "Always review migrations before deploying."})
     await call(client, "store_memory", {"text": "I fixed the cache bug on 2024-05-01."})

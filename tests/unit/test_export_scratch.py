@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cognitive_memory.encoding.onnx_export import remove_abandoned_exports
 
 
+@pytest.mark.subprocess
 def test_scratch_files_of_ended_exports_go_and_a_running_one_s_stays(tmp_path: Path) -> None:
     ended = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True

@@ -50,7 +50,7 @@ __all__ = [
 
 EVENTS = ("session-start", "user-prompt-submit", "session-end", "pre-compact")
 _ENDING = ("session-end", "pre-compact")
-DEFAULT_TIMEOUT = 10.0  # the whole hook; the cold path takes 1-3 s here (README: Claude Code)
+DEFAULT_TIMEOUT = 10.0  # the whole hook; the cold path takes 1-3 s here (docs/claude-code.md)
 SERVER_SECONDS = 2.0  # a running server that has not answered by then is given up on
 MAX_REPLY_BYTES = 1024 * 1024  # a context is at most 10,000 characters; more is not a server of ours
 BACKGROUND_TIMEOUT = 120.0  # a detached session-end (it blocks no one)

@@ -32,11 +32,9 @@ test: install browser
 
 # For every edit: the fake encoder, the in-memory client in the current protocol era, no child
 # processes, no browser (markers: tests/conftest.py and pyproject.toml). `make test` runs them all.
-# Its temporary directories go to tmpfs where there is one: SQLite's and Qdrant's fsyncs are free.
 FAST_TIER := not model and not subprocess and not browser and not slow and not legacy_protocol
-FAST_TMP := $(if $(wildcard /dev/shm),--basetemp=/dev/shm/cognitive-memory-tests-$(shell id -u))
 test-fast: install
-	$(BIN)/pytest -q -p no:cacheprovider $(FAST_TMP) -m "$(FAST_TIER)"
+	$(BIN)/pytest -q -p no:cacheprovider -m "$(FAST_TIER)"
 
 # The dashboard's browser tests drive Debian's Chromium (Playwright's own download is not used).
 # Installed here when missing and apt-get is usable as root; otherwise those tests are skipped

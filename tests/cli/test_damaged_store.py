@@ -80,6 +80,7 @@ def _checks(output: str) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.parametrize("damage", list(DAMAGES))
+@pytest.mark.model
 def test_a_row_no_command_writes_is_named_by_doctor_and_set_aside_by_repair(
     data_dir: Path, damage: str
 ) -> None:

@@ -125,6 +125,7 @@ def _initialized(data_dir: Path) -> subprocess.Popen[bytes]:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("when", ["after initialize", "0.3 s after start"])
+@pytest.mark.subprocess
 def test_a_signal_ends_a_stdio_server_with_stdin_still_open(data_dir: Path, signum: int, when: str) -> None:
     if when == "after initialize":
         process = _initialized(data_dir)

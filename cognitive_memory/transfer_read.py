@@ -25,6 +25,7 @@ from cognitive_memory import official_memory as official
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.validation import check_project
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.loaders.files import NotRegularFileError, open_regular
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.transfer import LinkRow
 from cognitive_memory.transfer_format import FORMAT, ExportHeader, MemoryLine, decode_vector, problems
@@ -96,19 +97,19 @@ class Problems:
 
 
 def open_import(path: Path) -> BinaryIO:
-    """``path`` opened for reading; anything but a regular file is refused (a device such as
-    /dev/zero never ends, a FIFO blocks its reader), without blocking on it."""
+    """``path`` opened for reading; anything but a regular file is refused (``open_regular``)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        return open_regular(path)
     except FileNotFoundError:
         raise InvalidInputError(f"{path} does not exist.", code="not_found") from None
+    except NotRegularFileError as exc:
+        if exc.replaced:
+            raise InvalidInputError(f"{path} was replaced while it was opened: import it again.") from None
+        raise InvalidInputError(
+            f"{path} is not a regular file: give an export file (or '-' for stdin)."
+        ) from None
     except OSError as exc:
         raise InvalidInputError(f"Cannot read {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise InvalidInputError(f"{path} is not a regular file: give an export file (or '-' for stdin).")
-    os.set_blocking(descriptor, True)
-    return os.fdopen(descriptor, "rb")
 
 
 def _regular(stream: BinaryIO) -> bool:

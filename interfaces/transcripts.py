@@ -17,10 +17,8 @@ stays within a few tens of MB whatever the file holds.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import stat
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.loaders.files import NotRegularFileError, open_regular
 
 __all__ = [
     "EPISODE_CHARS",
@@ -53,7 +52,6 @@ PROMPTS_KEPT = EPISODE_CHARS // 4  # at each end of a session: more never fit ("
 FILES_COUNTED = 1000
 MAX_PATH_CHARS = 4096  # a longer "file name" is not one
 _CHUNK = 1024 * 1024
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 # Tools whose input names a file they wrote.
 _EDITING_TOOLS = {
     "Edit": "file_path",
@@ -131,32 +129,20 @@ def read_transcript(
     bounds = bounds or TranscriptBounds()
     deadline, session = time.monotonic() + bounds.seconds, _Session()
     try:
-        with _open_regular(path) as (reader, size):
-            spans = bounds.spans(size)
+        with open_regular(path) as reader:
+            spans = bounds.spans(os.fstat(reader.fileno()).st_size)
             for start, end in spans:
                 for line in _lines(reader, start, end, bounds.line_bytes, deadline):
                     session.read(line)
     except TimeoutError:
         raise InvalidInputError(f"transcript {path} was not read within {bounds.seconds:g} s") from None
+    except NotRegularFileError as exc:
+        why = "was replaced while it was opened" if exc.replaced else "is not a regular file"
+        raise InvalidInputError(f"transcript {path} {why}: nothing read") from None
     except OSError as exc:
         raise InvalidInputError(f"transcript {path} cannot be read: {exc.strerror or exc}") from None
     unread = spans[1][0] - spans[0][1] if len(spans) == 2 else 0
     return session.record(cwd, unread)
-
-
-@contextlib.contextmanager
-def _open_regular(path: Path) -> Iterator[tuple[IO[bytes], int]]:
-    """The regular file at ``path``, open, and its size then. A FIFO, a device or a folder is
-    refused before it is opened; opening does not block (O_NONBLOCK) and the file opened must be
-    the one looked at, so one swapped in meanwhile is refused too."""
-    named = os.stat(path)
-    if not stat.S_ISREG(named.st_mode):
-        raise InvalidInputError(f"transcript {path} is not a regular file: nothing read")
-    with os.fdopen(os.open(path, _OPEN_FLAGS), "rb") as reader:
-        opened = os.fstat(reader.fileno())
-        if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
-            raise InvalidInputError(f"transcript {path} was replaced while it was opened: nothing read")
-        yield reader, opened.st_size
 
 
 def _lines(

@@ -28,11 +28,11 @@ from bench.latency import RESULTS
 from bench.notes import DATA as NOTES
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
+from cognitive_memory.service.formatting import format_recall
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.schemas import Detail, RecallResult
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
-from interfaces.formatting import format_recall
-from interfaces.schemas import Detail, RecallResult
 
 __all__ = ["answer_sizes", "main", "run"]
 
@@ -54,7 +54,7 @@ def _sizes(system: CognitiveSystem, result: RecallResult) -> tuple[int, int, int
     return len(ids), structured_chars(result), len(format_recall(result)), own
 
 
-def answer_sizes(system: CognitiveSystem, cli: CognitiveCLI, queries: Sequence[str]) -> dict[str, Any]:
+def answer_sizes(system: CognitiveSystem, cli: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
     """Median sizes of the answers to ``queries`` in each detail (answers with no memory left out)."""
     report: dict[str, Any] = {}
     for detail in DETAILS:
@@ -79,11 +79,11 @@ def answer_sizes(system: CognitiveSystem, cli: CognitiveCLI, queries: Sequence[s
     return {"queries": len(queries), **report}
 
 
-def _store(encoder: Encoder, root: Path, name: str) -> tuple[CognitiveSystem, CognitiveCLI]:
+def _store(encoder: Encoder, root: Path, name: str) -> tuple[CognitiveSystem, MemoryService]:
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / name
     system = build_system(settings, encoder=encoder)
-    return system, CognitiveCLI(system, session_id=name)
+    return system, MemoryService(system, session_id=name)
 
 
 def run(notes: Path, conversations: Path) -> dict[str, Any]:

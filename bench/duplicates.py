@@ -37,10 +37,10 @@ from bench.locomo import DEFAULT_DATA as LOCOMO_DATA
 from bench.locomo import turns
 from cognitive_memory.core.memory import DEFAULT_PROJECT, content_key
 from cognitive_memory.encoding import Encoder
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.loaders.markdown import chunk_markdown
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage.vector_store import VectorFilter
 from cognitive_memory.system import SIMILAR_LIMIT
 
 __all__ = ["main", "run"]

@@ -1,4 +1,4 @@
-"""LoCoMo evidence retrieval through CognitiveCLI: recall@5, recall@10 and MRR per category.
+"""LoCoMo evidence retrieval through MemoryService: recall@5, recall@10 and MRR per category.
 
     python -m bench locomo [--data PATH] [--conversations N] [--dump FILE]
 
@@ -30,9 +30,9 @@ from typing import Any
 from bench import dumps
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.requests import StoreContext
 from cognitive_memory.settings import Settings
-from interfaces.cli import CognitiveCLI
-from interfaces.requests import StoreContext
 
 __all__ = ["DEFAULT_DATA", "main", "questions", "run", "store_conversation", "turns"]
 
@@ -90,7 +90,7 @@ def score(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, float
     return at5, at10, rr
 
 
-def store_conversation(cli: CognitiveCLI, sample: dict[str, Any]) -> dict[str, str]:
+def store_conversation(cli: MemoryService, sample: dict[str, Any]) -> dict[str, str]:
     """Store every turn of the sample's conversation; memory id -> dia_id."""
     dia_of = {}
     for dia_id, text, speaker in turns(sample["conversation"]):
@@ -107,7 +107,7 @@ def _conversation(
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
     try:
-        cli = CognitiveCLI(system, session_id=sample["sample_id"])
+        cli = MemoryService(system, session_id=sample["sample_id"])
         started = time.perf_counter()
         dia_of = store_conversation(cli, sample)
         store_seconds = time.perf_counter() - started

@@ -35,9 +35,9 @@ from bench import dumps
 from bench.latency import RESULTS
 from cognitive_memory.core import CognitiveMemory
 from cognitive_memory.main import build_system, model_encoder
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 
 __all__ = ["DATA", "main", "run"]
 
@@ -47,7 +47,7 @@ KS = (1, 5, 10)
 Ranking = Callable[[str], list[tuple[str, float]]]
 
 
-def _rankings(system: CognitiveSystem, cli: CognitiveCLI) -> dict[str, Ranking]:
+def _rankings(system: CognitiveSystem, cli: MemoryService) -> dict[str, Ranking]:
     """query -> (memory id, score) pairs, best first, for each ranking."""
     memories = [m for batch in system.memories.iter_memories() for m in batch]
     ids = [m.id for m in memories]
@@ -133,7 +133,7 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None
         )
         try:
-            cli = CognitiveCLI(system)
+            cli = MemoryService(system)
             loaded = cli.load_markdown(str(data / "readmes"))
             memories = [m for batch in system.memories.iter_memories() for m in batch]
             file_of = {m.id: str(m.metadata.get("source_path", "")) for m in memories}

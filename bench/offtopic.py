@@ -23,13 +23,13 @@ from bench.latency import RESULTS
 from bench.notes import DATA as NOTES
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.settings import Settings
-from interfaces.cli import CognitiveCLI
 
 __all__ = ["main", "run"]
 
 
-def _ask(cli: CognitiveCLI, asked: Sequence[str]) -> tuple[int, int, int]:
+def _ask(cli: MemoryService, asked: Sequence[str]) -> tuple[int, int, int]:
     """(questions, with any memory, with any core memory)."""
     anything = core = 0
     for question in asked:
@@ -39,11 +39,11 @@ def _ask(cli: CognitiveCLI, asked: Sequence[str]) -> tuple[int, int, int]:
     return len(asked), anything, core
 
 
-def _store(encoder: Encoder, root: Path, name: str) -> tuple[Any, CognitiveCLI]:
+def _store(encoder: Encoder, root: Path, name: str) -> tuple[Any, MemoryService]:
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / name
     system = build_system(settings, encoder=encoder)
-    return system, CognitiveCLI(system, session_id=name)
+    return system, MemoryService(system, session_id=name)
 
 
 def _share(counts: tuple[int, int, int]) -> dict[str, float]:

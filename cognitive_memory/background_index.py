@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cognitive_memory.errors import CognitiveMemoryError, StorageError
-from cognitive_memory.storage.edge_store import EdgeVectorStore
+from cognitive_memory.index.edge_store import EdgeVectorStore
 
 __all__ = ["BackgroundIndexer", "main"]
 

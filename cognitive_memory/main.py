@@ -10,11 +10,12 @@ from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.forgetting import purge_expired
+from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
+from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import ArrayVectorStore, EdgeVectorStore, SQLiteMemoryStore, VectorStore
-from cognitive_memory.storage.shared_store import SharedVectorStore
+from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import Clock, CognitiveSystem
 
 __all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config", "model_encoder"]
@@ -136,7 +137,7 @@ def _backend_name(settings: Settings, profile: str) -> str:
 def _vector_store(settings: Settings, *, attach_now: bool = True) -> VectorStore:
     storage = settings.storage
     if storage.qdrant_url:
-        from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+        from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 
         key = storage.qdrant_api_key.get_secret_value() if storage.qdrant_api_key else None
         return QdrantServerVectorStore.connect(

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
+from cognitive_memory.index.vector_store import VectorPoint, VectorStore, payload_for
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
-from cognitive_memory.storage.vector_store import VectorPoint, VectorStore, payload_for
 
 __all__ = [
     "COPY_BATCH",

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from cognitive_memory.backup import Snapshot, file_sha256
 from cognitive_memory.errors import InvalidInputError, StorageError, StoreLockedError
+from cognitive_memory.index.vector_store import VectorStore
 from cognitive_memory.replication import copy_vectors, unindexed_threshold
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
-from cognitive_memory.storage.vector_store import VectorStore
 
 __all__ = ["RestoreReport", "claim_database", "memory_count", "restore_snapshot"]
 

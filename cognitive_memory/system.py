@@ -47,18 +47,18 @@ from cognitive_memory.errors import (
     NotFoundError,
     StorageError,
 )
+from cognitive_memory.index.vector_store import (
+    VectorFilter,
+    VectorHit,
+    VectorStore,
+    VectorStoreInfo,
+)
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus, UpdateOutcome
 from cognitive_memory.replication import IndexReplication
 from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
 from cognitive_memory.storage.relations import Neighbourhood
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
-from cognitive_memory.storage.vector_store import (
-    VectorFilter,
-    VectorHit,
-    VectorStore,
-    VectorStoreInfo,
-)
 from cognitive_memory.sync import build_write, plan_sync
 
 __all__ = ["CognitiveSystem"]

@@ -1,5 +1,3 @@
-"""Interfaces over the core: the CognitiveCLI facade and the MCP server."""
+"""Transports over the use-case layer (`cognitive_memory.service`): MCP, HTTP, dashboard, hooks."""
 
-from interfaces.cli import CognitiveCLI
-
-__all__ = ["CognitiveCLI"]
+__all__: list[str] = []

@@ -1,4 +1,4 @@
-"""Claude Code hooks over the CognitiveCLI facade: what each hook event prints, composed in one
+"""Claude Code hooks over the MemoryService facade: what each hook event prints, composed in one
 place for both ways a hook is answered (a running server over its hook socket, or the hook
 process itself with the memory opened in-process).
 
@@ -23,10 +23,10 @@ from pydantic import TypeAdapter
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.errors import InvalidInputError
-from interfaces.cli import CognitiveCLI
-from interfaces.requests import MemoryChanges, ProjectName, RecallFilters, StoreContext
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.requests import MemoryChanges, ProjectName, RecallFilters, StoreContext
+from cognitive_memory.service.schemas import BriefMemoryOut, MemoryOut
 from interfaces.roots import project_of_path
-from interfaces.schemas import BriefMemoryOut, MemoryOut
 from interfaces.transcripts import episode_text, read_transcript
 
 __all__ = [
@@ -109,7 +109,7 @@ class HookAnswer:
     note: str | None = None
 
 
-def answer_hook(cli: CognitiveCLI, request: HookRequest) -> HookAnswer:
+def answer_hook(cli: MemoryService, request: HookRequest) -> HookAnswer:
     """Answer one hook over ``cli`` (core errors propagate; the caller logs them)."""
     if request.event == "session-start":
         return _context(request, _session_start(cli, request))
@@ -125,7 +125,7 @@ def _context(request: HookRequest, text: str) -> HookAnswer:
     return HookAnswer(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False))
 
 
-def _session_start(cli: CognitiveCLI, request: HookRequest) -> str:
+def _session_start(cli: MemoryService, request: HookRequest) -> str:
     """Session lessons and concepts (most important first), then recent decisions and episodes;
     memories loaded from markdown or git are left out."""
     project = cli.scope(request.scope)
@@ -141,7 +141,7 @@ def _session_start(cli: CognitiveCLI, request: HookRequest) -> str:
     return _bounded(head, sections, request.max_chars)
 
 
-def _listed(cli: CognitiveCLI, project: str, order: str, **filters: Any) -> list[MemoryOut]:
+def _listed(cli: MemoryService, project: str, order: str, **filters: Any) -> list[MemoryOut]:
     """The first LISTED memories of the project (and global ones) matching ``filters``, highest
     ``order`` first, leaving out those loaded from a file or a repository (they are in the
     project's files already)."""
@@ -149,7 +149,7 @@ def _listed(cli: CognitiveCLI, project: str, order: str, **filters: Any) -> list
     return [m for m in page.memories if m.metadata.get("loader_type") not in _LOADED][:LISTED]
 
 
-def _prompt_context(cli: CognitiveCLI, request: HookRequest) -> str:
+def _prompt_context(cli: MemoryService, request: HookRequest) -> str:
     """The memories recall finds relevant to the prompt (none pass the floor: nothing)."""
     prompt = request.text("prompt")
     if prompt is None:
@@ -200,7 +200,7 @@ def session_tag(session_id: str) -> str:
     return f"session:{session_id.strip()[:90]}"
 
 
-def _keep_session(cli: CognitiveCLI, request: HookRequest) -> HookAnswer:
+def _keep_session(cli: MemoryService, request: HookRequest) -> HookAnswer:
     """Store the session as one episode, or update the one stored before; nothing new: nothing."""
     session_id, transcript = request.text("session_id"), request.text("transcript_path")
     if session_id is None or transcript is None:

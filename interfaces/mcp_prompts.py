@@ -13,12 +13,12 @@ from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
-from interfaces.formatting import format_recall
-from interfaces.lessons import LESSON_PLACEMENT
+from cognitive_memory.service.formatting import format_recall
+from cognitive_memory.service.lessons import LESSON_PLACEMENT
+from cognitive_memory.service.schemas import ListResult
 from interfaces.mcp_reads import LESSONS, current_project, facade_call
 from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
 from interfaces.mcp_tools.state import ServerState, cli_of
-from interfaces.schemas import ListResult
 
 __all__ = ["KNOWN_LESSONS", "RECALL_LIMIT", "register"]
 

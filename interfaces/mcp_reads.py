@@ -11,8 +11,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from cognitive_memory.errors import CognitiveMemoryError, InvalidInputError
+from cognitive_memory.service.requests import RecallFilters
 from interfaces.mcp_tools.state import ServerState, call_project, cli_of, off_loop
-from interfaces.requests import RecallFilters
 
 __all__ = ["LESSONS", "current_project", "facade_call"]
 

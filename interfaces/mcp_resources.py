@@ -16,12 +16,12 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import INVALID_PARAMS
 from mcp.types import Resource as MCPResource
 
-from interfaces.formatting import LEVEL_NAMES
+from cognitive_memory.service.formatting import LEVEL_NAMES
+from cognitive_memory.service.paging import MAX_PAGE_SIZE
+from cognitive_memory.service.requests import RecallFilters
+from cognitive_memory.service.schemas import ListResult, MemoryOut
 from interfaces.mcp_reads import LESSONS, current_project, facade_call
 from interfaces.mcp_tools.state import ServerState, cli_of
-from interfaces.paging import MAX_PAGE_SIZE
-from interfaces.requests import RecallFilters
-from interfaces.schemas import ListResult, MemoryOut
 
 __all__ = ["LESSONS_LIMIT", "LISTED", "RECENT_LIMIT", "memory_text", "register"]
 

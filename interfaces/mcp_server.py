@@ -26,12 +26,12 @@ from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.schemas import ErrorResult
 from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
-from interfaces.cli import CognitiveCLI
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.schema_inline import inline_schema
-from interfaces.schemas import ErrorResult
 from interfaces.stdio_lines import AnsweringBadLines
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
@@ -181,7 +181,7 @@ def create_server(
 ) -> MemoryServer:
     """Build the server over ``system``; ``max_results`` caps recall_memories' max_results.
     ``project`` is the server's project; without one, each client's roots choose (else default)."""
-    cli = CognitiveCLI(system, session_id, project)
+    cli = MemoryService(system, session_id, project)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:

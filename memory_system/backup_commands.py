@@ -255,8 +255,8 @@ def _find_snapshot(folder: Path, src: str) -> Path:
 def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | None, IndexOpener, Path]:
     """(database, embedded store directory or None, how to open the index, backups folder)."""
     from cognitive_memory.backup import DATABASE_NAME
+    from cognitive_memory.index import EdgeVectorStore
     from cognitive_memory.main import EMBEDDING_DIMENSION
-    from cognitive_memory.storage import EdgeVectorStore
 
     if to is not None:
         directory = to.expanduser()
@@ -279,8 +279,8 @@ def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | Non
 
 
 def _server_index(storage: StorageSettings) -> Any:
+    from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
     from cognitive_memory.main import EMBEDDING_DIMENSION
-    from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
 
     key = storage.qdrant_api_key.get_secret_value() if storage.qdrant_api_key else None
     url = storage.qdrant_url or ""

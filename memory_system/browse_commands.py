@@ -32,7 +32,7 @@ __all__ = ["register"]
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
-    """Add ``get`` and ``list`` to ``app``; ``facade`` opens a CognitiveCLI."""
+    """Add ``get`` and ``list`` to ``app``; ``facade`` opens a MemoryService."""
 
     @app.command(name="get")
     def get_command(
@@ -43,7 +43,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Show memories whole by id (exit 3 if some were not found)."""
-        from interfaces.formatting import format_get
+        from cognitive_memory.service.formatting import format_get
 
         with facade() as cli:
             result = cli.get_memories(memory_ids, include_history=history)
@@ -72,7 +72,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """List memories of the project (and global ones) without a query, a page at a time."""
-        from interfaces.formatting import format_list
+        from cognitive_memory.service.formatting import format_list
 
         filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
         with facade() as cli:

@@ -154,7 +154,7 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the structured status as JSON.")] = False,
 ) -> None:
     """Show memory counts, storage health, recent activity and configuration."""
-    from interfaces.formatting import format_status
+    from cognitive_memory.service.formatting import format_status
 
     with open_facade() as cli:
         result = cli.show_status(detailed)
@@ -175,8 +175,8 @@ def store(
     as_json: JsonOption = False,
 ) -> None:
     """Store one memory (the same text again in the project is reported, not stored twice)."""
-    from interfaces.formatting import format_store
-    from interfaces.requests import StoreContext
+    from cognitive_memory.service.formatting import format_store
+    from cognitive_memory.service.requests import StoreContext
 
     if text == "-":
         text = sys.stdin.read()
@@ -214,7 +214,7 @@ def recall(
     as_json: JsonOption = False,
 ) -> None:
     """Recall memories of the project (and global ones) for a query, optionally filtered."""
-    from interfaces.formatting import format_recall
+    from cognitive_memory.service.formatting import format_recall
 
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
     settings = load_settings()
@@ -234,7 +234,7 @@ def forget(
     as_json: JsonOption = False,
 ) -> None:
     """Forget memories by id (exit 3 if some were not found or are loaded from files)."""
-    from interfaces.formatting import format_forget
+    from cognitive_memory.service.formatting import format_forget
 
     with open_facade() as cli:
         result = cli.forget_memories(memory_ids)
@@ -316,10 +316,10 @@ def qdrant_migrate(
 ) -> None:
     """Copy every vector SQLite keeps into a Qdrant server collection (no re-embedding)."""
     from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
     from cognitive_memory.main import EMBEDDING_DIMENSION
     from cognitive_memory.replication import copy_vectors
     from cognitive_memory.storage import SQLiteMemoryStore
-    from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
     from memory_system.qdrant_migrate import check_url
 
     if (problem := check_url(to)) is not None:

@@ -45,7 +45,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     ) -> None:
         """Find groups of near-duplicate memories in each project and (with --apply) keep one of each:
         tags, access counts and links merge into it, the others go to the trash."""
-        from interfaces.consolidation import consolidate, format_consolidate
+        from cognitive_memory.service.consolidation import consolidate, format_consolidate
 
         with facade() as cli, progress_bar("Consolidating", "", enabled=not as_json) as advance:
             result = consolidate(cli.system, threshold, project, cli.session_id, apply=apply, advance=advance)

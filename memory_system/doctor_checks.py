@@ -21,9 +21,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.service.memory_service import MemoryService
     from cognitive_memory.settings import Settings, StorageSettings
     from cognitive_memory.system import CognitiveSystem
-    from interfaces.cli import CognitiveCLI
 
 __all__ = [
     "SCRATCH_TAG",
@@ -221,8 +221,8 @@ def open_system_for_repair(settings: Settings) -> tuple[CognitiveSystem | CheckR
     aside (renamed, kept) and a new one made, which ``--repair`` then fills from SQLite; returns
     where the damaged store went, if it was moved."""
     from cognitive_memory.errors import CognitiveMemoryError
+    from cognitive_memory.index.edge_store import set_aside
     from cognitive_memory.main import build_system
-    from cognitive_memory.storage.edge_store import set_aside
 
     try:
         return build_system(settings), None
@@ -250,8 +250,8 @@ def after_set_aside(vectors: CheckResult, moved: Path) -> CheckResult:
 def check_vectors(system: CognitiveSystem) -> CheckResult:
     """The index answers, with the expected dimension, distance and payload indexes."""
     from cognitive_memory.errors import StorageError
+    from cognitive_memory.index.vector_store import INDEXED_FIELDS
     from cognitive_memory.replication import unindexed_threshold
-    from cognitive_memory.storage.vector_store import INDEXED_FIELDS
 
     try:
         info = system.vectors.info()
@@ -368,12 +368,12 @@ def repair_index(system: CognitiveSystem) -> CheckResult:
     """Rewrite the index from the vectors in SQLite (``--repair``)."""
     from cognitive_memory.errors import StorageError
     from cognitive_memory.forgetting import purge_expired
-    from interfaces.cli import CognitiveCLI
+    from cognitive_memory.service.memory_service import MemoryService
 
     started = time.perf_counter()
     try:
         before = system.vectors.count()
-        written = CognitiveCLI(system).rebuild_index()
+        written = MemoryService(system).rebuild_index()
         after = system.vectors.count()
         purged = purge_expired(system, float(system.configuration.get("trash_days", 30)))
     except StorageError as exc:
@@ -409,9 +409,9 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
 def check_round_trip(system: CognitiveSystem) -> CheckResult:
     """Store a scratch memory, recall it as the best match, delete it; nothing is left behind."""
     from cognitive_memory.errors import CognitiveMemoryError
-    from interfaces.cli import CognitiveCLI
+    from cognitive_memory.service.memory_service import MemoryService
 
-    cli = CognitiveCLI(system, session_id=f"doctor-{uuid.uuid4()}")
+    cli = MemoryService(system, session_id=f"doctor-{uuid.uuid4()}")
     started = time.perf_counter()
     try:
         before = (system.memories.counts().total, system.vectors.count())
@@ -428,9 +428,9 @@ def check_round_trip(system: CognitiveSystem) -> CheckResult:
     return CheckResult("round_trip", "ok", f"stored, recalled as core #1 and deleted in {millis:.0f} ms")
 
 
-def _store_recall_delete(cli: CognitiveCLI) -> str | None:
+def _store_recall_delete(cli: MemoryService) -> str | None:
     """What went wrong in the round trip, if anything; the scratch memory is always deleted."""
-    from interfaces.requests import StoreContext
+    from cognitive_memory.service.requests import StoreContext
 
     text = (
         f"memory_system doctor scratch memory {uuid.uuid4().hex}: stored, recalled and deleted "

@@ -15,13 +15,13 @@ from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from interfaces.schemas import GitLoadResult
+    from cognitive_memory.service.schemas import GitLoadResult
 
 __all__ = ["format_git_load", "register"]
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
-    """Add ``git-load`` to ``app``; ``facade`` opens the CognitiveCLI the other commands use (it
+    """Add ``git-load`` to ``app``; ``facade`` opens the MemoryService the other commands use (it
     turns core errors into one line on stderr and exit code 1)."""
 
     @app.command(name="git-load")

@@ -49,7 +49,7 @@ def _stop(listener: HookListener) -> None:
 
 def _listen(system: CognitiveSystem, settings: Settings) -> HookListener | None:
     from cognitive_memory.errors import ConfigurationError
-    from interfaces.cli import CognitiveCLI
+    from cognitive_memory.service.memory_service import MemoryService
     from interfaces.hook_socket import HookListener
     from interfaces.hooks import answer_hook
 
@@ -57,7 +57,7 @@ def _listen(system: CognitiveSystem, settings: Settings) -> HookListener | None:
         return None
     folder, variable = socket_folder(settings.storage.data_dir.expanduser().resolve())
     path = folder / f"{os.getpid()}.sock"
-    cli = CognitiveCLI(system)
+    cli = MemoryService(system)
     try:
         if len(os.fsencode(path)) >= _SOCKET_NAME_MAX:
             raise ConfigurationError(f"{path} is too long for a Unix socket: set {variable} shorter")

@@ -16,7 +16,7 @@ from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from interfaces.schemas import LoadResult, WatchResult
+    from cognitive_memory.service.schemas import LoadResult, WatchResult
 
 __all__ = ["EXIT_SKIPPED", "format_load", "register"]
 
@@ -51,7 +51,7 @@ def _format_batch(batch: WatchResult) -> str:
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
-    """Add ``load``, ``remove-file`` and ``watch`` to ``app``; ``facade`` opens a CognitiveCLI."""
+    """Add ``load``, ``remove-file`` and ``watch`` to ``app``; ``facade`` opens a MemoryService."""
 
     @app.command(name="load")
     def load_command(

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    from cognitive_memory.service.memory_service import MemoryService
     from cognitive_memory.settings import Settings
     from cognitive_memory.system import CognitiveSystem
-    from interfaces.cli import CognitiveCLI
 
 __all__ = ["fail", "load_settings", "open_facade", "open_system", "resolve_settings"]
 
@@ -78,10 +78,10 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
 
 
 @contextmanager
-def open_facade(settings: Settings | None = None) -> Iterator[CognitiveCLI]:
-    """A CognitiveCLI over a freshly built system (see ``open_system``)."""
-    from interfaces.cli import CognitiveCLI
+def open_facade(settings: Settings | None = None) -> Iterator[MemoryService]:
+    """A MemoryService over a freshly built system (see ``open_system``)."""
+    from cognitive_memory.service.memory_service import MemoryService
 
     settings = settings or load_settings()
     with open_system(settings) as system:
-        yield CognitiveCLI(system, project=settings.scope.project)
+        yield MemoryService(system, project=settings.scope.project)

@@ -11,9 +11,9 @@ import typer
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from interfaces.cli import CognitiveCLI
-    from interfaces.requests import RecallFilters
-    from interfaces.schemas import ChunkCountsOut
+    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service.requests import RecallFilters
+    from cognitive_memory.service.schemas import ChunkCountsOut
 
 __all__ = [
     "EXIT_MISSING",
@@ -36,7 +36,7 @@ __all__ = [
 
 Model = TypeVar("Model", bound="BaseModel")
 # Opens the facade for one command (the CLI's own opener, or a test's).
-FacadeSource = Callable[[], AbstractContextManager["CognitiveCLI"]]
+FacadeSource = Callable[[], AbstractContextManager["MemoryService"]]
 # Exit status of a command when an id it was given was not found (or could not be acted on).
 EXIT_MISSING = 3
 
@@ -47,7 +47,7 @@ def project_name(value: str | None) -> str | None:
         return None
     from pydantic import TypeAdapter, ValidationError
 
-    from interfaces.requests import ProjectName
+    from cognitive_memory.service.requests import ProjectName
 
     try:
         return TypeAdapter(ProjectName).validate_python(value)
@@ -134,7 +134,7 @@ def recall_filters(
     before: str | None,
 ) -> RecallFilters:
     """The filters of ``recall`` and ``list`` from their options."""
-    from interfaces.requests import RecallFilters
+    from cognitive_memory.service.requests import RecallFilters
 
     return request(
         RecallFilters,

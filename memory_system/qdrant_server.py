@@ -259,7 +259,7 @@ def _server_report(url: str, api_key: str | None, collection: str) -> dict[str, 
 
 def _embedded_report(path: Path) -> dict[str, Any]:
     from cognitive_memory.errors import StorageError
-    from cognitive_memory.storage import EdgeVectorStore
+    from cognitive_memory.index import EdgeVectorStore
 
     report: dict[str, Any] = {"path": str(path), "reachable": True, "exists": path.exists()}
     if not path.exists():

@@ -21,7 +21,7 @@ RELATION_HELP = "relates_to, supersedes, contradicts, caused_by, example_of or p
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
-    """Add ``link``, ``unlink`` and ``related`` to ``app``; ``facade`` opens a CognitiveCLI."""
+    """Add ``link``, ``unlink`` and ``related`` to ``app``; ``facade`` opens a MemoryService."""
 
     @app.command(name="link")
     def link_command(
@@ -34,8 +34,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Link two memories: FROM --relation--> TO (linking again changes nothing)."""
-        from interfaces.formatting import format_link
-        from interfaces.requests import LinkRequest
+        from cognitive_memory.service.formatting import format_link
+        from cognitive_memory.service.requests import LinkRequest
 
         given = request(LinkRequest, from_id=from_id, to_id=to_id, relation=relation, note=note)
         with facade() as cli:
@@ -52,8 +52,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Remove the links from FROM to TO (all of them, or those of --relation)."""
-        from interfaces.formatting import format_unlink
-        from interfaces.requests import UnlinkRequest
+        from cognitive_memory.service.formatting import format_unlink
+        from cognitive_memory.service.requests import UnlinkRequest
 
         given = request(UnlinkRequest, from_id=from_id, to_id=to_id, relation=relation)
         with facade() as cli:
@@ -70,8 +70,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """The memories linked to MEMORY_ID (both directions), nearest first, with their paths."""
-        from interfaces.formatting import format_related
-        from interfaces.requests import RelatedRequest
+        from cognitive_memory.service.formatting import format_related
+        from cognitive_memory.service.requests import RelatedRequest
 
         given = request(RelatedRequest, memory_id=memory_id, depth=depth, relations=relation)
         with facade() as cli:

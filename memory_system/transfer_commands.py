@@ -35,7 +35,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
-    """Add ``export`` and ``import`` to ``app``; ``facade`` opens a CognitiveCLI."""
+    """Add ``export`` and ``import`` to ``app``; ``facade`` opens a MemoryService."""
 
     @app.command(name="export")
     def export_command(

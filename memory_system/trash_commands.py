@@ -14,7 +14,7 @@ import typer
 from memory_system.options import EXIT_MISSING, FacadeSource, JsonOption, emit, request
 
 if TYPE_CHECKING:
-    from interfaces.trash_schemas import PruneResult
+    from cognitive_memory.service.trash_schemas import PruneResult
 
 __all__ = ["register"]
 
@@ -32,7 +32,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """The memories in the trash: id, first 100 characters, when, why and by which session."""
-        from interfaces.forgetting import format_trash
+        from cognitive_memory.service.forgetting import format_trash
 
         with facade() as cli:
             result = cli.trash_list(limit)
@@ -51,7 +51,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         """Bring memories back from the trash with their ids, tags, links and versions. A memory
         forgotten more than once comes back from its newest entry (or the --entry given); its other
         entries become its versions."""
-        from interfaces.forgetting import format_restore
+        from cognitive_memory.service.forgetting import format_restore
 
         if not memory_ids and not entries:
             typer.echo(
@@ -73,7 +73,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Delete trashed memories for good (they cannot be restored afterwards)."""
-        from interfaces.forgetting import format_empty
+        from cognitive_memory.service.forgetting import format_empty
 
         scope = f"trashed more than {older_than_days:g} days ago " if older_than_days is not None else ""
         if not yes and not typer.confirm(f"Delete the memories {scope}in the trash for good?"):
@@ -104,8 +104,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Move memories matching every criterion given to the trash: lists them, then asks."""
-        from interfaces.forgetting import format_prune
-        from interfaces.requests import PruneRequest
+        from cognitive_memory.service.forgetting import format_prune
+        from cognitive_memory.service.requests import PruneRequest
 
         given = request(
             PruneRequest,
@@ -131,7 +131,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
 def _agreed(plan: PruneResult, apply: bool, as_json: bool) -> bool:
     """``--apply``, or a yes at the prompt after the list (never a prompt with ``--json``)."""
-    from interfaces.forgetting import format_prune
+    from cognitive_memory.service.forgetting import format_prune
 
     if apply:
         return True

@@ -29,8 +29,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Change a memory's text, tags, importance, level, type or source in place."""
-        from interfaces.formatting import format_update
-        from interfaces.requests import MemoryChanges
+        from cognitive_memory.service.formatting import format_update
+        from cognitive_memory.service.requests import MemoryChanges
 
         changes = request(
             MemoryChanges,

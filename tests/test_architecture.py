@@ -18,6 +18,12 @@ FORBIDDEN = {
         "cognitive_memory.system",
         "cognitive_memory.main",
     ),
+    "cognitive_memory/index": (
+        "cognitive_memory.storage",
+        "cognitive_memory.retrieval",
+        "cognitive_memory.system",
+        "cognitive_memory.main",
+    ),
     "cognitive_memory/retrieval": ("cognitive_memory.system", "cognitive_memory.main"),
     "cognitive_memory/core": (
         "cognitive_memory.storage",

@@ -12,6 +12,7 @@ from datetime import datetime
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import pass_to_answers, spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
@@ -21,7 +22,6 @@ from cognitive_memory.retrieval.speakers import names_speaker, query_names
 from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
-from cognitive_memory.storage.vector_store import VectorFilter, VectorStore
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
 

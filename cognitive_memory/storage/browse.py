@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.rows import TAGS_LIST
-from cognitive_memory.storage.vector_store import VectorFilter
 
 __all__ = [
     "ORDER_COLUMNS",

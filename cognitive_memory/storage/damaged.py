@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cognitive_memory.index.vector_store import VectorPoint, point_problem
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, UNREADABLE, delete_memories, memory_from_row
-from cognitive_memory.storage.vector_store import VectorPoint, point_problem
 
 __all__ = ["DamagedRow", "find_damaged", "row_problem", "set_aside", "set_aside_count"]
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import associations, browse, consolidation, damaged, lexical, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import sources as source_sql
@@ -33,7 +34,6 @@ from cognitive_memory.storage.rows import (
     readable_memories,
 )
 from cognitive_memory.storage.trash import TrashBin
-from cognitive_memory.storage.vector_store import VectorFilter
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
 __all__ = ["CONTEXT_WEIGHT", "MemoryCounts", "SQLiteMemoryStore"]

@@ -14,11 +14,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from cognitive_memory.errors import CognitiveMemoryError, EditConflictError
+from cognitive_memory.service.requests import LinkRequest, UnlinkRequest
 from interfaces.dashboard.forms import FormError, describe, memory_changes
 from interfaces.dashboard.gate import checked_form
 from interfaces.dashboard.pages import changed_page, memory_page
 from interfaces.dashboard.state import blocking, session_of, state_of
-from interfaces.requests import LinkRequest, UnlinkRequest
 
 __all__ = ["edit", "forget", "link", "restore", "unlink"]
 

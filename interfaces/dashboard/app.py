@@ -1,4 +1,4 @@
-"""The dashboard as an ASGI app: its routes over a ``CognitiveCLI``, behind ``SessionGate``."""
+"""The dashboard as an ASGI app: its routes over a ``MemoryService``, behind ``SessionGate``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from cognitive_memory.errors import CognitiveMemoryError, InvalidInputError, NotFoundError
-from interfaces.cli import CognitiveCLI
+from cognitive_memory.service.memory_service import MemoryService
 from interfaces.dashboard import actions, login, pages
 from interfaces.dashboard.auth import LoginThrottle, SessionKeys
 from interfaces.dashboard.forms import FormError
@@ -83,7 +83,7 @@ def _routes() -> list[Route | Mount]:
 
 
 def create_dashboard(
-    cli: CognitiveCLI,
+    cli: MemoryService,
     *,
     token: str | None,
     security: TransportSecuritySettings | None,

@@ -14,8 +14,8 @@ from urllib.parse import parse_qsl, urlencode
 from pydantic import ValidationError
 from starlette.requests import Request
 
-from interfaces.requests import ALL_PROJECTS, MemoryChanges, RecallFilters
-from interfaces.schemas import MemoryRecordOut
+from cognitive_memory.service.requests import ALL_PROJECTS, MemoryChanges, RecallFilters
+from cognitive_memory.service.schemas import MemoryRecordOut
 
 __all__ = [
     "EDIT_FIELDS",

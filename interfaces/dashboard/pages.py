@@ -12,13 +12,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from cognitive_memory.errors import NotFoundError
-from interfaces.answers import ranked_reason, record_out
+from cognitive_memory.service.answers import ranked_reason, record_out
+from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE
+from cognitive_memory.service.requests import RecallFilters
+from cognitive_memory.service.schemas import BridgeOut, MemoryOut, MemoryRecordOut, OrderBy, RelatedResult
 from interfaces.dashboard.forms import FilterForm, FormError, compare_edit, edit_values
 from interfaces.dashboard.graph import neighbourhood
 from interfaces.dashboard.state import blocking, session_of, state_of
-from interfaces.paging import DEFAULT_PAGE_SIZE
-from interfaces.requests import RecallFilters
-from interfaces.schemas import BridgeOut, MemoryOut, MemoryRecordOut, OrderBy, RelatedResult
 
 __all__ = [
     "browse",

@@ -9,9 +9,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.formatting import format_get
+from cognitive_memory.service.formatting import format_get
+from cognitive_memory.service.schemas import GetResult
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.schemas import GetResult
 
 __all__ = ["MAX_IDS", "register"]
 

@@ -9,10 +9,10 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.formatting import format_link
+from cognitive_memory.service.formatting import format_link
+from cognitive_memory.service.requests import LinkNote, MemoryId
+from cognitive_memory.service.schemas import LinkResult, RelationName
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.requests import LinkNote, MemoryId
-from interfaces.schemas import LinkResult, RelationName
 
 __all__ = ["register"]
 

@@ -9,11 +9,11 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.formatting import format_list
+from cognitive_memory.service.formatting import format_list
+from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE, MAX_CURSOR_CHARS, MAX_PAGE_SIZE
+from cognitive_memory.service.requests import JsonNumber, ProjectName, RecallFilters
+from cognitive_memory.service.schemas import ListResult, OrderBy
 from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
-from interfaces.paging import DEFAULT_PAGE_SIZE, MAX_CURSOR_CHARS, MAX_PAGE_SIZE
-from interfaces.requests import JsonNumber, ProjectName, RecallFilters
-from interfaces.schemas import ListResult, OrderBy
 
 __all__ = ["register"]
 

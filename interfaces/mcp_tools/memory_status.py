@@ -7,9 +7,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.formatting import format_status
+from cognitive_memory.service.formatting import format_status
+from cognitive_memory.service.schemas import StatusResult
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.schemas import StatusResult
 
 __all__ = ["register"]
 

@@ -9,9 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.forgetting import format_prune
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.requests import (
+from cognitive_memory.service.forgetting import format_prune
+from cognitive_memory.service.requests import (
     KeepLatest,
     MaxImportance,
     NotAccessedDays,
@@ -21,7 +20,8 @@ from interfaces.requests import (
     PruneRequest,
     PruneTags,
 )
-from interfaces.trash_schemas import PruneResult
+from cognitive_memory.service.trash_schemas import PruneResult
+from interfaces.mcp_tools.state import ServerState, answer, cli_of
 
 __all__ = ["register"]
 

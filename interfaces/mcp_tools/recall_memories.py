@@ -11,11 +11,11 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
-from interfaces.answers import BRIEF_CONTENT_CHARS
-from interfaces.formatting import format_recall
+from cognitive_memory.service.answers import BRIEF_CONTENT_CHARS
+from cognitive_memory.service.formatting import format_recall
+from cognitive_memory.service.requests import JsonNumber, ProjectName, RecallFilters
+from cognitive_memory.service.schemas import Detail, RecallResult, RecallType
 from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
-from interfaces.requests import JsonNumber, ProjectName, RecallFilters
-from interfaces.schemas import Detail, RecallResult, RecallType
 
 __all__ = ["register"]
 

@@ -10,10 +10,10 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.links import RELATED_LIMIT
-from interfaces.formatting import format_related
+from cognitive_memory.service.formatting import format_related
+from cognitive_memory.service.requests import LinkDepth, MemoryId
+from cognitive_memory.service.schemas import RelatedResult, RelationName
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.requests import LinkDepth, MemoryId
-from interfaces.schemas import RelatedResult, RelationName
 
 __all__ = ["register"]
 

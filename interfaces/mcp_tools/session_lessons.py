@@ -8,10 +8,10 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
-from interfaces.formatting import format_lesson
+from cognitive_memory.service.formatting import format_lesson
+from cognitive_memory.service.requests import ProjectName
+from cognitive_memory.service.schemas import ImportanceLevel, LessonResult, LessonType
 from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
-from interfaces.requests import ProjectName
-from interfaces.schemas import ImportanceLevel, LessonResult, LessonType
 
 __all__ = ["REFLECTION_PROMPT", "register"]
 

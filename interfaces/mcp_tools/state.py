@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from interfaces.cli import CognitiveCLI
+from cognitive_memory.service.memory_service import MemoryService
 from interfaces.roots import project_of_root
 
 __all__ = ["ROOTS_TIMEOUT_SECONDS", "ServerState", "answer", "call_project", "cli_of", "off_loop"]
@@ -31,13 +31,13 @@ ROOTS_TIMEOUT_SECONDS = 2.0
 
 @dataclass(frozen=True, slots=True)
 class ServerState:
-    cli: CognitiveCLI
+    cli: MemoryService
     # The project each client connection's roots stand for (None: no usable roots).
     roots: weakref.WeakKeyDictionary[object, str | None] = field(default_factory=weakref.WeakKeyDictionary)
 
 
-def cli_of(ctx: Context[ServerState, Any]) -> CognitiveCLI:
-    """The CognitiveCLI of the running server."""
+def cli_of(ctx: Context[ServerState, Any]) -> MemoryService:
+    """The MemoryService of the running server."""
     return ctx.request_context.lifespan_context.cli
 
 

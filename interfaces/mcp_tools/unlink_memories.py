@@ -9,10 +9,10 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.formatting import format_unlink
+from cognitive_memory.service.formatting import format_unlink
+from cognitive_memory.service.requests import MemoryId
+from cognitive_memory.service.schemas import RelationName, UnlinkResult
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.requests import MemoryId
-from interfaces.schemas import RelationName, UnlinkResult
 
 __all__ = ["register"]
 

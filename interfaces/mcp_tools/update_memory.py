@@ -9,10 +9,19 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from interfaces.formatting import format_update
+from cognitive_memory.service.formatting import format_update
+from cognitive_memory.service.requests import (
+    Importance,
+    Kind,
+    Level,
+    MemoryChanges,
+    MemoryId,
+    NewText,
+    SourceInfo,
+    Tags,
+)
+from cognitive_memory.service.schemas import UpdateResult
 from interfaces.mcp_tools.state import ServerState, answer, cli_of
-from interfaces.requests import Importance, Kind, Level, MemoryChanges, MemoryId, NewText, SourceInfo, Tags
-from interfaces.schemas import UpdateResult
 
 __all__ = ["register"]
 

@@ -24,10 +24,11 @@ from cognitive_memory.backup import (
 )
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import InvalidInputError, StorageError
+from cognitive_memory.index import EdgeVectorStore, VectorStore
 from cognitive_memory.main import build_system
 from cognitive_memory.restore import restore_snapshot
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import EdgeVectorStore, SQLiteMemoryStore, VectorStore
+from cognitive_memory.storage import SQLiteMemoryStore
 from memory_system.cli import app
 
 runner = CliRunner()

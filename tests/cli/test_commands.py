@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cognitive_memory.storage import EdgeVectorStore
+from cognitive_memory.index import EdgeVectorStore
 from memory_system.cli import app
 
 runner = CliRunner()

@@ -14,19 +14,13 @@ from qdrant_client import QdrantClient
 from typer.testing import CliRunner
 
 from cognitive_memory.encoding import HashEncoder, SentenceBertEncoder
+from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorFilter, VectorPoint, VectorStore
+from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.main import build_system
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import (
-    ArrayVectorStore,
-    EdgeVectorStore,
-    SQLiteMemoryStore,
-    VectorFilter,
-    VectorPoint,
-    VectorStore,
-)
+from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.migrations import MIGRATIONS
-from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
 from memory_system.doctor import run_checks

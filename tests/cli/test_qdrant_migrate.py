@@ -17,10 +17,11 @@ from qdrant_client import QdrantClient
 from typer.testing import CliRunner
 
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.index import VectorPoint
+from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import SQLiteMemoryStore, VectorPoint
-from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+from cognitive_memory.storage import SQLiteMemoryStore
 from memory_system.cli import app
 
 runner = CliRunner()

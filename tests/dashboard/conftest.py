@@ -25,9 +25,9 @@ from starlette.testclient import TestClient
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from interfaces.dashboard import DashboardSource
 from interfaces.http_app import create_dashboard_app
 
@@ -60,12 +60,12 @@ def csrf_of(html: str) -> str:
 
 
 @pytest.fixture
-def cli(hash_system: CognitiveSystem) -> CognitiveCLI:
-    return CognitiveCLI(hash_system, session_id="dashboard-tests")
+def cli(hash_system: CognitiveSystem) -> MemoryService:
+    return MemoryService(hash_system, session_id="dashboard-tests")
 
 
 @pytest.fixture
-def make_client(cli: CognitiveCLI) -> Callable[..., TestClient]:
+def make_client(cli: MemoryService) -> Callable[..., TestClient]:
     """A TestClient on the dashboard alone, as `memory_system ui` serves it."""
 
     def make(token: str | None = TOKEN) -> TestClient:
@@ -120,7 +120,7 @@ def _seed(data_dir: Path) -> dict[str, str]:
         patch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(data_dir))
         system = build_system(Settings(env_file=None), encoder=HashEncoder())
         try:
-            cli = CognitiveCLI(system, session_id="seed")
+            cli = MemoryService(system, session_id="seed")
             ids = {name: cli.store_experience(text).memory_id for name, text in texts.items()}
             cli.link_memories(ids["deploy"], ids["cache"], "relates_to")
             cli.link_memories(ids["cache"], ids["billing"], "caused_by")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from starlette.testclient import TestClient
 
-from interfaces.cli import CognitiveCLI
+from cognitive_memory.service.memory_service import MemoryService
 from interfaces.dashboard import create_dashboard
 from interfaces.dashboard.auth import (
     COOKIE_NAME,
@@ -24,7 +24,7 @@ SECRET_TEXT = "The staging database password rotates every Monday."
 
 
 def test_without_a_session_every_page_shows_the_login_form_and_no_memory(
-    cli: CognitiveCLI, make_client: Callable[..., TestClient]
+    cli: MemoryService, make_client: Callable[..., TestClient]
 ) -> None:
     memory_id = cli.store_experience(SECRET_TEXT).memory_id
     client = make_client()
@@ -58,7 +58,7 @@ def test_a_wrong_token_is_refused_and_never_echoed(make_client: Callable[..., Te
     assert client.get("/status").status_code == 401
 
 
-def test_the_token_never_appears_in_a_page_or_url(client: TestClient, cli: CognitiveCLI) -> None:
+def test_the_token_never_appears_in_a_page_or_url(client: TestClient, cli: MemoryService) -> None:
     memory_id = cli.store_experience(SECRET_TEXT).memory_id
     for path in ("/", "/search?q=staging", f"/memories/{memory_id}", "/status", "/memories"):
         page = client.get(path)
@@ -113,7 +113,7 @@ def test_logging_in_starts_a_new_session_id(make_client: Callable[..., TestClien
     ],
 )
 def test_every_change_without_the_csrf_token_is_refused_and_changes_nothing(
-    client: TestClient, cli: CognitiveCLI, path: str
+    client: TestClient, cli: MemoryService, path: str
 ) -> None:
     memory_id = cli.store_experience(SECRET_TEXT).memory_id
     other = cli.store_experience("Another memory to link to.").memory_id
@@ -138,7 +138,7 @@ def test_every_change_without_the_csrf_token_is_refused_and_changes_nothing(
 
 
 def test_a_csrf_token_of_another_session_is_refused(
-    make_client: Callable[..., TestClient], cli: CognitiveCLI
+    make_client: Callable[..., TestClient], cli: MemoryService
 ) -> None:
     memory_id = cli.store_experience(SECRET_TEXT).memory_id
     first, second = make_client(), make_client()
@@ -158,7 +158,7 @@ def test_the_login_post_itself_needs_the_csrf_token(make_client: Callable[..., T
 
 
 def test_without_a_token_on_loopback_no_login_but_csrf_still_applies(
-    make_client: Callable[..., TestClient], cli: CognitiveCLI
+    make_client: Callable[..., TestClient], cli: MemoryService
 ) -> None:
     memory_id = cli.store_experience(SECRET_TEXT).memory_id
     client = make_client(token=None)
@@ -226,7 +226,7 @@ class FakeClock:
 
 
 @pytest.mark.slow
-def test_a_correct_token_logs_in_while_wrong_ones_are_posted_twice_a_second(cli: CognitiveCLI) -> None:
+def test_a_correct_token_logs_in_while_wrong_ones_are_posted_twice_a_second(cli: MemoryService) -> None:
     """The attack of issue 27: a wrong token every 0.5 s for 127 s; every correct login succeeds."""
     clock = FakeClock()
     app = create_dashboard(cli, token=TOKEN, security=None, clock=clock)
@@ -275,12 +275,12 @@ def test_the_login_wait_doubles_and_a_success_resets_it() -> None:
     assert throttle.wait_seconds() == 0.0
 
 
-def one_time_client(cli: CognitiveCLI, code: str = "one-time-code") -> TestClient:
+def one_time_client(cli: MemoryService, code: str = "one-time-code") -> TestClient:
     app = create_dashboard(cli, token=TOKEN, security=None, login_code=code)
     return TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
 
 
-def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(cli: CognitiveCLI) -> None:
+def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(cli: MemoryService) -> None:
     browser = one_time_client(cli)
     landed = browser.get("/login?once=one-time-code")
     assert landed.status_code == 200
@@ -295,7 +295,7 @@ def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(cli: C
     assert other.get("/status").status_code == 401
 
 
-def test_a_wrong_or_expired_login_link_logs_nobody_in(cli: CognitiveCLI) -> None:
+def test_a_wrong_or_expired_login_link_logs_nobody_in(cli: MemoryService) -> None:
     browser = one_time_client(cli)
     assert browser.get("/login?once=guess").status_code == 401
     assert browser.get("/status").status_code == 401

@@ -10,14 +10,14 @@ import pytest
 from starlette.testclient import TestClient
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.requests import MemoryChanges, StoreContext
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from interfaces.dashboard import DashboardSource, HealthCheck
 from interfaces.dashboard.graph import bridge_nodes
 from interfaces.dashboard.views import CONTENT_SECURITY_POLICY
 from interfaces.http_app import create_http_app
 from interfaces.mcp_server import create_server
-from interfaces.requests import MemoryChanges, StoreContext
 from tests.dashboard.conftest import TOKEN, csrf_of, login
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "interfaces" / "dashboard" / "templates"
@@ -74,7 +74,7 @@ def edit_form_of(html: str, memory_id: str) -> dict[str, str]:
 
 
 def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
-    client: TestClient, cli: CognitiveCLI
+    client: TestClient, cli: MemoryService
 ) -> None:
     memory_id = cli.store_experience("Deploys run through rsync to the blue host.").memory_id
     page = client.get("/search", params={"q": "rsync deploys blue host"})
@@ -85,7 +85,7 @@ def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
     assert "Why:</strong> " in page.text
 
 
-def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, cli: CognitiveCLI) -> None:
+def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, cli: MemoryService) -> None:
     cli.store_experience("Tagged rsync note", StoreContext(tags=["ops"], project="alpha"))
     cli.store_experience("Untagged rsync note", StoreContext(project="beta"))
     page = client.get("/search", params={"q": "rsync note", "project": "alpha"})
@@ -97,7 +97,7 @@ def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, cli: 
     assert 'value="yesterday"' in bad.text
 
 
-def test_browse_sorts_and_pages(client: TestClient, cli: CognitiveCLI) -> None:
+def test_browse_sorts_and_pages(client: TestClient, cli: MemoryService) -> None:
     for number in range(5):
         cli.store_experience(f"Browse note number {number}", StoreContext(importance_score=number / 10))
     first = client.get("/memories", params={"order": "importance", "limit": "2"})
@@ -112,7 +112,7 @@ def test_browse_sorts_and_pages(client: TestClient, cli: CognitiveCLI) -> None:
 
 
 def test_the_memory_page_shows_text_metadata_versions_and_links(
-    client: TestClient, cli: CognitiveCLI
+    client: TestClient, cli: MemoryService
 ) -> None:
     first = cli.store_experience("First memory text", StoreContext(tags=["alpha-tag"])).memory_id
     second = cli.store_experience("Second memory text").memory_id
@@ -125,7 +125,7 @@ def test_the_memory_page_shows_text_metadata_versions_and_links(
     assert f'href="/memories/{second}"' in page.text
 
 
-def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: CognitiveCLI) -> None:
+def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: MemoryService) -> None:
     memory_id = cli.store_experience("Release notes are drafted on Fridays.").memory_id
     other = cli.store_experience("Releases are cut on Thursdays.").memory_id
     page = client.get(f"/memories/{memory_id}").text
@@ -163,7 +163,7 @@ def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: Cognit
     assert client.get(f"/memories/{memory_id}").status_code == 200
 
 
-def test_a_refused_edit_keeps_what_was_typed(client: TestClient, cli: CognitiveCLI) -> None:
+def test_a_refused_edit_keeps_what_was_typed(client: TestClient, cli: MemoryService) -> None:
     memory_id = cli.store_experience("Short memory").memory_id
     csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
     typed = "x" * (MAX_TEXT_CHARS + 1)
@@ -176,7 +176,7 @@ def test_a_refused_edit_keeps_what_was_typed(client: TestClient, cli: CognitiveC
     assert cli.get_memories([memory_id]).memories[0].content == "Short memory"
 
 
-def test_linking_to_an_unknown_memory_says_so(client: TestClient, cli: CognitiveCLI) -> None:
+def test_linking_to_an_unknown_memory_says_so(client: TestClient, cli: MemoryService) -> None:
     memory_id = cli.store_experience("Lonely memory").memory_id
     csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
     answer = client.post(
@@ -196,7 +196,7 @@ def test_unknown_ids_give_a_readable_page(client: TestClient, path: str) -> None
     assert "Traceback" not in answer.text
 
 
-def test_bad_numbers_and_unknown_pages_give_readable_pages(client: TestClient, cli: CognitiveCLI) -> None:
+def test_bad_numbers_and_unknown_pages_give_readable_pages(client: TestClient, cli: MemoryService) -> None:
     memory_id = cli.store_experience("A memory").memory_id
     assert "from 1 to 3" in client.get(f"/graph/{memory_id}", params={"depth": "9"}).text
     assert client.get("/memories", params={"limit": "-1"}).status_code == 400
@@ -206,7 +206,7 @@ def test_bad_numbers_and_unknown_pages_give_readable_pages(client: TestClient, c
     assert "There is no such page" in missing.text
 
 
-def test_hostile_memory_text_is_shown_as_text_everywhere(client: TestClient, cli: CognitiveCLI) -> None:
+def test_hostile_memory_text_is_shown_as_text_everywhere(client: TestClient, cli: MemoryService) -> None:
     hostile = cli.store_experience(HOSTILE, StoreContext(tags=["<b>tag</b>"])).memory_id
     other = cli.store_experience("A neighbour").memory_id
     cli.link_memories(other, hostile, "relates_to", note="<i>note</i>")
@@ -246,7 +246,7 @@ def test_templates_hold_no_inline_script_style_or_handlers() -> None:
 
 
 def test_the_status_page_shows_counts_checks_and_sources(
-    cli: CognitiveCLI, hash_system: CognitiveSystem
+    cli: MemoryService, hash_system: CognitiveSystem
 ) -> None:
     from interfaces.http_app import create_dashboard_app
 
@@ -264,7 +264,7 @@ def test_the_status_page_shows_counts_checks_and_sources(
 
 
 def test_serve_mcp_app_keeps_bearer_auth_on_mcp_and_the_login_form_on_the_dashboard(
-    hash_system: CognitiveSystem, cli: CognitiveCLI
+    hash_system: CognitiveSystem, cli: MemoryService
 ) -> None:
     server = create_server(hash_system)
     app = create_http_app(server, host="127.0.0.1", port=8000, token=TOKEN, dashboard=DashboardSource(cli))
@@ -285,7 +285,7 @@ def test_graph_bridges_are_the_memories_that_hold_others_to_the_centre() -> None
 
 
 def test_a_stale_edit_form_changes_nothing_and_shows_both_versions(
-    client: TestClient, cli: CognitiveCLI
+    client: TestClient, cli: MemoryService
 ) -> None:
     context = StoreContext(tags=["release"], importance_score=0.4)
     memory_id = cli.store_experience("Release notes are drafted on Fridays.", context).memory_id
@@ -317,7 +317,7 @@ def test_a_stale_edit_form_changes_nothing_and_shows_both_versions(
 
 
 def test_a_fresh_edit_form_saves_and_an_old_one_without_a_revision_is_stale(
-    client: TestClient, cli: CognitiveCLI
+    client: TestClient, cli: MemoryService
 ) -> None:
     memory_id = cli.store_experience("Backups run nightly.").memory_id
     fresh = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
@@ -331,7 +331,7 @@ def test_a_fresh_edit_form_saves_and_an_old_one_without_a_revision_is_stale(
 
 
 def test_a_refused_stale_form_keeps_the_revision_it_was_read_at(
-    client: TestClient, cli: CognitiveCLI
+    client: TestClient, cli: MemoryService
 ) -> None:
     memory_id = cli.store_experience("Deploys need a ticket.").memory_id
     opened = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
@@ -346,7 +346,7 @@ def test_a_refused_stale_form_keeps_the_revision_it_was_read_at(
     assert cli.get_memories([memory_id]).memories[0].tags == ["ops"]
 
 
-def test_a_browser_s_crlf_line_breaks_do_not_change_the_text(client: TestClient, cli: CognitiveCLI) -> None:
+def test_a_browser_s_crlf_line_breaks_do_not_change_the_text(client: TestClient, cli: MemoryService) -> None:
     memory_id = cli.store_experience("Line one.\nLine two.").memory_id
     fresh = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
     posted = {**fresh, "text": fresh["text"].replace("\n", "\r\n"), "tags": "ops"}

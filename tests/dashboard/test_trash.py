@@ -7,14 +7,14 @@ import re
 
 from starlette.testclient import TestClient
 
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.requests import MemoryChanges
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
-from interfaces.requests import MemoryChanges
 from tests.dashboard.conftest import csrf_of
 
 
 def test_each_trash_entry_restores_its_own_text(
-    client: TestClient, cli: CognitiveCLI, hash_system: CognitiveSystem
+    client: TestClient, cli: MemoryService, hash_system: CognitiveSystem
 ) -> None:
     old, updated = "The build cache lives on the NFS share.", "The build cache moved to the local SSD."
     memory_id = cli.store_experience(old).memory_id

@@ -19,10 +19,10 @@ import cognitive_memory.main as main_module
 from cognitive_memory.background_index import BackgroundIndexer, build
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index import EdgeVectorStore, VectorPoint
+from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import EdgeVectorStore, VectorPoint
-from cognitive_memory.storage.shared_store import SharedVectorStore
 from cognitive_memory.system import CognitiveSystem
 from memory_system.doctor_checks import check_vectors
 

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
-from cognitive_memory.storage import SQLiteMemoryStore, VectorFilter
+from cognitive_memory.index import VectorFilter
+from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.browse import PageKey
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)

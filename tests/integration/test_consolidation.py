@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from cognitive_memory import consolidation, forgetting
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.storage import consolidation as consolidation_sql
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 
 BASE = "The API rate limit is 600 requests per minute for every client."
 OTHER = "Deploys happen on Tuesdays after the standup."
@@ -108,7 +108,7 @@ def test_a_consolidated_memory_comes_back_with_trash_restore(
 def test_loaded_memories_are_never_candidates(hash_system: CognitiveSystem, tmp_path: Path) -> None:
     note = tmp_path / "notes.md"
     note.write_text("# Limits\n\n" + BASE + "\n")
-    CognitiveCLI(hash_system).load_markdown(str(note))
+    MemoryService(hash_system).load_markdown(str(note))
     (loaded,) = [m for batch in hash_system.memories.iter_memories() for m in batch]
     stored(hash_system, loaded.content + "!!")
 

@@ -19,9 +19,9 @@ import pytest
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index import edge_store
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import edge_store
 
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
 

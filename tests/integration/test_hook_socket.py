@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.requests import StoreContext
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces import hook_socket
-from interfaces.cli import CognitiveCLI
 from interfaces.hook_socket import HookListener
 from interfaces.hooks import answer_hook
-from interfaces.requests import StoreContext
 from memory_system import hook_command
 from memory_system.hook_server import hooks_answered
 from tests.hooking import HASH_ENTRY, hook_input, hook_socket_path, private_runtime_dir
@@ -41,7 +41,7 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def listener(hash_system: CognitiveSystem, data_dir: Path) -> Iterator[HookListener]:
-    cli = CognitiveCLI(hash_system)
+    cli = MemoryService(hash_system)
     cli.store_experience(DEPLOY, StoreContext(project="proj"))
     served = HookListener(hook_socket_path(data_dir, "1.sock"), lambda request: answer_hook(cli, request))
     yield served

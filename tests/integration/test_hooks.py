@@ -17,10 +17,10 @@ import pytest
 from pydantic import ValidationError
 
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.requests import RecallFilters, StoreContext
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from interfaces.hooks import HookAnswer, HookRequest, answer_hook, session_tag
-from interfaces.requests import RecallFilters, StoreContext
 from tests.hooking import fifo
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
@@ -28,8 +28,8 @@ SESSION = "3f2c9a1e-5b7d-4e2a-9c11-0d8e6f4b2a77"
 
 
 @pytest.fixture
-def cli(hash_system: CognitiveSystem) -> CognitiveCLI:
-    return CognitiveCLI(hash_system)
+def cli(hash_system: CognitiveSystem) -> MemoryService:
+    return MemoryService(hash_system)
 
 
 @pytest.fixture
@@ -48,13 +48,13 @@ def _context(answer_stdout: str, event: str) -> str:
     return text
 
 
-def _start(cli: CognitiveCLI, cwd: Path, max_chars: int = 1500) -> str:
+def _start(cli: MemoryService, cwd: Path, max_chars: int = 1500) -> str:
     request = HookRequest("session-start", {"cwd": str(cwd), "source": "startup"}, max_chars)
     return answer_hook(cli, request).stdout
 
 
 def test_session_start_gives_lessons_concepts_and_recent_memories_of_the_cwd_project(
-    cli: CognitiveCLI, project_dir: Path
+    cli: MemoryService, project_dir: Path
 ) -> None:
     lesson = cli.store_session_lesson(
         "Never run the migrations by hand on prod: deploy.sh runs them.", "warning", project="proj"
@@ -79,7 +79,7 @@ def test_session_start_gives_lessons_concepts_and_recent_memories_of_the_cwd_pro
 
 
 def test_session_start_leaves_out_memories_loaded_from_files(
-    cli: CognitiveCLI, hash_system: CognitiveSystem, project_dir: Path
+    cli: MemoryService, hash_system: CognitiveSystem, project_dir: Path
 ) -> None:
     loaded = hash_system.store(
         "## Setup\nRun make install.", hierarchy_level=1, metadata={"loader_type": "markdown"}, project="proj"
@@ -92,7 +92,7 @@ def test_session_start_leaves_out_memories_loaded_from_files(
 
 
 def test_session_start_stays_within_its_bound_and_says_nothing_without_memories(
-    cli: CognitiveCLI, project_dir: Path
+    cli: MemoryService, project_dir: Path
 ) -> None:
     assert _start(cli, project_dir) == ""
     for number in range(30):
@@ -106,7 +106,9 @@ def test_session_start_stays_within_its_bound_and_says_nothing_without_memories(
     assert too_small == ""
 
 
-def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(cli: CognitiveCLI, project_dir: Path) -> None:
+def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(
+    cli: MemoryService, project_dir: Path
+) -> None:
     deploy = cli.store_experience(
         "To deploy, run make release then deploy.sh prod.", StoreContext(project="proj")
     )
@@ -119,7 +121,7 @@ def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(cli: CognitiveCL
     assert len(text) <= 1500
 
 
-def test_a_blank_prompt_or_no_room_adds_nothing(cli: CognitiveCLI, project_dir: Path) -> None:
+def test_a_blank_prompt_or_no_room_adds_nothing(cli: MemoryService, project_dir: Path) -> None:
     cli.store_experience("To deploy, run make release.", StoreContext(project="proj"))
     blank = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "  "})
     no_room = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "deploy"}, max_chars=0)
@@ -128,7 +130,7 @@ def test_a_blank_prompt_or_no_room_adds_nothing(cli: CognitiveCLI, project_dir: 
     assert answer_hook(cli, no_room).stdout == ""
 
 
-def test_the_requests_project_wins_over_the_cwd(cli: CognitiveCLI, project_dir: Path) -> None:
+def test_the_requests_project_wins_over_the_cwd(cli: MemoryService, project_dir: Path) -> None:
     memory = cli.store_experience("Deploys go through the ops box.", StoreContext(project="ops"))
     request = HookRequest("session-start", {"cwd": str(project_dir)}, project="ops")
 
@@ -140,13 +142,13 @@ def _end_request(transcript: Path, cwd: str = "/x/proj", event: str = "session-e
     return HookRequest(event, payload)
 
 
-def _episodes(cli: CognitiveCLI) -> list[str]:
+def _episodes(cli: MemoryService) -> list[str]:
     found = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"]))
     return [memory.content for memory in found.memories]
 
 
 def test_a_session_is_kept_as_one_episode_and_a_second_run_stores_nothing_new(
-    cli: CognitiveCLI, tmp_path: Path
+    cli: MemoryService, tmp_path: Path
 ) -> None:
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "transcript.jsonl", transcript)
@@ -169,7 +171,7 @@ def test_a_session_is_kept_as_one_episode_and_a_second_run_stores_nothing_new(
     assert [(m.hierarchy_level, m.memory_type, m.project) for m in stored] == [(2, "episodic", "proj")]
 
 
-def test_a_grown_transcript_updates_the_same_episode(cli: CognitiveCLI, tmp_path: Path) -> None:
+def test_a_grown_transcript_updates_the_same_episode(cli: MemoryService, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "transcript.jsonl", transcript)
     answer_hook(cli, _end_request(transcript, event="pre-compact"))
@@ -186,7 +188,7 @@ def test_a_grown_transcript_updates_the_same_episode(cli: CognitiveCLI, tmp_path
     assert after.content.endswith("- Now bump the chart version.\nFiles changed: deploy.sh, CHANGELOG.md.")
 
 
-def test_a_session_without_a_readable_transcript_keeps_nothing(cli: CognitiveCLI, tmp_path: Path) -> None:
+def test_a_session_without_a_readable_transcript_keeps_nothing(cli: MemoryService, tmp_path: Path) -> None:
     missing = answer_hook(cli, _end_request(tmp_path / "gone.jsonl"))
     empty_file = tmp_path / "empty.jsonl"
     empty_file.write_text('{"type": "summary"}\nnot json\n')
@@ -197,7 +199,7 @@ def test_a_session_without_a_readable_transcript_keeps_nothing(cli: CognitiveCLI
     assert cli.show_status().memory_counts.total_memories == 0
 
 
-def _answered_within(seconds: float, cli: CognitiveCLI, request: HookRequest) -> HookAnswer:
+def _answered_within(seconds: float, cli: MemoryService, request: HookRequest) -> HookAnswer:
     """The hook's answer, which must come within ``seconds`` (a blocked reader fails the test, it
     does not hang it)."""
     answers: list[HookAnswer] = []
@@ -221,7 +223,7 @@ def not_a_file(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]
 
 
 def test_a_transcript_that_is_not_a_regular_file_is_refused_unread(
-    cli: CognitiveCLI, not_a_file: Path
+    cli: MemoryService, not_a_file: Path
 ) -> None:
     answer = _answered_within(5, cli, _end_request(not_a_file))
 
@@ -255,7 +257,7 @@ def _peak_bytes(call: Callable[[], HookAnswer]) -> tuple[HookAnswer, int]:
 
 
 def test_a_huge_transcript_is_read_in_bounded_memory_and_time_keeping_its_first_and_last_prompts(
-    cli: CognitiveCLI, tmp_path: Path
+    cli: MemoryService, tmp_path: Path
 ) -> None:
     transcript = _sparse_transcript(
         tmp_path / "t.jsonl", 4 * 1024**3, "Fix the deploy script.", "Now tag it."
@@ -298,7 +300,7 @@ def test_a_request_naming_an_impossible_project_is_refused(project: object) -> N
         HookRequest.from_wire({"event": "session-start", "payload": {}, "project": project})
 
 
-def test_a_cwd_that_cannot_be_looked_at_works_in_the_default_project(cli: CognitiveCLI) -> None:
+def test_a_cwd_that_cannot_be_looked_at_works_in_the_default_project(cli: MemoryService) -> None:
     memory = cli.store_experience("Deploys go through the ops box.")
     request = HookRequest("session-start", {"cwd": "/x/\x00"})
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.service.requests import StoreContext
 from cognitive_memory.storage import SQLiteMemoryStore, lexical, words
 from cognitive_memory.system import CognitiveSystem
-from interfaces.requests import StoreContext
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -185,12 +185,12 @@ def test_activation_brings_the_answer_after_the_matching_question(real_system: C
 def test_the_answer_to_a_matching_question_inherits_part_of_its_relevance(
     real_system: CognitiveSystem,
 ) -> None:
-    from interfaces.cli import CognitiveCLI
+    from cognitive_memory.service.memory_service import MemoryService
 
-    chat = CognitiveCLI(real_system, session_id="chat")
+    chat = MemoryService(real_system, session_id="chat")
     chat.store_experience("Melanie: What inspired your painting for the art show?", turn("Melanie"))
     answer = chat.store_experience("Caroline: A visit to the community center last spring.", turn("Caroline"))
-    other = CognitiveCLI(real_system, session_id="other")
+    other = MemoryService(real_system, session_id="other")
     for speaker, text in (
         ("Gina", "Gina: The art show opens on Friday."),
         ("Jon", "Jon: My painting class starts in June."),
@@ -214,11 +214,11 @@ def turn(speaker: str) -> StoreContext:
 def test_a_memory_said_by_the_person_the_query_names_ranks_first(
     real_system: CognitiveSystem, weight: float, first: str
 ) -> None:
-    from interfaces.cli import CognitiveCLI
+    from cognitive_memory.service.memory_service import MemoryService
 
     config = real_system.retriever.config
     real_system.retriever.config = replace(config, weights=replace(config.weights, speaker=weight))
-    chat = CognitiveCLI(real_system, session_id="chat")
+    chat = MemoryService(real_system, session_id="chat")
     for text in (
         "Ana: Last summer we walked the coast trail for a week.",
         "Ben: Ana and I love hiking; I went hiking in the Alps.",

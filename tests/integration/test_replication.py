@@ -11,9 +11,10 @@ import pytest
 from qdrant_client import QdrantClient
 
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
-from cognitive_memory.storage import EdgeVectorStore, SQLiteMemoryStore, VectorStore
-from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 from tests.damaging import DAMAGES, write_bad_row, write_row
 

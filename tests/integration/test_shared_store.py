@@ -14,10 +14,10 @@ import pytest
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
+from cognitive_memory.index import ArrayVectorStore, VectorPoint
+from cognitive_memory.index.shared_store import SharedVectorStore, _receive, _send
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import ArrayVectorStore, VectorPoint
-from cognitive_memory.storage.shared_store import SharedVectorStore, _receive, _send
 from cognitive_memory.system import CognitiveSystem
 
 
@@ -77,7 +77,7 @@ def test_a_filtered_search_and_deletion_travel_over_the_socket(
     owner, client = pair
     episode = client.store("I fixed the flaky websocket test yesterday").memory
     client.store("Always pin the websocket library version")
-    from cognitive_memory.storage import VectorFilter
+    from cognitive_memory.index import VectorFilter
 
     vector = client.encoder.encode(["websocket"])[0]
     hits = client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)))

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from cognitive_memory.errors import ConfigurationError, StorageError, StoreLockedError
+from cognitive_memory.index import ArrayVectorStore, VectorPoint
+from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import ArrayVectorStore, VectorPoint
-from cognitive_memory.storage.shared_store import SharedVectorStore
 
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
 NOBODY = 65534

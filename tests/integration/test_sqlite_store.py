@@ -16,9 +16,9 @@ import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.migrations import MIGRATIONS, apply_migrations
-from cognitive_memory.storage.vector_store import VectorFilter
 
 STORED_AT = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 

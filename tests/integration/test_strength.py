@@ -11,11 +11,12 @@ import pytest
 
 from cognitive_memory.core.strength import BASE_STRENGTH, effective_strength
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.index import ArrayVectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
-from cognitive_memory.storage import ArrayVectorStore, SQLiteMemoryStore
+from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.schemas import MemoryOut, ScoreOut
+from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
-from interfaces.schemas import MemoryOut, ScoreOut
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 RECALLED = "The deploy script reads the AWS profile from the environment"
@@ -38,27 +39,27 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def cli(tmp_path: Path, clock: Clock) -> Iterator[CognitiveCLI]:
+def cli(tmp_path: Path, clock: Clock) -> Iterator[MemoryService]:
     memories = SQLiteMemoryStore(tmp_path / "memories.db")
     vectors = ArrayVectorStore(HashEncoder().dimension)
     system = CognitiveSystem(
         memories, vectors, HashEncoder(), Retriever(memories, vectors, RetrievalConfig()), clock=clock
     )
-    yield CognitiveCLI(system)
+    yield MemoryService(system)
     system.close()
 
 
-def _strengths(cli: CognitiveCLI, *ids: str) -> list[float]:
+def _strengths(cli: MemoryService, *ids: str) -> list[float]:
     cli.system.flush()
     return [record.strength for record in cli.get_memories(ids).memories]
 
 
-def _store(cli: CognitiveCLI, text: str) -> str:
+def _store(cli: MemoryService, text: str) -> str:
     return cli.system.store(text, hierarchy_level=1).memory.id
 
 
 def test_a_memory_recalled_often_as_core_is_stronger_than_one_never_recalled(
-    cli: CognitiveCLI, clock: Clock
+    cli: MemoryService, clock: Clock
 ) -> None:
     recalled, ignored = _store(cli, RECALLED), _store(cli, IGNORED)
     for day in range(1, 6):
@@ -76,7 +77,7 @@ def test_a_memory_recalled_often_as_core_is_stronger_than_one_never_recalled(
     assert strong.strength > BASE_STRENGTH > weak.strength
 
 
-def test_opening_a_memory_counts_as_a_use(cli: CognitiveCLI, clock: Clock) -> None:
+def test_opening_a_memory_counts_as_a_use(cli: MemoryService, clock: Clock) -> None:
     opened, other = _store(cli, RECALLED), _store(cli, IGNORED)
     for _ in range(3):
         cli.get_memories([opened])
@@ -88,7 +89,7 @@ def test_opening_a_memory_counts_as_a_use(cli: CognitiveCLI, clock: Clock) -> No
     assert records[0].strength > records[1].strength == BASE_STRENGTH
 
 
-def test_strength_fades_while_a_memory_goes_unused(cli: CognitiveCLI, clock: Clock) -> None:
+def test_strength_fades_while_a_memory_goes_unused(cli: MemoryService, clock: Clock) -> None:
     memory_id = _store(cli, RECALLED)
     (fresh,) = _strengths(cli, memory_id)
     clock.now = T0 + timedelta(days=90)  # one context half-life after that open
@@ -100,7 +101,7 @@ def test_strength_fades_while_a_memory_goes_unused(cli: CognitiveCLI, clock: Clo
     assert faded < fresh
 
 
-def test_recall_ranks_and_reports_the_same_strength(cli: CognitiveCLI, clock: Clock) -> None:
+def test_recall_ranks_and_reports_the_same_strength(cli: MemoryService, clock: Clock) -> None:
     memory_id = _store(cli, RECALLED)
     cli.get_memories([memory_id])
     cli.system.flush()

@@ -12,9 +12,9 @@ from cognitive_memory.core.memory import HierarchyLevel, MemoryType
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import Encoder, HashEncoder
 from cognitive_memory.errors import EditConflictError, IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.index import VectorFilter, VectorPoint
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import VectorFilter, VectorPoint
 from cognitive_memory.system import CognitiveSystem
 
 Build = Callable[..., CognitiveSystem]

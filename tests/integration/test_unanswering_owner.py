@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from cognitive_memory.errors import StorageError, StoreLockedError
-from cognitive_memory.storage import ArrayVectorStore, VectorPoint
-from cognitive_memory.storage.shared_store import SharedVectorStore
+from cognitive_memory.index import ArrayVectorStore, VectorPoint
+from cognitive_memory.index.shared_store import SharedVectorStore
 
 
 def locked() -> ArrayVectorStore:

@@ -13,10 +13,10 @@ import pytest
 
 from cognitive_memory import forgetting
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import migrations
-from cognitive_memory.storage.vector_store import VectorFilter
 
 OLD_ID = "0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
 OLD_INSERT = (

@@ -14,7 +14,7 @@ from qdrant_client import QdrantClient
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
 from cognitive_memory.errors import IndexMismatchError, RejectedPointsError, StoreLockedError
-from cognitive_memory.storage import (
+from cognitive_memory.index import (
     ArrayVectorStore,
     EdgeVectorStore,
     VectorFilter,
@@ -23,7 +23,7 @@ from cognitive_memory.storage import (
     VectorStoreInfo,
     payload_for,
 )
-from cognitive_memory.storage.qdrant_store import QdrantServerVectorStore
+from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 
 DIM = 16
 

@@ -8,9 +8,9 @@ from datetime import datetime
 import pytest
 from mcp import Client
 
+from cognitive_memory.service.consolidation import consolidate
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
-from interfaces.consolidation import consolidate
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -35,5 +35,5 @@ async def test_memory_status_reports_the_last_consolidation(
     assert (done.trashed, done.groups[0].survivor.id, done.groups[0].merged[0].id) == (1, kept, gone)
     assert (last["groups"], last["trashed"], last["links"], last["threshold"]) == (1, 1, 0, 0.92)
     assert datetime.fromisoformat(last["at"]).tzinfo is not None
-    (entry,) = CognitiveCLI(real_system).trash_list().entries
+    (entry,) = MemoryService(real_system).trash_list().entries
     assert (entry.id, entry.reason, entry.consolidated_into) == (gone, "consolidated", kept)

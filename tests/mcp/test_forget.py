@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -53,7 +53,7 @@ async def test_memories_loaded_from_a_file_are_kept_with_the_way_to_remove_them(
 ) -> None:
     note = tmp_path / "runbook.md"
     note.write_text("# Runbook\n\nRestart the ingest worker when the queue backs up past ten thousand.\n")
-    CognitiveCLI(real_system).load_markdown(str(note))
+    MemoryService(real_system).load_markdown(str(note))
     (loaded,) = await recalled_ids(client, "the ingest queue is backing up")
 
     body = await call(client, "forget_memories", {"memory_ids": [loaded]})

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +42,7 @@ async def test_recall_finds_loaded_sections_by_meaning_with_their_sources(
     for name, text in DOCS.items():
         (tmp_path / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "docs" / name).write_text(text)
-    loaded = CognitiveCLI(real_system).load_markdown(str(tmp_path / "docs"))
+    loaded = MemoryService(real_system).load_markdown(str(tmp_path / "docs"))
     assert loaded.chunks.added == 4
 
     result = await client.call_tool(

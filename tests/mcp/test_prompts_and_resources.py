@@ -12,8 +12,8 @@ from mcp import Client, MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ListRootsResult, Root, TextContent, TextResourceContents
 
 from cognitive_memory.errors import StorageError
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from interfaces.mcp_server import create_server
 from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
 from tests.mcp.tools import call
@@ -232,8 +232,8 @@ async def test_a_storage_failure_keeps_its_message_and_a_crash_is_reported_witho
     def crash(*_args: Any, **_kwargs: Any) -> None:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(CognitiveCLI, "retrieve_memories", storage_down)
-    monkeypatch.setattr(CognitiveCLI, "list_memories", crash)
+    monkeypatch.setattr(MemoryService, "retrieve_memories", storage_down)
+    monkeypatch.setattr(MemoryService, "list_memories", crash)
     with pytest.raises(MCPError) as failed:
         await client.get_prompt("recall-context", {"topic": "deploys"})
     with pytest.raises(MCPError) as crashed:

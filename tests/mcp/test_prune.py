@@ -13,8 +13,8 @@ from mcp import Client
 
 from cognitive_memory.core.pruning import PruneCriteria, make_token
 from cognitive_memory.forgetting import plan_prune
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -68,13 +68,13 @@ async def test_a_dry_run_changes_nothing_and_the_real_prune_takes_exactly_its_li
 
     assert sorted(item["id"] for item in done["memories"]) == sorted(noise[:2])
     assert memory_ids(real_system) == before - set(noise[:2])
-    trash = CognitiveCLI(real_system).trash_list()
+    trash = MemoryService(real_system).trash_list()
     assert sorted((entry.id, entry.reason) for entry in trash.entries) == sorted(
         (i, "pruned") for i in noise[:2]
     )
     assert keep in memory_ids(real_system)
 
-    restored = CognitiveCLI(real_system).trash_restore(noise[:2])
+    restored = MemoryService(real_system).trash_restore(noise[:2])
 
     assert sorted(restored.restored) == sorted(noise[:2]) and memory_ids(real_system) == before
 
@@ -120,7 +120,7 @@ async def test_loaded_memories_are_never_pruned(
 ) -> None:
     note = tmp_path / "runbook.md"
     note.write_text("# Runbook\n\nRestart the ingest worker when the queue backs up past ten thousand.\n")
-    CognitiveCLI(real_system).load_markdown(str(note))
+    MemoryService(real_system).load_markdown(str(note))
     loaded = memory_ids(real_system)
     mine = await store(client, "A note of mine about the ingest worker.", [], 0.2)
 
@@ -144,7 +144,7 @@ async def test_a_token_prunes_once_even_after_the_pruned_memories_were_restored(
     memory_id = await store(client, "Scratch note about a one-off profiling run.", ["scratch"])
     token = (await call(client, "prune_memories", {"tags": ["scratch"]}))["confirm"]
     await call(client, "prune_memories", {"tags": ["scratch"], "dry_run": False, "confirm": token})
-    CognitiveCLI(real_system).trash_restore([memory_id])
+    MemoryService(real_system).trash_restore([memory_id])
 
     text = await error_of(client, {"tags": ["scratch"], "dry_run": False, "confirm": token})
 

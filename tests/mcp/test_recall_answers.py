@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from cognitive_memory.service.answers import BRIEF_CONTENT_CHARS
 from cognitive_memory.system import CognitiveSystem
-from interfaces.answers import BRIEF_CONTENT_CHARS
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 

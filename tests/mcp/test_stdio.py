@@ -88,7 +88,7 @@ async def test_a_server_whose_vector_store_is_held_elsewhere_still_answers_and_l
     """The server opens the vector store at its first use, not before its handshake; a store it
     cannot open (held by a process that does not serve it) makes stores queue and recall fall back
     to words."""
-    from cognitive_memory.storage import EdgeVectorStore
+    from cognitive_memory.index import EdgeVectorStore
 
     data_dir.mkdir(parents=True, exist_ok=True)
     holder = EdgeVectorStore(data_dir / "vectors")

@@ -10,9 +10,9 @@ import pytest
 from mcp import Client
 
 from cognitive_memory.main import build_system
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +56,7 @@ async def test_forget_moves_a_memory_to_the_trash_out_of_recall_list_get_and_the
     assert "in the trash" in got["message"]
     real_system.flush()
     assert real_system.vectors.ids() == [kept]
-    trash = CognitiveCLI(real_system).trash_list()
+    trash = MemoryService(real_system).trash_list()
     assert [(e.id, e.reason, e.trashed_by) for e in trash.entries] == [
         (gone, "forgotten", "session-under-test")
     ]
@@ -77,7 +77,7 @@ async def test_restore_brings_a_forgotten_memory_back_whole(
     await call(client, "forget_memories", {"memory_ids": [memory_id]})
     assert stored_rows(real_system, memory_id) == ([], [], [])
 
-    restored = CognitiveCLI(real_system).trash_restore([memory_id, "not-in-the-trash"])
+    restored = MemoryService(real_system).trash_restore([memory_id, "not-in-the-trash"])
 
     assert (restored.restored, restored.missing) == ([memory_id], ["not-in-the-trash"])
     assert stored_rows(real_system, memory_id) == before
@@ -91,7 +91,7 @@ async def test_restore_brings_a_forgotten_memory_back_whole(
     assert memory_id in await recalled_ids(client, "how often are the TLS certificates rotated")
     real_system.flush()
     assert sorted(real_system.vectors.ids()) == sorted([memory_id, other])
-    assert CognitiveCLI(real_system).trash_list().total == 0
+    assert MemoryService(real_system).trash_list().total == 0
 
 
 async def test_links_between_memories_forgotten_together_come_back_whichever_is_restored_first(
@@ -101,7 +101,7 @@ async def test_links_between_memories_forgotten_together_come_back_whichever_is_
     second = await store(client, "The warehouse replica lags the primary by about five minutes.")
     await call(client, "link_memories", {"from_id": first, "to_id": second, "relation": "caused_by"})
     await call(client, "forget_memories", {"memory_ids": [first, second]})
-    cli = CognitiveCLI(real_system)
+    cli = MemoryService(real_system)
 
     cli.trash_restore([second])
     cli.trash_restore([first])
@@ -123,7 +123,7 @@ async def test_the_trash_is_purged_at_start_up_after_the_trash_days(
 
     reopened = build_system(Settings(env_file=None), encoder=real_system.encoder)
     try:
-        assert [entry.id for entry in CognitiveCLI(reopened).trash_list().entries] == [recent]
+        assert [entry.id for entry in MemoryService(reopened).trash_list().entries] == [recent]
     finally:
         reopened.close()
 
@@ -142,7 +142,7 @@ async def test_a_failing_statement_mid_move_leaves_the_memory_in_place(
     assert result.is_error
     got = await call(client, "get_memories", {"memory_ids": [memory_id]})
     assert [m["id"] for m in got["memories"]] == [memory_id]
-    assert CognitiveCLI(real_system).trash_list().total == 0
+    assert MemoryService(real_system).trash_list().total == 0
     assert real_system.memories.pending_vector_writes() == []
     assert memory_id in await recalled_ids(client, "when does the on-call rotation change")
 
@@ -158,7 +158,7 @@ async def test_restore_skips_and_reports_a_link_that_would_close_a_supersedes_cy
     await call(client, "forget_memories", {"memory_ids": [b]})
     await call(client, "link_memories", {"from_id": c, "to_id": a, "relation": "supersedes"})
 
-    restored = CognitiveCLI(real_system).trash_restore([b])
+    restored = MemoryService(real_system).trash_restore([b])
 
     with sqlite3.connect(real_system.memories.path) as conn:
         links = conn.execute("SELECT from_id, to_id FROM relations WHERE relation = 'supersedes'").fetchall()

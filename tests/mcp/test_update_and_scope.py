@@ -11,8 +11,8 @@ import pytest
 from mcp import Client
 from mcp.types import ListRootsResult, Root
 
+from cognitive_memory.service.memory_service import MemoryService
 from cognitive_memory.system import CognitiveSystem
-from interfaces.cli import CognitiveCLI
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 
@@ -119,7 +119,7 @@ async def test_a_loaded_memory_is_refused_with_the_file_to_edit(
 ) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("# Deploys\n\nDeploys happen on Tuesdays after the change review.\n")
-    CognitiveCLI(real_system).load_markdown(str(notes))
+    MemoryService(real_system).load_markdown(str(notes))
     (loaded,) = [m for batch in real_system.memories.iter_memories() for m in batch]
 
     body = await refusal(client, "update_memory", {"memory_id": loaded.id, "text": "Deploys happen daily."})

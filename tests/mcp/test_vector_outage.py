@@ -12,15 +12,9 @@ from mcp import Client
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index import ArrayVectorStore, VectorFilter, VectorHit, VectorPoint, VectorStoreInfo
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
-from cognitive_memory.storage import (
-    ArrayVectorStore,
-    SQLiteMemoryStore,
-    VectorFilter,
-    VectorHit,
-    VectorPoint,
-    VectorStoreInfo,
-)
+from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.storage import VectorFilter
+from cognitive_memory.index import VectorFilter
+from cognitive_memory.service.paging import checked_order, checked_size, decode_cursor, encode_cursor
 from cognitive_memory.storage.browse import PageKey, filter_sql
 from cognitive_memory.storage.rows import TAGS_LIST
-from interfaces.paging import checked_order, checked_size, decode_cursor, encode_cursor
 
 
 def _forged(data: object) -> str:

@@ -10,8 +10,8 @@ import pytest
 from jsonschema.validators import validator_for
 from referencing import Registry
 
+from cognitive_memory.service.schemas import LessonResult, RecallResult, StatusResult, StoreResult
 from interfaces.schema_inline import inline_schema
-from interfaces.schemas import LessonResult, RecallResult, StatusResult, StoreResult
 
 SCORE = dict.fromkeys(
     (

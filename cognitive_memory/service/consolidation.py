@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from cognitive_memory import consolidation
+from cognitive_memory.service.trash_schemas import LastConsolidationOut
 from cognitive_memory.storage.consolidation import LAST_CONSOLIDATION
 from cognitive_memory.system import CognitiveSystem
-from interfaces.trash_schemas import LastConsolidationOut
 
 __all__ = [
     "ConsolidateResult",

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from interfaces.trash_schemas import LastConsolidationOut
+from cognitive_memory.service.trash_schemas import LastConsolidationOut
 
 __all__ = [
     "BriefMemoryOut",

@@ -1,4 +1,4 @@
-"""The trash and prune behind CognitiveCLI: answers shaped for the MCP tools and the typer commands,
+"""The trash and prune behind MemoryService: answers shaped for the MCP tools and the typer commands,
 and their text for people."""
 
 from __future__ import annotations
@@ -11,11 +11,9 @@ from cognitive_memory import forgetting
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.pruning import DAY_SECONDS, MAX_PRUNE, PruneCandidate, reasons
 from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
-from cognitive_memory.storage.trash import TrashRow
-from cognitive_memory.system import CognitiveSystem
-from interfaces.formatting import memories
-from interfaces.requests import PruneRequest
-from interfaces.trash_schemas import (
+from cognitive_memory.service.formatting import memories
+from cognitive_memory.service.requests import PruneRequest
+from cognitive_memory.service.trash_schemas import (
     EmptyTrashResult,
     PruneCandidateOut,
     PruneResult,
@@ -24,6 +22,8 @@ from interfaces.trash_schemas import (
     TrashEntryOut,
     TrashListResult,
 )
+from cognitive_memory.storage.trash import TrashRow
+from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
     "PREVIEW_CHARS",

@@ -14,7 +14,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import IndexMismatchError, StorageError
-from cognitive_memory.storage.vector_store import (
+from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
     SEARCH_EF,
     VectorFilter,

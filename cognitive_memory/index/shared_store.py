@@ -35,14 +35,14 @@ import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
-from cognitive_memory.processes import accept_trusted, listen_privately, socket_peer, trusted_uid
-from cognitive_memory.storage.vector_store import (
+from cognitive_memory.index.vector_store import (
     VectorFilter,
     VectorHit,
     VectorPoint,
     VectorStore,
     VectorStoreInfo,
 )
+from cognitive_memory.processes import accept_trusted, listen_privately, socket_peer, trusted_uid
 
 __all__ = ["SharedVectorStore"]
 

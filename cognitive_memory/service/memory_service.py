@@ -1,4 +1,4 @@
-"""CognitiveCLI: the one facade over the core that MCP tools and typer commands both call."""
+"""MemoryService: the one facade over the core that MCP tools and typer commands both call."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from cognitive_memory.forgetting import trash
 from cognitive_memory.loaders import load_git, load_markdown, remove_markdown
 from cognitive_memory.loaders.watch import watch_markdown
 from cognitive_memory.outcomes import StoreOutcome
-from cognitive_memory.system import CognitiveSystem
-from interfaces import forgetting
-from interfaces.answers import (
+from cognitive_memory.service import forgetting
+from cognitive_memory.service.answers import (
     bridge_out,
     brief_bridge_out,
     brief_ranked_out,
@@ -32,11 +31,23 @@ from interfaces.answers import (
     related_out,
     status_out,
 )
-from interfaces.forgetting import is_loaded, loaded_reason
-from interfaces.lessons import IMPORTANCE_SCORES, LESSON_PLACEMENT, LESSON_SUGGESTIONS
-from interfaces.paging import DEFAULT_PAGE_SIZE, checked_order, checked_size, decode_cursor, encode_cursor
-from interfaces.requests import MemoryChanges, PruneRequest, RecallFilters, StoreContext, scope_filter
-from interfaces.schemas import (
+from cognitive_memory.service.forgetting import is_loaded, loaded_reason
+from cognitive_memory.service.lessons import IMPORTANCE_SCORES, LESSON_PLACEMENT, LESSON_SUGGESTIONS
+from cognitive_memory.service.paging import (
+    DEFAULT_PAGE_SIZE,
+    checked_order,
+    checked_size,
+    decode_cursor,
+    encode_cursor,
+)
+from cognitive_memory.service.requests import (
+    MemoryChanges,
+    PruneRequest,
+    RecallFilters,
+    StoreContext,
+    scope_filter,
+)
+from cognitive_memory.service.schemas import (
     DeleteResult,
     Detail,
     ForgetResult,
@@ -60,9 +71,15 @@ from interfaces.schemas import (
     UpdateResult,
     WatchResult,
 )
-from interfaces.trash_schemas import EmptyTrashResult, PruneResult, RestoreResult, TrashListResult
+from cognitive_memory.service.trash_schemas import (
+    EmptyTrashResult,
+    PruneResult,
+    RestoreResult,
+    TrashListResult,
+)
+from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["RECALL_TYPES", "CognitiveCLI"]
+__all__ = ["RECALL_TYPES", "MemoryService"]
 
 RECALL_TYPES = ("core", "peripheral", "bridge")
 # How a list_memories page is sorted, in its message.
@@ -76,7 +93,7 @@ _ORDER_NAMES = {
 SIMILAR_PREVIEW = 200
 
 
-class CognitiveCLI:
+class MemoryService:
     """Store, recall, record lessons and report status; answers are boundary models."""
 
     def __init__(

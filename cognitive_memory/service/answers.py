@@ -14,11 +14,9 @@ from cognitive_memory.loaders import GitLoadReport, LoadReport
 from cognitive_memory.outcomes import SystemStatus
 from cognitive_memory.retrieval import RankedMemory, ScoreBreakdown
 from cognitive_memory.retrieval.floor import RelevanceFloor
-from cognitive_memory.storage.browse import VersionRow
-from cognitive_memory.storage.relations import Neighbour
-from interfaces.consolidation import last_consolidation_out
-from interfaces.formatting import format_source_info
-from interfaces.schemas import (
+from cognitive_memory.service.consolidation import last_consolidation_out
+from cognitive_memory.service.formatting import format_source_info
+from cognitive_memory.service.schemas import (
     BridgeOut,
     BriefMemoryOut,
     ChunkCountsOut,
@@ -35,6 +33,8 @@ from interfaces.schemas import (
     StorageStatsOut,
     VersionOut,
 )
+from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.storage.relations import Neighbour
 
 __all__ = [
     "BRIEF_CONTENT_CHARS",

@@ -14,8 +14,8 @@ import math
 from typing import Any, get_args
 
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.service.schemas import OrderBy
 from cognitive_memory.storage.browse import PageKey
-from interfaces.schemas import OrderBy
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",

@@ -25,8 +25,8 @@ from cognitive_memory.core.validation import (
     check_project,
 )
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.storage.vector_store import VectorFilter
-from interfaces.schemas import LevelValue, MemoryTypeName, RecallSource, RelationName
+from cognitive_memory.index.vector_store import VectorFilter
+from cognitive_memory.service.schemas import LevelValue, MemoryTypeName, RecallSource, RelationName
 
 __all__ = [
     "ALL_PROJECTS",

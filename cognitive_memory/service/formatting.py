@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from interfaces.schemas import (
+from cognitive_memory.service.schemas import (
     BridgeOut,
     BriefMemoryOut,
     ForgetResult,

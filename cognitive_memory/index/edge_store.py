@@ -15,7 +15,7 @@ import qdrant_edge as qe
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
-from cognitive_memory.storage.vector_store import (
+from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
     SEARCH_EF,
     VectorFilter,

@@ -255,8 +255,7 @@ def _find_snapshot(folder: Path, src: str) -> Path:
 def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | None, IndexOpener, Path]:
     """(database, embedded store directory or None, how to open the index, backups folder)."""
     from cognitive_memory.backup import DATABASE_NAME
-    from cognitive_memory.index import EdgeVectorStore
-    from cognitive_memory.main import EMBEDDING_DIMENSION
+    from cognitive_memory.upkeep import open_embedded_index, open_server_index
 
     if to is not None:
         directory = to.expanduser()
@@ -264,24 +263,10 @@ def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | Non
         return (
             directory / DATABASE_NAME,
             vectors,
-            lambda: EdgeVectorStore(vectors, EMBEDDING_DIMENSION),
+            lambda: open_embedded_index(vectors),
             directory / BACKUPS_DIR,
         )
     if storage.qdrant_url:
-        return storage.database_path, None, lambda: _server_index(storage), backups_dir(storage)
+        return storage.database_path, None, lambda: open_server_index(storage), backups_dir(storage)
     vectors = storage.vector_path
-    return (
-        storage.database_path,
-        vectors,
-        lambda: EdgeVectorStore(vectors, EMBEDDING_DIMENSION),
-        backups_dir(storage),
-    )
-
-
-def _server_index(storage: StorageSettings) -> Any:
-    from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
-    from cognitive_memory.main import EMBEDDING_DIMENSION
-
-    key = storage.qdrant_api_key.get_secret_value() if storage.qdrant_api_key else None
-    url = storage.qdrant_url or ""
-    return QdrantServerVectorStore.connect(url, key, storage.qdrant_collection, EMBEDDING_DIMENSION)
+    return storage.database_path, vectors, lambda: open_embedded_index(vectors), backups_dir(storage)

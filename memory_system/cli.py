@@ -316,10 +316,7 @@ def qdrant_migrate(
 ) -> None:
     """Copy every vector SQLite keeps into a Qdrant server collection (no re-embedding)."""
     from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
-    from cognitive_memory.main import EMBEDDING_DIMENSION
-    from cognitive_memory.replication import copy_vectors
-    from cognitive_memory.storage import SQLiteMemoryStore
+    from cognitive_memory.upkeep import migrate_to_server
     from memory_system.qdrant_migrate import check_url
 
     if (problem := check_url(to)) is not None:
@@ -328,19 +325,16 @@ def qdrant_migrate(
     if not storage.database_path.is_file():
         raise fail(f"No memories to migrate: {storage.database_path} does not exist.")
     name = collection or storage.qdrant_collection
-    memories = SQLiteMemoryStore(storage.database_path)
-    target: QdrantServerVectorStore | None = None
     try:
-        target = QdrantServerVectorStore.connect(to, api_key, name, EMBEDDING_DIMENSION)
-        report = copy_vectors(
-            memories, target, lambda done, total: typer.echo(f"copied {done}/{total}", err=True)
+        report = migrate_to_server(
+            storage.database_path,
+            to,
+            api_key,
+            name,
+            lambda done, total: typer.echo(f"copied {done}/{total}", err=True),
         )
     except CognitiveMemoryError as exc:
         raise fail(f"Migration to {to} failed: {exc.message}") from exc
-    finally:
-        memories.close()
-        if target is not None:
-            target.close()
     if not report.verified:
         raise fail(
             f"{to} collection {name!r} holds {report.target_count} points after copying {report.copied}."

@@ -1,10 +1,10 @@
 """memory_system doctor: one OK/WARN/FAIL line per check, exit 1 on any failure.
 
-The checks run in order and each needs the ones before it: configuration, data directory,
-SQLite, the vector index (opening the store), the model, the memories' rows (``--repair`` sets
-aside those that cannot be read or indexed), ``--repair`` if asked, the loaded
-sources (``doctor_sources``), the SQLite and index counts, and a real round trip. A check whose
-prerequisite failed is reported as skipped.
+The checks run in order and each needs the ones before it: configuration, data directory
+(``doctor_checks``), SQLite, the vector index (opening the store), the model, the memories' rows
+(``--repair`` sets aside those that cannot be read or indexed), ``--repair`` if asked, the loaded
+sources, the SQLite and index counts, and a real round trip (the core's ``cognitive_memory.upkeep``).
+A check whose prerequisite failed is reported as skipped.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memory_system import doctor_checks as checks
-from memory_system.doctor_checks import CheckResult, SettingsSource
-from memory_system.doctor_sources import check_loaded_sources
+from memory_system.doctor_checks import SettingsSource
 
 if TYPE_CHECKING:
     from cognitive_memory.system import CognitiveSystem
+    from cognitive_memory.upkeep import CheckResult
 
-__all__ = ["CheckResult", "register", "run_checks"]
+__all__ = ["register", "run_checks"]
 
 _CHECKS_BEFORE_REPAIR = ("config", "data_dir", "sqlite", "qdrant", "model", "rows")
 _CHECKS_AFTER_REPAIR = ("sources", "counts", "round_trip")
@@ -49,19 +49,21 @@ def register(app: typer.Typer, resolve_settings: SettingsSource | None = None) -
 
 def run_checks(*, repair: bool = False, resolve_settings: SettingsSource | None = None) -> list[CheckResult]:
     """Run every check in order; those whose prerequisite failed are reported as skipped."""
+    from cognitive_memory import upkeep
+
     names = [*_CHECKS_BEFORE_REPAIR, *(["repair"] if repair else []), *_CHECKS_AFTER_REPAIR]
     settings, config = checks.check_config(resolve_settings)
     if settings is None:
         return _with_skipped([config], names)
     results = [config, checks.check_data_dir(settings.storage)]
     if results[-1].status != "fail":
-        results.append(checks.check_sqlite(settings.storage.database_path))
+        results.append(upkeep.check_sqlite(settings.storage.database_path))
     if results[-1].status == "fail":
         return _with_skipped(results, names)
     opened, set_aside = (
-        checks.open_system_for_repair(settings) if repair else (checks.open_system(settings), None)
+        upkeep.open_system_for_repair(settings) if repair else (upkeep.open_system(settings), None)
     )
-    if isinstance(opened, CheckResult):
+    if isinstance(opened, upkeep.CheckResult):
         return _with_skipped([*results, opened], names)
     try:
         return results + _system_checks(opened, repair, set_aside)
@@ -70,27 +72,31 @@ def run_checks(*, repair: bool = False, resolve_settings: SettingsSource | None 
 
 
 def _with_skipped(results: list[CheckResult], names: list[str]) -> list[CheckResult]:
+    from cognitive_memory.upkeep import skipped
+
     failed = next((result.name for result in results if result.status == "fail"), "an earlier check")
     done = {result.name for result in results}
-    return results + [checks.skipped(name, failed) for name in names if name not in done]
+    return results + [skipped(name, failed) for name in names if name not in done]
 
 
 def _system_checks(system: CognitiveSystem, repair: bool, set_aside: Path | None = None) -> list[CheckResult]:
-    vectors = checks.check_vectors(system)
+    from cognitive_memory import upkeep
+
+    vectors = upkeep.check_vectors(system)
     if set_aside is not None:
-        vectors = checks.after_set_aside(vectors, set_aside)
+        vectors = upkeep.after_set_aside(vectors, set_aside)
     model = checks.check_model(system)
-    results = [vectors, model, checks.check_rows(system, repair)]
+    results = [vectors, model, upkeep.check_rows(system, repair)]
     if vectors.status == "fail":
         later = [*(["repair"] if repair else []), *_CHECKS_AFTER_REPAIR]
-        return results + [checks.skipped(name, "qdrant") for name in later]
+        return results + [upkeep.skipped(name, "qdrant") for name in later]
     if repair:
-        results.append(checks.repair_index(system))
-    results.append(check_loaded_sources(system, repair))
-    results.append(checks.check_counts(system))
+        results.append(upkeep.repair_index(system))
+    results.append(upkeep.check_loaded_sources(system, repair))
+    results.append(upkeep.check_counts(system))
     if model.status == "fail":
-        return [*results, checks.skipped("round_trip", "model")]
-    return [*results, checks.check_round_trip(system)]
+        return [*results, upkeep.skipped("round_trip", "model")]
+    return [*results, upkeep.check_round_trip(system)]
 
 
 def format_text(results: list[CheckResult]) -> str:

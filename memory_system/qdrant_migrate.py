@@ -1,7 +1,7 @@
 """`memory_system qdrant migrate --to URL`: copy the index to a Qdrant server from SQLite's vectors.
 
 SQLite keeps every memory's vector, so nothing is re-embedded: the copy is
-``cognitive_memory.replication.copy_vectors``, the path that also rebuilds an index.
+``cognitive_memory.upkeep.migrate_to_server``, over the path that also rebuilds an index.
 """
 
 from __future__ import annotations

@@ -259,22 +259,17 @@ def _server_report(url: str, api_key: str | None, collection: str) -> dict[str, 
 
 def _embedded_report(path: Path) -> dict[str, Any]:
     from cognitive_memory.errors import StorageError
-    from cognitive_memory.index import EdgeVectorStore
+    from cognitive_memory.upkeep import embedded_point_count
 
     report: dict[str, Any] = {"path": str(path), "reachable": True, "exists": path.exists()}
     if not path.exists():
         report["points"] = 0
         return report
     try:
-        store = EdgeVectorStore(path)
+        report["points"] = embedded_point_count(path)
     except StorageError as exc:
         report["points"] = None
         report["note"] = exc.message
-        return report
-    try:
-        report["points"] = store.count()
-    finally:
-        store.close()
     return report
 
 

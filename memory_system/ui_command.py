@@ -44,15 +44,15 @@ def dashboard_source(system: CognitiveSystem, project: str | None) -> DashboardS
 
 def _checks(system: CognitiveSystem) -> list[Any]:
     """Doctor's checks that read the serving system (not the round trip, which writes)."""
+    from cognitive_memory import upkeep
     from interfaces.dashboard import HealthCheck
-    from memory_system import doctor_checks
-    from memory_system.doctor_sources import check_loaded_sources
+    from memory_system.doctor_checks import check_model
 
     results = [
-        doctor_checks.check_vectors(system),
-        doctor_checks.check_model(system),
-        check_loaded_sources(system, False),
-        doctor_checks.check_counts(system),
+        upkeep.check_vectors(system),
+        check_model(system),
+        upkeep.check_loaded_sources(system, False),
+        upkeep.check_counts(system),
     ]
     return [HealthCheck(result.name, result.status, result.detail) for result in results]
 

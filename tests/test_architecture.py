@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = {
     "cognitive_memory": ("interfaces", "memory_system"),
     "interfaces": ("memory_system",),
+    "memory_system": ("cognitive_memory.storage", "cognitive_memory.index", "cognitive_memory.retrieval"),
     "cognitive_memory/storage": (
         "cognitive_memory.retrieval",
         "cognitive_memory.system",

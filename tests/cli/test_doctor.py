@@ -20,11 +20,10 @@ from cognitive_memory.main import build_system
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
-from cognitive_memory.storage.migrations import MIGRATIONS
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
 from memory_system.doctor import run_checks
-from memory_system.doctor_checks import check_config, check_sqlite, check_vectors, mask_secret, repair_index
+from memory_system.doctor_checks import check_config, mask_secret
 
 runner = CliRunner()
 
@@ -168,23 +167,6 @@ def test_secrets_are_masked_to_at_most_their_last_two_characters(secret: str, sh
     assert mask_secret(secret) == shown
 
 
-def test_a_file_that_is_not_a_database_fails_the_sqlite_check(data_dir: Path) -> None:
-    data_dir.mkdir()
-    (data_dir / "cognitive_memory.db").write_bytes(b"this is not a SQLite file" * 100)
-
-    result = check_sqlite(data_dir / "cognitive_memory.db")
-
-    assert result.status == "fail"
-    assert "is damaged (file is not a database)" in result.detail
-    assert ".recover" in result.detail
-
-
-def test_the_sqlite_check_reads_integrity_wal_and_migrations(hash_system: CognitiveSystem) -> None:
-    result = check_sqlite(hash_system.memories.path)
-
-    assert (result.status, result.detail) == ("ok", f"integrity ok, WAL, {len(MIGRATIONS)} migrations")
-
-
 def _vector_store(kind: str, tmp_path: Path) -> VectorStore:
     if kind == "edge":
         return EdgeVectorStore(tmp_path / "edge")
@@ -223,28 +205,6 @@ def test_rebuild_index_restores_missing_vectors_and_drops_unknown_points(any_sys
     vector = stored[0].cognitive_embedding
     assert vector is not None
     assert [hit.id for hit in system.vectors.search(vector, 3, VectorFilter(tags=("t0",)))] == [stored[0].id]
-
-
-@pytest.mark.slow
-def test_the_qdrant_check_warns_about_unindexed_vectors_until_repair_builds_the_index(
-    hash_system: CognitiveSystem,
-) -> None:
-    for start in range(0, 5_000, 1_000):
-        hash_system.store_many(
-            [f"bulk note {n} about the payments service" for n in range(start, start + 1_000)]
-        )
-
-    warned = check_vectors(hash_system)
-    repaired = repair_index(hash_system)
-    healthy = check_vectors(hash_system)
-
-    assert warned.status == "warn"
-    assert warned.detail.endswith(
-        "5000 vectors searched exactly, without the HNSW index (recall slows as they grow): "
-        "`memory_system doctor --repair` builds it"
-    )
-    assert repaired.status == "ok", repaired.detail
-    assert (healthy.status, healthy.detail) == ("ok", warned.detail.split(";")[0])
 
 
 @pytest.mark.model

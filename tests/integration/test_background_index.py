@@ -24,7 +24,7 @@ from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
-from memory_system.doctor_checks import check_vectors
+from cognitive_memory.upkeep import check_vectors
 
 THRESHOLD = 700
 

@@ -1,4 +1,4 @@
-"""The ``sources`` check of ``memory_system doctor``: loaded memories that no loaded source holds.
+"""The ``sources`` check of the doctor: loaded memories that no loaded source holds.
 
 A memory loaded from a file or a repository is owned by its source's chunk table: ``load``,
 ``remove-file`` and ``git-load`` find it there, and ``forget`` refuses it as loaded. Two loads of
@@ -14,7 +14,7 @@ import sqlite3
 from contextlib import closing
 from typing import TYPE_CHECKING
 
-from memory_system.doctor_checks import CheckResult
+from cognitive_memory.upkeep.health import CheckResult
 
 if TYPE_CHECKING:
     from cognitive_memory.system import CognitiveSystem

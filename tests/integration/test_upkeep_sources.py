@@ -1,4 +1,4 @@
-"""`doctor`'s ``sources`` check: loaded memories that no source holds (the duplicates two racing
+"""The doctor's ``sources`` check: loaded memories that no source holds (the duplicates two racing
 loads used to leave, issue #15) are reported, and ``--repair`` deletes them."""
 
 from __future__ import annotations
@@ -11,12 +11,16 @@ from cognitive_memory.encoding import SentenceBertEncoder
 from cognitive_memory.loaders import load_markdown
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from memory_system.doctor import run_checks
-from memory_system.doctor_checks import CheckResult
+from cognitive_memory.upkeep import CheckResult, check_loaded_sources
 
 
-def _sources(results: list[CheckResult]) -> CheckResult:
-    return next(result for result in results if result.name == "sources")
+def _sources(encoder: SentenceBertEncoder, repair: bool = False) -> CheckResult:
+    """The check, over the data directory's memory (as ``doctor`` opens it)."""
+    system = build_system(Settings(env_file=None), encoder=encoder)
+    try:
+        return check_loaded_sources(system, repair)
+    finally:
+        system.close()
 
 
 def _damage_like_two_racing_loads(database: Path) -> None:
@@ -45,17 +49,17 @@ def test_orphaned_loaded_memories_warn_until_repair_deletes_them(
     finally:
         system.close()
 
-    damaged = _sources(run_checks())
+    damaged = _sources(real_encoder)
     assert damaged.status == "warn"
     assert damaged.detail.startswith("3 loaded memories belong to no loaded file or repository")
     assert "memory_system doctor --repair" in damaged.detail
 
-    repaired = _sources(run_checks(repair=True))
+    repaired = _sources(real_encoder, repair=True)
     assert (repaired.status, repaired.detail.split(" (")[0]) == (
         "ok",
         "removed 3 loaded memories that no loaded source held",
     )
-    assert _sources(run_checks()).status == "ok"
+    assert _sources(real_encoder).status == "ok"
     system = build_system(Settings(env_file=None), encoder=real_encoder)
     try:
         assert system.memories.counts().total == 3

@@ -1,0 +1,90 @@
+"""The health of the store of record: the SQLite file itself, and every memory's row.
+
+``check_sqlite`` only reads (it runs before anything opens the store); ``check_rows`` with
+``repair`` moves the rows that cannot be read or indexed to the ``set_aside`` table, whole.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cognitive_memory.errors import StorageError
+from cognitive_memory.storage.migrations import MIGRATIONS
+from cognitive_memory.upkeep.health import CheckResult, count_phrase
+
+if TYPE_CHECKING:
+    from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["check_rows", "check_sqlite"]
+
+
+def check_sqlite(path: Path) -> CheckResult:
+    """Read-only: integrity_check, WAL mode and every migration recorded."""
+    if not path.exists():
+        return CheckResult("sqlite", "ok", f"no database yet at {path}: it is created on first use")
+    try:
+        integrity, journal, recorded = _inspect_sqlite(path)
+    except sqlite3.OperationalError as exc:
+        return CheckResult("sqlite", "fail", f"cannot read {path}: {exc}")
+    except sqlite3.DatabaseError as exc:
+        return CheckResult("sqlite", "fail", f"{path} is damaged ({exc}): {_salvage_hint(path)}")
+    if integrity != ["ok"]:
+        return CheckResult(
+            "sqlite", "fail", f"{path} is damaged ({'; '.join(integrity[:3])}): {_salvage_hint(path)}"
+        )
+    known = [name for name, _ in MIGRATIONS]
+    missing = [name for name in known if name not in recorded]
+    unknown = sorted(recorded - set(known))
+    detail = f"integrity ok, {journal.upper()}, {count_phrase(len(recorded), 'migration')}"
+    if unknown:
+        return CheckResult("sqlite", "warn", f"{detail}; written by a newer version ({', '.join(unknown)})")
+    if missing:
+        return CheckResult("sqlite", "warn", f"{detail}; {', '.join(missing)} applied when the store opens")
+    if journal != "wal":
+        return CheckResult("sqlite", "warn", f"{detail}; switched to WAL when the store opens")
+    return CheckResult("sqlite", "ok", detail)
+
+
+def _salvage_hint(path: Path) -> str:
+    return f"restore a backup, or salvage its rows with `sqlite3 {path} .recover`"
+
+
+def _inspect_sqlite(path: Path) -> tuple[list[str], str, set[str]]:
+    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+        integrity = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+        journal = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+        table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        if conn.execute(table).fetchone() is None:
+            return integrity, journal, set()
+        return integrity, journal, {str(row[0]) for row in conn.execute("SELECT name FROM schema_migrations")}
+
+
+def check_rows(system: CognitiveSystem, repair: bool = False) -> CheckResult:
+    """Every memory's row can be read and indexed; ``repair`` sets aside those that cannot (moved,
+    whole, to the ``set_aside`` table: never deleted), before the index is rebuilt."""
+    try:
+        found = system.memories.damaged_rows(system.encoder.dimension)
+        if found and repair:
+            system.memories.set_aside(found)
+        kept = system.memories.set_aside_count()
+    except StorageError as exc:
+        return CheckResult("rows", "fail", exc.message)
+    where = f"the set_aside table of {system.memories.path}"
+    if not found:
+        earlier = (
+            f"; {count_phrase(kept, 'memory', 'memories')} set aside earlier, kept in {where}" if kept else ""
+        )
+        return CheckResult("rows", "ok", f"every memory can be read and indexed{earlier}")
+    named = "; ".join(f"{row.id!r}: {row.problem}" for row in found[:5])
+    more = f"; and {len(found) - 5} more" if len(found) > 5 else ""
+    count = count_phrase(len(found), "memory", "memories")
+    if repair:
+        detail = f"set aside {count} that could not be read or indexed ({named}{more}): kept in {where}"
+        return CheckResult("rows", "warn", f"{detail} (docs/cli.md: Doctor)")
+    detail = f"{count} cannot be read or indexed ({named}{more})"
+    return CheckResult(
+        "rows", "fail", f"{detail}: `memory_system doctor --repair` sets them aside (kept in {where})"
+    )

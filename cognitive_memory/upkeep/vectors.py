@@ -1,0 +1,146 @@
+"""The health of the vector index: opening it (a damaged embedded store set aside first, for
+``--repair``), its layout and payload indexes, its rebuild from SQLite, and its count against
+SQLite's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cognitive_memory.errors import CognitiveMemoryError, StorageError
+from cognitive_memory.forgetting import purge_expired
+from cognitive_memory.index.edge_store import set_aside
+from cognitive_memory.index.vector_store import INDEXED_FIELDS
+from cognitive_memory.main import build_system
+from cognitive_memory.replication import unindexed_threshold
+from cognitive_memory.upkeep.health import REPAIR_HINT, CheckResult, Status, count_phrase
+
+if TYPE_CHECKING:
+    from cognitive_memory.settings import Settings
+    from cognitive_memory.system import CognitiveSystem
+
+__all__ = [
+    "after_set_aside",
+    "check_counts",
+    "check_vectors",
+    "open_system",
+    "open_system_for_repair",
+    "repair_index",
+    "totals",
+]
+
+
+def open_system(settings: Settings) -> CognitiveSystem | CheckResult:
+    """Build the system with the real model, or the failed ``qdrant`` (or ``sqlite``) check."""
+    try:
+        return build_system(settings)
+    except CognitiveMemoryError as exc:
+        return _failed_open(exc)
+
+
+def _failed_open(exc: CognitiveMemoryError) -> CheckResult:
+    name = "sqlite" if isinstance(exc.__cause__, sqlite3.Error) else "qdrant"
+    return CheckResult(name, "fail", exc.message)
+
+
+def open_system_for_repair(settings: Settings) -> tuple[CognitiveSystem | CheckResult, Path | None]:
+    """``open_system``, but an embedded store too damaged to open (``index_damaged``) is first set
+    aside (renamed, kept) and a new one made, which ``--repair`` then fills from SQLite; returns
+    where the damaged store went, if it was moved."""
+    try:
+        return build_system(settings), None
+    except CognitiveMemoryError as exc:
+        if exc.code != "index_damaged":
+            return _failed_open(exc), None
+        damaged = exc
+    path = settings.storage.vector_path
+    try:
+        moved = set_aside(path)
+    except (CognitiveMemoryError, OSError) as exc:
+        reason = exc.message if isinstance(exc, CognitiveMemoryError) else exc.strerror or str(exc)
+        return CheckResult("qdrant", "fail", f"{damaged.message} Setting it aside failed: {reason}"), None
+    return open_system(settings), moved
+
+
+def after_set_aside(vectors: CheckResult, moved: Path) -> CheckResult:
+    """The ``qdrant`` line when ``--repair`` replaced a damaged store: a warning that says where the
+    damaged one went (the repair line then fills the new one)."""
+    status: Status = "fail" if vectors.status == "fail" else "warn"
+    detail = f"the damaged store was set aside as {moved} (delete it once recall works); the new one: "
+    return CheckResult("qdrant", status, detail + vectors.detail)
+
+
+def check_vectors(system: CognitiveSystem) -> CheckResult:
+    """The index answers, with the expected dimension, distance and payload indexes."""
+    try:
+        info = system.vectors.info()
+    except StorageError as exc:
+        return CheckResult("qdrant", "fail", exc.message)
+    dimension = system.encoder.dimension
+    where = f"{info.backend} ({info.mode}) at {info.location}"
+    if info.backend == "qdrant-edge":  # a shard of another layout fails to open (IndexMismatchError)
+        layout = f"{dimension}-d cosine"
+    else:
+        layout = f"collection {info.details.get('collection')}, {dimension}-d"
+    detail = f"{where}: {layout}, {count_phrase(info.vector_count, 'vector')}"
+    missing = sorted(set(INDEXED_FIELDS) - set(info.details.get("payload_indexes", INDEXED_FIELDS)))
+    if missing:
+        return CheckResult("qdrant", "warn", f"{detail}; no payload index on {', '.join(missing)}")
+    state = info.details.get("status", "green")
+    if state != "green":
+        return CheckResult("qdrant", "warn", f"{detail}; collection status {state}")
+    unindexed = info.vector_count - int(info.details.get("indexed_vectors", info.vector_count))
+    builder = info.details.get("index_build_pid")
+    if builder is not None:
+        return CheckResult("qdrant", "ok", f"{detail}; the HNSW index is being built in process {builder}")
+    if unindexed >= unindexed_threshold(info.vector_count):
+        return CheckResult(
+            "qdrant",
+            "warn",
+            f"{detail}; {count_phrase(unindexed, 'vector')} searched exactly, without the HNSW index "
+            "(recall slows as they grow): `memory_system doctor --repair` builds it",
+        )
+    return CheckResult("qdrant", "ok", detail)
+
+
+def repair_index(system: CognitiveSystem) -> CheckResult:
+    """Rewrite the index from the vectors in SQLite (``--repair``)."""
+    started = time.perf_counter()
+    try:
+        before = system.vectors.count()
+        written = system.rebuild_index()
+        after = system.vectors.count()
+        purged = purge_expired(system, float(system.configuration.get("trash_days", 30)))
+    except StorageError as exc:
+        return CheckResult("repair", "fail", f"rebuilding the index failed: {exc.message}")
+    seconds = time.perf_counter() - started
+    written_text = count_phrase(written, "vector")
+    detail = f"rebuilt the index from SQLite in {seconds:.1f} s: {written_text} written ({before} -> {after})"
+    if purged:
+        detail += f"; purged {count_phrase(purged, 'memory', 'memories')} past their days in the trash"
+    return CheckResult("repair", "ok", detail)
+
+
+def check_counts(system: CognitiveSystem) -> CheckResult:
+    """SQLite and the index hold the same number of memories, and no vector write is queued."""
+    try:
+        system.flush()
+        memories, vectors = totals(system)
+        pending = len(system.memories.pending_vector_writes())
+    except StorageError as exc:
+        return CheckResult("counts", "fail", exc.message)
+    detail = (
+        f"{count_phrase(memories, 'memory', 'memories')} in SQLite, "
+        f"{count_phrase(vectors, 'vector')} in the index, {count_phrase(pending, 'write')} queued"
+    )
+    if memories != vectors or pending:
+        return CheckResult("counts", "fail", f"{detail}: {REPAIR_HINT}")
+    return CheckResult("counts", "ok", detail)
+
+
+def totals(system: CognitiveSystem) -> tuple[int, int]:
+    """(memories in SQLite, points in the index)."""
+    return system.memories.counts().total, system.vectors.count()

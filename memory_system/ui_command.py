@@ -44,17 +44,10 @@ def dashboard_source(system: CognitiveSystem, project: str | None) -> DashboardS
 
 def _checks(system: CognitiveSystem) -> list[Any]:
     """Doctor's checks that read the serving system (not the round trip, which writes)."""
-    from cognitive_memory import upkeep
+    from cognitive_memory.upkeep import serving_checks
     from interfaces.dashboard import HealthCheck
-    from memory_system.doctor_checks import check_model
 
-    results = [
-        upkeep.check_vectors(system),
-        check_model(system),
-        upkeep.check_loaded_sources(system, False),
-        upkeep.check_counts(system),
-    ]
-    return [HealthCheck(result.name, result.status, result.detail) for result in results]
+    return [HealthCheck(result.name, result.status, result.detail) for result in serving_checks(system)]
 
 
 def register(app: typer.Typer, open_system: SystemOpener, settings: Callable[[], Settings]) -> None:

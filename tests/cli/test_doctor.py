@@ -22,8 +22,6 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
-from memory_system.doctor import run_checks
-from memory_system.doctor_checks import check_config, mask_secret
 
 runner = CliRunner()
 
@@ -127,16 +125,6 @@ def test_secrets_never_appear_in_the_report(monkeypatch: pytest.MonkeyPatch) -> 
     assert "QDRANT_API_KEY is unused without QDRANT_URL" in text.output
 
 
-def test_a_password_in_the_server_url_is_masked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QDRANT_URL", "https://admin:hunter2-long-password@qdrant.example:6333")
-
-    settings, result = check_config()
-
-    assert settings is not None and result.status == "ok"
-    assert "hunter2" not in result.detail
-    assert "QDRANT_URL=https://admin:****@qdrant.example:6333" in result.detail
-
-
 def test_an_invalid_setting_fails_the_config_check(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_MAX_MEMORIES_PER_QUERY", "lots")
 
@@ -145,26 +133,6 @@ def test_an_invalid_setting_fails_the_config_check(monkeypatch: pytest.MonkeyPat
     assert result.exit_code == 1
     assert "FAIL  config      Invalid setting MCP_MAX_MEMORIES_PER_QUERY='lots'" in result.output
     assert "Traceback" not in result.output
-
-
-def test_doctor_checks_the_settings_its_caller_resolves(tmp_path: Path) -> None:
-    elsewhere = tmp_path / "resolved-elsewhere"
-    elsewhere.write_text("a file, so the run stops before the model loads")
-
-    def resolve() -> Settings:
-        settings = Settings(env_file=None)
-        settings.storage.data_dir = elsewhere
-        return settings
-
-    results = run_checks(resolve_settings=resolve)
-
-    assert results[0].detail.startswith(f"data_dir={elsewhere},")
-    assert (results[1].name, results[1].status) == ("data_dir", "fail")
-
-
-@pytest.mark.parametrize(("secret", "shown"), [("supersecretvalue", "****ue"), ("short", "(set)")])
-def test_secrets_are_masked_to_at_most_their_last_two_characters(secret: str, shown: str) -> None:
-    assert mask_secret(secret) == shown
 
 
 def _vector_store(kind: str, tmp_path: Path) -> VectorStore:

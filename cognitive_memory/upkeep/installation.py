@@ -1,10 +1,9 @@
-"""The doctor's checks of the installation: the configuration, the data directory and the model.
+"""The health of the installation: the configuration, the data directory and the model.
 
-The checks of the stores themselves (SQLite, its rows, the vector index, the loaded sources, the
-counts and the round trip) are use cases of the core, in ``cognitive_memory.upkeep``; these return
-the same ``CheckResult``. An expected failure (a model that does not load, a full disk) is a
-``fail`` result with a message that says what to do, never an exception. The core, numpy, torch
-and pydantic are imported inside the functions so that ``memory_system --help`` stays instant.
+The first checks of the doctor's checkup: the settings must resolve and the data directory take
+writes before anything opens the store; the model is checked once the system is built. An
+expected failure (an invalid setting, a model that does not load, a full disk) is a ``fail``
+result with a message that says what to do, never an exception.
 """
 
 from __future__ import annotations
@@ -17,10 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
+from pydantic import SecretStr
+
+from cognitive_memory.encoding import OnnxEncoder
+from cognitive_memory.errors import CognitiveMemoryError, EncoderError
+from cognitive_memory.main import EMBEDDING_DIMENSION
+from cognitive_memory.upkeep.health import CheckResult
+
 if TYPE_CHECKING:
     from cognitive_memory.settings import Settings, StorageSettings
     from cognitive_memory.system import CognitiveSystem
-    from cognitive_memory.upkeep import CheckResult
 
 __all__ = ["SettingsSource", "check_config", "check_data_dir", "check_model", "mask_secret"]
 
@@ -43,15 +49,11 @@ def _mask_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:****@{host}"))
 
 
-def check_config(resolve: SettingsSource | None = None) -> tuple[Settings | None, CheckResult]:
-    """Resolve the settings (``Settings()``: environment and ./.env, unless ``resolve`` is given)
-    and summarise them with secrets masked."""
-    from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.settings import Settings
-    from cognitive_memory.upkeep import CheckResult
-
+def check_config(resolve: SettingsSource) -> tuple[Settings | None, CheckResult]:
+    """Resolve the settings as the caller does (``Settings``: the environment and ./.env) and
+    summarise them with secrets masked."""
     try:
-        settings = resolve() if resolve is not None else Settings()
+        settings = resolve()
     except CognitiveMemoryError as exc:
         return None, CheckResult("config", "fail", exc.message)
     storage, encoder = settings.storage, settings.encoder
@@ -75,8 +77,6 @@ def check_config(resolve: SettingsSource | None = None) -> tuple[Settings | None
 
 def _secrets(settings: Settings) -> list[tuple[str, str]]:
     """(variable, masked value) of every secret that is set, in every settings section."""
-    from pydantic import SecretStr
-
     found = []
     for section in vars(settings).values():
         for name, field in getattr(type(section), "model_fields", {}).items():
@@ -88,8 +88,6 @@ def _secrets(settings: Settings) -> list[tuple[str, str]]:
 
 def check_data_dir(storage: StorageSettings) -> CheckResult:
     """The data directory (and the database's directory) exist or can be made, and take writes."""
-    from cognitive_memory.upkeep import CheckResult
-
     directory = storage.data_dir.expanduser()
     folders = {directory: "COGNITIVE_MEMORY_DATA_DIR"}
     folders.setdefault(storage.database_path.parent, "COGNITIVE_MEMORY_DB_PATH")
@@ -119,12 +117,6 @@ def _unwritable(folder: Path, variable: str) -> str | None:
 
 def check_model(system: CognitiveSystem) -> CheckResult:
     """The model loads from local files and gives one normalized vector of the expected size."""
-    import numpy as np
-
-    from cognitive_memory.errors import EncoderError
-    from cognitive_memory.main import EMBEDDING_DIMENSION
-    from cognitive_memory.upkeep import CheckResult
-
     encoder = system.encoder
     started = time.perf_counter()
     problem = _damaged_export(encoder)
@@ -153,9 +145,6 @@ def check_model(system: CognitiveSystem) -> CheckResult:
 def _damaged_export(encoder: object) -> str | None:
     """What is wrong with the ONNX export, checked against the sha256 and vectors saved when it was
     made (an export from before they were saved is exported again by the warm-up that follows)."""
-    from cognitive_memory.encoding import OnnxEncoder
-    from cognitive_memory.errors import EncoderError
-
     if not isinstance(encoder, OnnxEncoder):
         return None
     try:

@@ -110,6 +110,23 @@ def real_system(data_dir: Path, real_encoder: SentenceBertEncoder) -> Iterator[C
     system.close()
 
 
+# A skip reason that the summary repeats in capitals (tests/dashboard/conftest.py skips with it).
+_LOUD_SKIP = "BROWSER TESTS DID NOT RUN"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say in capitals when the browser tests were skipped: they never pass silently. Read from
+    the skip reports, which reach this process from xdist's workers too."""
+    reasons: list[str] = []
+    for report in terminalreporter.stats.get("skipped", []):
+        if isinstance(report.longrepr, tuple):
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+            if reason.startswith(_LOUD_SKIP) and reason not in reasons:
+                reasons.append(reason)
+    for reason in reasons:
+        terminalreporter.write_sep("!", reason, red=True, bold=True)
+
+
 # --- tiers ----------------------------------------------------------------------------------
 
 _CHEAP_PROGRAMS = frozenset({"git", "sh"})  # milliseconds each: the fast tier may start them

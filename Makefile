@@ -27,8 +27,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# The whole suite on every core; a file's tests stay in one worker (its module fixtures: the
+# browser, the live server, start once).
 test: install browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 
 # For every edit: the fake encoder, the in-memory client in the current protocol era, no child
 # processes, no browser (markers: tests/conftest.py and pyproject.toml), on every core (xdist).

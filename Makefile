@@ -27,14 +27,17 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# The whole suite on every core; a file's tests stay in one worker (its module fixtures: the
+# browser, the live server, start once).
 test: install browser
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 
 # For every edit: the fake encoder, the in-memory client in the current protocol era, no child
-# processes, no browser (markers: tests/conftest.py and pyproject.toml). `make test` runs them all.
+# processes, no browser (markers: tests/conftest.py and pyproject.toml), on every core (xdist).
+# `make test` runs them all. One test, in this process: $(BIN)/pytest tests/path.py::test_name
 FAST_TIER := not model and not subprocess and not browser and not slow and not legacy_protocol
 test-fast: install
-	$(BIN)/pytest -q -p no:cacheprovider -m "$(FAST_TIER)"
+	$(BIN)/pytest -q -p no:cacheprovider -n auto -m "$(FAST_TIER)"
 
 # The dashboard's browser tests drive Debian's Chromium (Playwright's own download is not used).
 # Installed here when missing and apt-get is usable as root; otherwise those tests are skipped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.stdio import stdio_server
 from mcp.types import (
     INTERNAL_ERROR,
@@ -189,11 +191,26 @@ def create_server(
             system.warm_up_in_background()
         yield ServerState(cli=cli)
 
-    server = MemoryServer(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS, lifespan=lifespan)
-    register_tools(server, max_results=max_results)
+    server = MemoryServer(
+        SERVER_NAME,
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        lifespan=lifespan,
+        tools=list(_tools(max_results)),
+    )
     mcp_prompts.register(server)
     mcp_resources.register(server)
     return server
+
+
+@functools.cache
+def _tools(max_results: int) -> tuple[Tool, ...]:
+    """The tools, built once per ``max_results``: the SDK derives each tool's schemas from its
+    signature (the dearest part of a server), and a tool reaches its server only through a call's
+    context, so servers can share them."""
+    shelf = MCPServer[ServerState]("tools")
+    register_tools(shelf, max_results=max_results)
+    return tuple(shelf._tool_manager.list_tools())  # the SDK has no public way to read its Tool objects
 
 
 def _version() -> str:

@@ -13,13 +13,16 @@ missing marker is found, not silently paid for.
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import typer.testing
 
 from cognitive_memory.encoding import HashEncoder, SentenceBertEncoder
 from cognitive_memory.encoding.onnx_model import OnnxModel
@@ -39,6 +42,32 @@ _ISOLATED_VARIABLES = (
     "MCP_SESSION_LESSON_BOOST",
     "MCP_BRIDGE_DISCOVERY_THRESHOLD",
 )
+
+
+# Where there is a tmpfs with this much room, the temporary directories go there (see pytest_configure).
+_TMPFS = Path("/dev/shm")
+_TMPFS_ROOM = 2 * 1024**3
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Put the tests' temporary directories (tmp_path, so every data directory) on a tmpfs when
+    one has room: SQLite and Qdrant Edge then run as on disk, but their fsyncs cost nothing, and
+    creating an Edge shard drops from a large part of a second to a few milliseconds. A given
+    ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` wins (``PYTEST_DEBUG_TEMPROOT=/tmp`` runs on disk)."""
+    if config.option.basetemp or "PYTEST_DEBUG_TEMPROOT" in os.environ:
+        return
+    try:
+        roomy = shutil.disk_usage(_TMPFS).free >= _TMPFS_ROOM and os.access(_TMPFS, os.W_OK | os.X_OK)
+    except OSError:
+        return
+    if roomy:
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(_TMPFS)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """typer's CliRunner builds the whole click command tree of `memory_system` again at every
+    invoke; the tree is the same each time, so it is built once per app, as a process does."""
+    typer.testing._get_command = functools.cache(typer.testing._get_command)
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +108,23 @@ def real_system(data_dir: Path, real_encoder: SentenceBertEncoder) -> Iterator[C
     system = build_system(Settings(env_file=None), encoder=real_encoder)
     yield system
     system.close()
+
+
+# A skip reason that the summary repeats in capitals (tests/dashboard/conftest.py skips with it).
+_LOUD_SKIP = "BROWSER TESTS DID NOT RUN"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say in capitals when the browser tests were skipped: they never pass silently. Read from
+    the skip reports, which reach this process from xdist's workers too."""
+    reasons: list[str] = []
+    for report in terminalreporter.stats.get("skipped", []):
+        if isinstance(report.longrepr, tuple):
+            reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+            if reason.startswith(_LOUD_SKIP) and reason not in reasons:
+                reasons.append(reason)
+    for reason in reasons:
+        terminalreporter.write_sep("!", reason, red=True, bold=True)
 
 
 # --- tiers ----------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 `memory_system serve mcp --port` (hash encoder) with Debian's Chromium driven by Playwright.
 
 Where no browser can be had, the browser tests are skipped and the run's summary says so in
-capitals (``pytest_terminal_summary``): they never pass silently.
+capitals (``pytest_terminal_summary`` in tests/conftest.py): they never pass silently.
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ WITH_HASH = (
     "m.model_encoder = lambda settings: HashEncoder(); from memory_system.cli import app; "
     "sys.argv = ['memory_system', *sys.argv[1:]]; app()"
 )
-_browser_problems: list[str] = []
 
 
 def csrf_of(html: str) -> str:
@@ -190,8 +189,6 @@ def _chromium() -> str | None:
 
 
 def _skip_browser(reason: str) -> None:
-    if reason not in _browser_problems:
-        _browser_problems.append(reason)
     pytest.skip(f"BROWSER TESTS DID NOT RUN: {reason}")
 
 
@@ -214,8 +211,3 @@ def browser() -> Iterator[Any]:
             _skip_browser(f"Chromium at {executable} did not start: {str(exc).splitlines()[0]}")
         yield launched
         launched.close()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for reason in _browser_problems:
-        terminalreporter.write_sep("!", f"BROWSER TESTS DID NOT RUN: {reason}", red=True, bold=True)

@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 
-.PHONY: install browser lint typecheck test test-fast check serve bench clean
+.PHONY: install browser lint typecheck test test-fast check serve bench docs clean
 
 install: $(VENV)/.installed
 
@@ -63,6 +63,10 @@ serve:
 
 bench: install
 	$(BIN)/python -m bench
+
+# docs/cli-reference.md is generated from the commands' --help; a test fails when it is stale.
+docs: install
+	$(BIN)/python -m memory_system.reference
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -28,9 +28,7 @@ from bench.latency import RESULTS
 from bench.notes import DATA as NOTES
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.formatting import format_recall
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.schemas import Detail, RecallResult
+from cognitive_memory.service import Detail, MemoryService, RecallResult, format_recall
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 

@@ -30,8 +30,7 @@ from typing import Any
 from bench import dumps
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import StoreContext
+from cognitive_memory.service import MemoryService, StoreContext
 from cognitive_memory.settings import Settings
 
 __all__ = ["DEFAULT_DATA", "main", "questions", "run", "store_conversation", "turns"]

@@ -35,7 +35,7 @@ from bench import dumps
 from bench.latency import RESULTS
 from cognitive_memory.core import CognitiveMemory
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 

@@ -23,7 +23,7 @@ from bench.latency import RESULTS
 from bench.notes import DATA as NOTES
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 
 __all__ = ["main", "run"]

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
     from cognitive_memory.settings import Settings, StorageSettings
     from cognitive_memory.system import CognitiveSystem
 
@@ -368,7 +368,7 @@ def repair_index(system: CognitiveSystem) -> CheckResult:
     """Rewrite the index from the vectors in SQLite (``--repair``)."""
     from cognitive_memory.errors import StorageError
     from cognitive_memory.forgetting import purge_expired
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
 
     started = time.perf_counter()
     try:
@@ -409,7 +409,7 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
 def check_round_trip(system: CognitiveSystem) -> CheckResult:
     """Store a scratch memory, recall it as the best match, delete it; nothing is left behind."""
     from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
 
     cli = MemoryService(system, session_id=f"doctor-{uuid.uuid4()}")
     started = time.perf_counter()
@@ -430,7 +430,7 @@ def check_round_trip(system: CognitiveSystem) -> CheckResult:
 
 def _store_recall_delete(cli: MemoryService) -> str | None:
     """What went wrong in the round trip, if anything; the scratch memory is always deleted."""
-    from cognitive_memory.service.requests import StoreContext
+    from cognitive_memory.service import StoreContext
 
     text = (
         f"memory_system doctor scratch memory {uuid.uuid4().hex}: stored, recalled and deleted "

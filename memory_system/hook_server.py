@@ -49,7 +49,7 @@ def _stop(listener: HookListener) -> None:
 
 def _listen(system: CognitiveSystem, settings: Settings) -> HookListener | None:
     from cognitive_memory.errors import ConfigurationError
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
     from interfaces.hook_socket import HookListener
     from interfaces.hooks import answer_hook
 

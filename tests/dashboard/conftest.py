@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.dashboard import DashboardSource

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from starlette.testclient import TestClient
 
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from interfaces.dashboard import create_dashboard
 from interfaces.dashboard.auth import (
     COOKIE_NAME,

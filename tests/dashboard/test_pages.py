@@ -10,8 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import MemoryChanges, StoreContext
+from cognitive_memory.service import MemoryChanges, MemoryService, StoreContext
 from cognitive_memory.system import CognitiveSystem
 from interfaces.dashboard import DashboardSource, HealthCheck
 from interfaces.dashboard.graph import bridge_nodes

@@ -7,8 +7,7 @@ import re
 
 from starlette.testclient import TestClient
 
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import MemoryChanges
+from cognitive_memory.service import MemoryChanges, MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.dashboard.conftest import csrf_of
 

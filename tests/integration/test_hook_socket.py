@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import StoreContext
+from cognitive_memory.service import MemoryService, StoreContext
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces import hook_socket

@@ -17,8 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import RecallFilters, StoreContext
+from cognitive_memory.service import MemoryService, RecallFilters, StoreContext
 from cognitive_memory.system import CognitiveSystem
 from interfaces.hooks import HookAnswer, HookRequest, answer_hook, session_tag
 from tests.hooking import fifo

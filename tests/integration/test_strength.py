@@ -13,8 +13,7 @@ from cognitive_memory.core.strength import BASE_STRENGTH, effective_strength
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index import ArrayVectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.schemas import MemoryOut, ScoreOut
+from cognitive_memory.service import MemoryOut, MemoryService, ScoreOut
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 

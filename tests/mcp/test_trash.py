@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from cognitive_memory.main import build_system
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call

@@ -2,10 +2,10 @@
 
 ``MemoryService`` is the one object a transport holds; each of its methods calls one use case.
 A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``lifecycle``,
-``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``status``) with its request, its
-result and its text (``format_*``); ``records``, ``fields``, ``filters`` and ``paging`` hold what
-several share. Transports import from this package only; nothing above it reaches into storage,
-the index or retrieval.
+``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``, ``status``) with its
+request, its result and its text (``format_*``); ``records``, ``fields``, ``filters`` and
+``paging`` hold what several share. Transports import from this package only; nothing above it
+reaches into storage, the index or retrieval.
 """
 
 from cognitive_memory.service.browse import (
@@ -100,6 +100,7 @@ from cognitive_memory.service.sources import (
     WatchResult,
 )
 from cognitive_memory.service.status import EncoderOut, StatusResult, format_status
+from cognitive_memory.service.transfer import ImportReport, format_import
 from cognitive_memory.service.trash import (
     EmptyTrashResult,
     RestoreResult,
@@ -129,6 +130,7 @@ __all__ = [
     "ForgetResult",
     "GetResult",
     "GitLoadResult",
+    "ImportReport",
     "Importance",
     "ImportanceLevel",
     "JsonNumber",
@@ -189,6 +191,7 @@ __all__ = [
     "format_empty",
     "format_forget",
     "format_get",
+    "format_import",
     "format_link",
     "format_list",
     "format_lesson",

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT
 from cognitive_memory.service import (
@@ -20,6 +21,7 @@ from cognitive_memory.service import (
     remember,
     sources,
     status,
+    transfer,
     trash,
 )
 from cognitive_memory.service.browse import GetResult, ListResult, MemoryRead
@@ -39,6 +41,7 @@ from cognitive_memory.service.sources import (
     WatchResult,
 )
 from cognitive_memory.service.status import EncoderOut, StatusResult
+from cognitive_memory.service.transfer import ImportReport
 from cognitive_memory.service.trash import EmptyTrashResult, RestoreResult, TrashListResult
 from cognitive_memory.system import CognitiveSystem
 
@@ -253,6 +256,36 @@ class MemoryService:
     def loaded_sources(self) -> list[LoadedSourceOut]:
         """Every loaded markdown file and git repository, the latest loaded first."""
         return sources.loaded_sources(self.system)
+
+    # --- transfer ---------------------------------------------------------------------------
+
+    def export_memories(
+        self, project: str | None = None, with_vectors: bool = False, progress: Progress | None = None
+    ) -> Iterator[str]:
+        """The JSON Lines export (of ``project`` only, if given), line by line."""
+        return transfer.export(self.system, project, with_vectors, progress)
+
+    def import_memories(
+        self,
+        stream: BinaryIO,
+        project: str | None = None,
+        file_format: str = "auto",
+        *,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import an export or an official MCP memory.jsonl (``file_format`` auto, cognitive or
+        official-memory); the official format's memories go to this process's project."""
+        return transfer.import_stream(
+            self.system,
+            stream,
+            project,
+            default_project=self.scope(),
+            file_format=file_format,
+            dry_run=dry_run,
+            session_id=self.session_id,
+            progress=progress,
+        )
 
     # --- status -----------------------------------------------------------------------------
 

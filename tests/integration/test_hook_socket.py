@@ -40,9 +40,9 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def listener(hash_system: CognitiveSystem, data_dir: Path) -> Iterator[HookListener]:
-    cli = MemoryService(hash_system)
-    cli.store_experience(DEPLOY, StoreContext(project="proj"))
-    served = HookListener(hook_socket_path(data_dir, "1.sock"), lambda request: answer_hook(cli, request))
+    service = MemoryService(hash_system)
+    service.store_experience(DEPLOY, StoreContext(project="proj"))
+    served = HookListener(hook_socket_path(data_dir, "1.sock"), lambda request: answer_hook(service, request))
     yield served
     served.close()
 

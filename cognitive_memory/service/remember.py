@@ -211,21 +211,13 @@ def store_lesson(
     """Record a lesson of the session in ``project``, tagged for the session-lesson boost.
     ``lesson_type`` and ``importance`` are keys of LESSON_PLACEMENT and IMPORTANCE_SCORES."""
     level, kind = LESSON_PLACEMENT[lesson_type]
-    metadata: dict[str, Any] = {
-        "loader_type": "session_lesson",
-        "lesson_type": lesson_type,
-        "session_id": session_id,
-        "importance_level": importance,
-    }
-    if session_context and session_context.strip():
-        metadata["session_context"] = session_context.strip()
     outcome = system.store(
         lesson_content,
         hierarchy_level=level,
         memory_type=kind,
         importance_score=IMPORTANCE_SCORES[importance],
         tags=("session-lesson", lesson_type),
-        metadata=metadata,
+        metadata=_lesson_metadata(lesson_type, session_context, importance, session_id),
         session_id=session_id,
         project=project,
     )
@@ -245,6 +237,20 @@ def store_lesson(
         else "Session lesson recorded for future reference",
         suggestion=LESSON_SUGGESTIONS[lesson_type],
     )
+
+
+def _lesson_metadata(
+    lesson_type: str, session_context: str | None, importance: str, session_id: str
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "loader_type": "session_lesson",
+        "lesson_type": lesson_type,
+        "session_id": session_id,
+        "importance_level": importance,
+    }
+    if session_context and session_context.strip():
+        metadata["session_context"] = session_context.strip()
+    return metadata
 
 
 def format_store(result: StoreResult) -> str:

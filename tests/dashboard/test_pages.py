@@ -124,6 +124,14 @@ def test_the_memory_page_shows_text_metadata_versions_and_links(
     assert f'href="/memories/{second}"' in page.text
 
 
+def test_opening_a_memory_page_does_not_count_as_a_use(client: TestClient, service: MemoryService) -> None:
+    memory_id = service.store_experience("Read on the dashboard only").memory_id
+    assert client.get(f"/memories/{memory_id}").status_code == 200
+    read = service.read_memory(memory_id)
+    assert read is not None and read.record.access_count == 0 and read.record.history == []
+    assert service.read_memory("no-such-id") is None
+
+
 def test_edit_then_link_then_forget_then_restore(client: TestClient, service: MemoryService) -> None:
     memory_id = service.store_experience("Release notes are drafted on Fridays.").memory_id
     other = service.store_experience("Releases are cut on Thursdays.").memory_id
@@ -262,6 +270,19 @@ def test_the_status_page_shows_counts_checks_and_sources(
     assert "WARN" in page.text
     assert "Queued writes" in page.text
     assert hash_system.encoder.name in page.text
+
+
+def test_the_status_page_lists_loaded_files_latest_first(service: MemoryService, tmp_path: Path) -> None:
+    from interfaces.http_app import create_dashboard_app
+
+    for name in ("a-first.md", "b-second.md"):  # loaded in this order, listed the other way
+        (tmp_path / name).write_text(f"# {name}\n\nNotes kept in {name}.\n")
+        service.load_markdown(str(tmp_path / name))
+    app = create_dashboard_app(DashboardSource(service), host="127.0.0.1", port=8000, token=None)
+    page = TestClient(app, base_url="http://127.0.0.1:8000").get("/status")
+    assert page.status_code == 200
+    assert page.text.index("b-second.md") < page.text.index("a-first.md")
+    assert [source.loader_type for source in service.loaded_sources()] == ["markdown", "markdown"]
 
 
 def test_serve_mcp_app_keeps_bearer_auth_on_mcp_and_the_login_form_on_the_dashboard(

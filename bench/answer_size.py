@@ -28,9 +28,7 @@ from bench.latency import RESULTS
 from bench.notes import DATA as NOTES
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.formatting import format_recall
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.schemas import Detail, RecallResult
+from cognitive_memory.service import Detail, MemoryService, RecallResult, format_recall
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 
@@ -54,12 +52,12 @@ def _sizes(system: CognitiveSystem, result: RecallResult) -> tuple[int, int, int
     return len(ids), structured_chars(result), len(format_recall(result)), own
 
 
-def answer_sizes(system: CognitiveSystem, cli: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
+def answer_sizes(system: CognitiveSystem, service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
     """Median sizes of the answers to ``queries`` in each detail (answers with no memory left out)."""
     report: dict[str, Any] = {}
     for detail in DETAILS:
         rows = [
-            _sizes(system, cli.retrieve_memories(query, max_results=MAX_RESULTS, detail=detail))
+            _sizes(system, service.retrieve_memories(query, max_results=MAX_RESULTS, detail=detail))
             for query in queries
         ]
         found = [row for row in rows if row[0]]
@@ -93,17 +91,17 @@ def run(notes: Path, conversations: Path) -> dict[str, Any]:
     sample = json.loads(conversations.read_text())[0]
     result: dict[str, Any] = {"benchmark": "answer-size", "max_results": MAX_RESULTS}
     with tempfile.TemporaryDirectory() as tmp:
-        system, cli = _store(encoder, Path(tmp), "readmes")
+        system, service = _store(encoder, Path(tmp), "readmes")
         try:
-            cli.load_markdown(str(notes / "readmes"))
-            result["readmes"] = answer_sizes(system, cli, readme_queries)
+            service.load_markdown(str(notes / "readmes"))
+            result["readmes"] = answer_sizes(system, service, readme_queries)
         finally:
             system.close()
-        system, cli = _store(encoder, Path(tmp), "locomo")
+        system, service = _store(encoder, Path(tmp), "locomo")
         try:
-            locomo.store_conversation(cli, sample)
+            locomo.store_conversation(service, sample)
             asked = [question.text for question in locomo.questions(sample)]
-            result["locomo"] = answer_sizes(system, cli, asked)
+            result["locomo"] = answer_sizes(system, service, asked)
         finally:
             system.close()
     return result

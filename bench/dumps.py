@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cognitive_memory.service.schemas import BriefMemoryOut, MemoryOut
+from cognitive_memory.service import BriefMemoryOut, MemoryOut
 
 __all__ = [
     "FIXED_NOW",

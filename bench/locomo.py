@@ -30,8 +30,7 @@ from typing import Any
 from bench import dumps
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import StoreContext
+from cognitive_memory.service import MemoryService, StoreContext
 from cognitive_memory.settings import Settings
 
 __all__ = ["DEFAULT_DATA", "main", "questions", "run", "store_conversation", "turns"]
@@ -90,12 +89,12 @@ def score(ranked: Sequence[str], evidence: frozenset[str]) -> tuple[float, float
     return at5, at10, rr
 
 
-def store_conversation(cli: MemoryService, sample: dict[str, Any]) -> dict[str, str]:
+def store_conversation(service: MemoryService, sample: dict[str, Any]) -> dict[str, str]:
     """Store every turn of the sample's conversation; memory id -> dia_id."""
     dia_of = {}
     for dia_id, text, speaker in turns(sample["conversation"]):
         # Stored as transcript turns: the speaker is recorded, so the transcript rules apply.
-        dia_of[cli.store_experience(text, StoreContext(speaker=speaker)).memory_id] = dia_id
+        dia_of[service.store_experience(text, StoreContext(speaker=speaker)).memory_id] = dia_id
     return dia_of
 
 
@@ -107,14 +106,14 @@ def _conversation(
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
     try:
-        cli = MemoryService(system, session_id=sample["sample_id"])
+        service = MemoryService(system, session_id=sample["sample_id"])
         started = time.perf_counter()
-        dia_of = store_conversation(cli, sample)
+        dia_of = store_conversation(service, sample)
         store_seconds = time.perf_counter() - started
         rows, latencies = [], []
         for number, question in enumerate(questions(sample)):
             started = time.perf_counter()
-            result = cli.retrieve_memories(question.text, ["core", "peripheral"], 10, False)
+            result = service.retrieve_memories(question.text, ["core", "peripheral"], 10, False)
             latencies.append(time.perf_counter() - started)
             listed = [*result.memories.core, *result.memories.peripheral]
             ranked = [dia_of[m.id] for m in listed]

@@ -35,7 +35,7 @@ from bench import dumps
 from bench.latency import RESULTS
 from cognitive_memory.core import CognitiveMemory
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 
@@ -47,14 +47,14 @@ KS = (1, 5, 10)
 Ranking = Callable[[str], list[tuple[str, float]]]
 
 
-def _rankings(system: CognitiveSystem, cli: MemoryService) -> dict[str, Ranking]:
+def _rankings(system: CognitiveSystem, service: MemoryService) -> dict[str, Ranking]:
     """query -> (memory id, score) pairs, best first, for each ranking."""
     memories = [m for batch in system.memories.iter_memories() for m in batch]
     ids = [m.id for m in memories]
     matrix = np.stack([m.cognitive_embedding for m in memories if m.cognitive_embedding is not None])
 
     def recall(query: str) -> list[tuple[str, float]]:
-        result = cli.retrieve_memories(query, ["core", "peripheral"], max(KS), False)
+        result = service.retrieve_memories(query, ["core", "peripheral"], max(KS), False)
         listed = (*result.memories.core, *result.memories.peripheral)
         return [(m.id, dumps.recall_score(m)) for m in listed]
 
@@ -133,8 +133,8 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None
         )
         try:
-            cli = MemoryService(system)
-            loaded = cli.load_markdown(str(data / "readmes"))
+            service = MemoryService(system)
+            loaded = service.load_markdown(str(data / "readmes"))
             memories = [m for batch in system.memories.iter_memories() for m in batch]
             file_of = {m.id: str(m.metadata.get("source_path", "")) for m in memories}
             key_of = _memory_keys(memories, data / "readmes")
@@ -146,7 +146,7 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 
             scores = {
                 name: _score(name, ranking, queries, file_of, record if dump is not None else None)
-                for name, ranking in _rankings(system, cli).items()
+                for name, ranking in _rankings(system, service).items()
             }
         finally:
             system.close()

@@ -23,17 +23,17 @@ from bench.latency import RESULTS
 from bench.notes import DATA as NOTES
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 
 __all__ = ["main", "run"]
 
 
-def _ask(cli: MemoryService, asked: Sequence[str]) -> tuple[int, int, int]:
+def _ask(service: MemoryService, asked: Sequence[str]) -> tuple[int, int, int]:
     """(questions, with any memory, with any core memory)."""
     anything = core = 0
     for question in asked:
-        result = cli.retrieve_memories(question, ["core", "peripheral"], 10, False)
+        result = service.retrieve_memories(question, ["core", "peripheral"], 10, False)
         anything += result.total_results > 0
         core += bool(result.memories.core)
     return len(asked), anything, core
@@ -60,18 +60,18 @@ def run(data: Path, notes: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         for index, sample in enumerate(samples):
             other = samples[(index + 1) % len(samples)]
-            system, cli = _store(encoder, Path(tmp), sample["sample_id"])
+            system, service = _store(encoder, Path(tmp), sample["sample_id"])
             try:
-                locomo.store_conversation(cli, sample)
-                counts = _ask(cli, [q.text for q in locomo.questions(other)])
+                locomo.store_conversation(service, sample)
+                counts = _ask(service, [q.text for q in locomo.questions(other)])
             finally:
                 system.close()
             per_pair[f"{other['sample_id']} -> {sample['sample_id']}"] = _share(counts)
             totals = [a + b for a, b in zip(totals, counts, strict=True)]
-        system, cli = _store(encoder, Path(tmp), "notes")
+        system, service = _store(encoder, Path(tmp), "notes")
         try:
-            cli.load_markdown(str(notes / "readmes"))
-            notes_counts = _ask(cli, [q.text for q in locomo.questions(samples[0])])
+            service.load_markdown(str(notes / "readmes"))
+            notes_counts = _ask(service, [q.text for q in locomo.questions(samples[0])])
         finally:
             system.close()
     return {

@@ -23,9 +23,15 @@ from pydantic import TypeAdapter
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import MemoryChanges, ProjectName, RecallFilters, StoreContext
-from cognitive_memory.service.schemas import BriefMemoryOut, MemoryOut
+from cognitive_memory.service import (
+    BriefMemoryOut,
+    MemoryChanges,
+    MemoryOut,
+    MemoryService,
+    ProjectName,
+    RecallFilters,
+    StoreContext,
+)
 from interfaces.roots import project_of_path
 from interfaces.transcripts import episode_text, read_transcript
 
@@ -109,13 +115,13 @@ class HookAnswer:
     note: str | None = None
 
 
-def answer_hook(cli: MemoryService, request: HookRequest) -> HookAnswer:
-    """Answer one hook over ``cli`` (core errors propagate; the caller logs them)."""
+def answer_hook(service: MemoryService, request: HookRequest) -> HookAnswer:
+    """Answer one hook over ``service`` (core errors propagate; the caller logs them)."""
     if request.event == "session-start":
-        return _context(request, _session_start(cli, request))
+        return _context(request, _session_start(service, request))
     if request.event == "user-prompt-submit":
-        return _context(request, _prompt_context(cli, request))
-    return _keep_session(cli, request)
+        return _context(request, _prompt_context(service, request))
+    return _keep_session(service, request)
 
 
 def _context(request: HookRequest, text: str) -> HookAnswer:
@@ -125,14 +131,14 @@ def _context(request: HookRequest, text: str) -> HookAnswer:
     return HookAnswer(json.dumps({"hookSpecificOutput": output}, ensure_ascii=False))
 
 
-def _session_start(cli: MemoryService, request: HookRequest) -> str:
+def _session_start(service: MemoryService, request: HookRequest) -> str:
     """Session lessons and concepts (most important first), then recent decisions and episodes;
     memories loaded from markdown or git are left out."""
-    project = cli.scope(request.scope)
+    project = service.scope(request.scope)
     sections = [
-        ("Lessons", _listed(cli, project, "importance", sources=["session_lesson"])),
-        ("Concepts", _listed(cli, project, "importance", hierarchy_levels=[0])),
-        ("Recent", _listed(cli, project, "created", hierarchy_levels=[1, 2])),
+        ("Lessons", _listed(service, project, "importance", sources=["session_lesson"])),
+        ("Concepts", _listed(service, project, "importance", hierarchy_levels=[0])),
+        ("Recent", _listed(service, project, "created", hierarchy_levels=[1, 2])),
     ]
     head = (
         f"Cognitive Memory: what earlier sessions left for project '{project}' "
@@ -141,21 +147,21 @@ def _session_start(cli: MemoryService, request: HookRequest) -> str:
     return _bounded(head, sections, request.max_chars)
 
 
-def _listed(cli: MemoryService, project: str, order: str, **filters: Any) -> list[MemoryOut]:
+def _listed(service: MemoryService, project: str, order: str, **filters: Any) -> list[MemoryOut]:
     """The first LISTED memories of the project (and global ones) matching ``filters``, highest
     ``order`` first, leaving out those loaded from a file or a repository (they are in the
     project's files already)."""
-    page = cli.list_memories(RecallFilters(**filters), order, 4 * LISTED, project=project)
+    page = service.list_memories(RecallFilters(**filters), order, 4 * LISTED, project=project)
     return [m for m in page.memories if m.metadata.get("loader_type") not in _LOADED][:LISTED]
 
 
-def _prompt_context(cli: MemoryService, request: HookRequest) -> str:
+def _prompt_context(service: MemoryService, request: HookRequest) -> str:
     """The memories recall finds relevant to the prompt (none pass the floor: nothing)."""
     prompt = request.text("prompt")
     if prompt is None:
         return ""
-    project = cli.scope(request.scope)
-    result = cli.retrieve_memories(
+    project = service.scope(request.scope)
+    result = service.retrieve_memories(
         prompt.strip()[:MAX_QUERY_CHARS],
         ("core", "peripheral"),
         RECALLED,
@@ -200,7 +206,7 @@ def session_tag(session_id: str) -> str:
     return f"session:{session_id.strip()[:90]}"
 
 
-def _keep_session(cli: MemoryService, request: HookRequest) -> HookAnswer:
+def _keep_session(service: MemoryService, request: HookRequest) -> HookAnswer:
     """Store the session as one episode, or update the one stored before; nothing new: nothing."""
     session_id, transcript = request.text("session_id"), request.text("transcript_path")
     if session_id is None or transcript is None:
@@ -211,17 +217,17 @@ def _keep_session(cli: MemoryService, request: HookRequest) -> HookAnswer:
         return HookAnswer(note=f"{exc.message}; nothing kept")
     if record.empty:
         return HookAnswer(note=f"nothing to keep from {transcript}")
-    project = cli.scope(request.scope)
+    project = service.scope(request.scope)
     text, tag = episode_text(record, project), session_tag(session_id)
     unread = f" ({record.unread})" if record.unread else ""
-    found = cli.list_memories(RecallFilters(tags=[tag], projects=["*"]), "created", 1)
+    found = service.list_memories(RecallFilters(tags=[tag], projects=["*"]), "created", 1)
     if found.memories:
         kept = found.memories[0]
         if kept.content == text:
             return HookAnswer(
                 note=f"session {session_id} already kept as memory {kept.id}: unchanged{unread}"
             )
-        cli.update_memory(kept.id, MemoryChanges(text=text))
+        service.update_memory(kept.id, MemoryChanges(text=text))
         return HookAnswer(note=f"session {session_id} kept as memory {kept.id} (updated){unread}")
     context = StoreContext(
         hierarchy_level=2,
@@ -231,5 +237,5 @@ def _keep_session(cli: MemoryService, request: HookRequest) -> HookAnswer:
         project=project,
         source_info="Claude Code session transcript",
     )
-    stored = cli.store_experience(text, context)
+    stored = service.store_experience(text, context)
     return HookAnswer(note=f"session {session_id} kept as memory {stored.memory_id}{unread}")

@@ -247,7 +247,7 @@ def _guarded_dashboard(
     source: DashboardSource, token: str | None, security: TransportSecuritySettings, login_code: str | None
 ) -> ASGIApp:
     app = create_dashboard(
-        source.cli, token=token, security=security, checks=source.checks, login_code=login_code
+        source.service, token=token, security=security, checks=source.checks, login_code=login_code
     )
     return HostHintMiddleware(RequestBodyLimitMiddleware(app, DEFAULT_MAX_REQUEST_BODY_SIZE))
 

@@ -13,12 +13,10 @@ from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
-from cognitive_memory.service.formatting import format_recall
-from cognitive_memory.service.lessons import LESSON_PLACEMENT
-from cognitive_memory.service.schemas import ListResult
+from cognitive_memory.service import LESSON_PLACEMENT, ListResult, format_recall
 from interfaces.mcp_reads import LESSONS, current_project, facade_call
 from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
-from interfaces.mcp_tools.state import ServerState, cli_of
+from interfaces.mcp_tools.state import ServerState, service_of
 
 __all__ = ["KNOWN_LESSONS", "RECALL_LIMIT", "register"]
 
@@ -52,9 +50,9 @@ def register(server: MCPServer[ServerState]) -> None:
         ] = None,
     ) -> list[UserMessage]:
         project = await current_project(ctx)
-        cli = cli_of(ctx)
+        service = service_of(ctx)
         known = await facade_call(
-            lambda: cli.list_memories(LESSONS, "created", KNOWN_LESSONS, project=project)
+            lambda: service.list_memories(LESSONS, "created", KNOWN_LESSONS, project=project)
         )
         return [UserMessage(reflection_text(session_context, project, known))]
 
@@ -72,9 +70,11 @@ def register(server: MCPServer[ServerState]) -> None:
         if not query or len(query) > MAX_QUERY_CHARS:
             raise MCPError(INVALID_PARAMS, f"topic must hold 1 to {MAX_QUERY_CHARS} characters of text.")
         project = await current_project(ctx)
-        cli = cli_of(ctx)
+        service = service_of(ctx)
         result = await facade_call(
-            lambda: cli.retrieve_memories(query, max_results=RECALL_LIMIT, project=project, detail="brief")
+            lambda: service.retrieve_memories(
+                query, max_results=RECALL_LIMIT, project=project, detail="brief"
+            )
         )
         if result.total_results == 0:
             return [UserMessage(f'Cognitive Memory holds nothing about "{query}" (project {project}) yet.')]

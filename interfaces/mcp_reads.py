@@ -11,8 +11,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from cognitive_memory.errors import CognitiveMemoryError, InvalidInputError
-from cognitive_memory.service.requests import RecallFilters
-from interfaces.mcp_tools.state import ServerState, call_project, cli_of, off_loop
+from cognitive_memory.service import RecallFilters
+from interfaces.mcp_tools.state import ServerState, call_project, off_loop, service_of
 
 __all__ = ["LESSONS", "current_project", "facade_call"]
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 async def current_project(ctx: Context[ServerState, Any]) -> str:
     """The project the tools of this connection work in (the server's, the client's roots, else
     ``default``)."""
-    return cli_of(ctx).scope(await call_project(ctx, None))
+    return service_of(ctx).scope(await call_project(ctx, None))
 
 
 async def facade_call(call: Callable[[], T]) -> T:

@@ -16,12 +16,9 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import INVALID_PARAMS
 from mcp.types import Resource as MCPResource
 
-from cognitive_memory.service.formatting import LEVEL_NAMES
-from cognitive_memory.service.paging import MAX_PAGE_SIZE
-from cognitive_memory.service.requests import RecallFilters
-from cognitive_memory.service.schemas import ListResult, MemoryOut
+from cognitive_memory.service import LEVEL_NAMES, MAX_PAGE_SIZE, ListResult, MemoryOut, RecallFilters
 from interfaces.mcp_reads import LESSONS, current_project, facade_call
-from interfaces.mcp_tools.state import ServerState, cli_of
+from interfaces.mcp_tools.state import ServerState, service_of
 
 __all__ = ["LESSONS_LIMIT", "LISTED", "RECENT_LIMIT", "memory_text", "register"]
 
@@ -94,8 +91,8 @@ def register(server: MCPServer[ServerState]) -> None:
     async def memory(memory_id: str, ctx: Context[ServerState, Any]) -> str:
         if len(memory_id) > MAX_ID_CHARS:
             raise ResourceNotFoundError(f"No memory has the id {memory_id[:MAX_ID_CHARS]}...")
-        cli = cli_of(ctx)
-        found = await facade_call(lambda: cli.get_memories([memory_id]))
+        service = service_of(ctx)
+        found = await facade_call(lambda: service.get_memories([memory_id]))
         if not found.memories:
             trashed = " It is in the trash: memory_system trash restore ID." if found.in_trash else ""
             raise ResourceNotFoundError(f"No memory has the id {memory_id}.{trashed}")
@@ -107,8 +104,8 @@ async def _project_list(
 ) -> str:
     """The current project's newest ``count`` memories matching ``filters``, as text."""
     project = await current_project(ctx)
-    cli = cli_of(ctx)
-    page = await facade_call(lambda: cli.list_memories(filters, "created", count, project=project))
+    service = service_of(ctx)
+    page = await facade_call(lambda: service.list_memories(filters, "created", count, project=project))
     return list_text(f"{heading} of project {project}", page, PREVIEW_CHARS[kind])
 
 

@@ -28,8 +28,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from cognitive_memory.errors import CognitiveMemoryError
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.schemas import ErrorResult
+from cognitive_memory.service import ErrorResult, MemoryService
 from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
 from interfaces.mcp_tools import ServerState, register_tools
@@ -183,13 +182,12 @@ def create_server(
 ) -> MemoryServer:
     """Build the server over ``system``; ``max_results`` caps recall_memories' max_results.
     ``project`` is the server's project; without one, each client's roots choose (else default)."""
-    cli = MemoryService(system, session_id, project)
+    service = MemoryService(system, session_id, project)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[ServerState]) -> AsyncIterator[ServerState]:
-        if not system.encoder.is_ready:
-            system.warm_up_in_background()
-        yield ServerState(cli=cli)
+        service.warm_up()
+        yield ServerState(service=service)
 
     server = MemoryServer(
         SERVER_NAME,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from cognitive_memory.service.requests import MAX_PROJECT_CHARS
+from cognitive_memory.core.validation import MAX_PROJECT_CHARS
 
 __all__ = ["project_of_path", "project_of_root"]
 

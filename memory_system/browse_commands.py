@@ -43,10 +43,10 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Show memories whole by id (exit 3 if some were not found)."""
-        from cognitive_memory.service.formatting import format_get
+        from cognitive_memory.service import format_get
 
-        with facade() as cli:
-            result = cli.get_memories(memory_ids, include_history=history)
+        with facade() as service:
+            result = service.get_memories(memory_ids, include_history=history)
         emit(result, format_get(result), as_json)
         if result.missing:
             raise typer.Exit(code=EXIT_MISSING)
@@ -72,9 +72,9 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """List memories of the project (and global ones) without a query, a page at a time."""
-        from cognitive_memory.service.formatting import format_list
+        from cognitive_memory.service import format_list
 
         filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
-        with facade() as cli:
-            result = cli.list_memories(filters, order_by, limit, cursor, project=project)
+        with facade() as service:
+            result = service.list_memories(filters, order_by, limit, cursor, project=project)
         emit(result, format_list(result), as_json)

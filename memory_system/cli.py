@@ -154,10 +154,10 @@ def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print the structured status as JSON.")] = False,
 ) -> None:
     """Show memory counts, storage health, recent activity and configuration."""
-    from cognitive_memory.service.formatting import format_status
+    from cognitive_memory.service import format_status
 
-    with open_facade() as cli:
-        result = cli.show_status(detailed)
+    with open_facade() as service:
+        result = service.show_status(detailed)
         emit(result, format_status(result), as_json)
 
 
@@ -175,8 +175,7 @@ def store(
     as_json: JsonOption = False,
 ) -> None:
     """Store one memory (the same text again in the project is reported, not stored twice)."""
-    from cognitive_memory.service.formatting import format_store
-    from cognitive_memory.service.requests import StoreContext
+    from cognitive_memory.service import StoreContext, format_store
 
     if text == "-":
         text = sys.stdin.read()
@@ -189,8 +188,8 @@ def store(
         project=project,
         speaker=speaker,
     )
-    with open_facade() as cli:
-        result = cli.store_experience(text, context)
+    with open_facade() as service:
+        result = service.store_experience(text, context)
         emit(result, format_store(result), as_json)
 
 
@@ -214,15 +213,15 @@ def recall(
     as_json: JsonOption = False,
 ) -> None:
     """Recall memories of the project (and global ones) for a query, optionally filtered."""
-    from cognitive_memory.service.formatting import format_recall
+    from cognitive_memory.service import format_recall
 
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
     settings = load_settings()
     most = settings.recall.max_memories_per_query
     if max_results > most:
         raise fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
-    with open_facade(settings) as cli:
-        result = cli.retrieve_memories(
+    with open_facade(settings) as service:
+        result = service.retrieve_memories(
             query, None, max_results, not no_bridges, filters, project=project, detail=detail
         )
         emit(result, format_recall(result), as_json, exclude_none=True)
@@ -234,10 +233,10 @@ def forget(
     as_json: JsonOption = False,
 ) -> None:
     """Forget memories by id (exit 3 if some were not found or are loaded from files)."""
-    from cognitive_memory.service.formatting import format_forget
+    from cognitive_memory.service import format_forget
 
-    with open_facade() as cli:
-        result = cli.forget_memories(memory_ids)
+    with open_facade() as service:
+        result = service.forget_memories(memory_ids)
         emit(result, format_forget(result), as_json)
     if result.missing or result.kept:
         raise typer.Exit(EXIT_MISSING)

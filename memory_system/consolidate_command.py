@@ -7,15 +7,12 @@ nothing to do), 1 bad input (one ``Error:`` line says why).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from memory_system.options import FacadeSource, JsonOption, emit, project_name
 from memory_system.progress import progress_bar
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["register"]
 
@@ -45,8 +42,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     ) -> None:
         """Find groups of near-duplicate memories in each project and (with --apply) keep one of each:
         tags, access counts and links merge into it, the others go to the trash."""
-        from cognitive_memory.service.consolidation import consolidate, format_consolidate
+        from cognitive_memory.service import format_consolidate
 
-        with facade() as cli, progress_bar("Consolidating", "", enabled=not as_json) as advance:
-            result = consolidate(cli.system, threshold, project, cli.session_id, apply=apply, advance=advance)
+        with facade() as service, progress_bar("Consolidating", "", enabled=not as_json) as advance:
+            result = service.consolidate(threshold, project, apply=apply, advance=advance)
         emit(result, format_consolidate(result), as_json)

@@ -15,7 +15,7 @@ from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from cognitive_memory.service.schemas import GitLoadResult
+    from cognitive_memory.service import GitLoadResult
 
 __all__ = ["format_git_load", "register"]
 
@@ -40,8 +40,11 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         except CognitiveMemoryError as exc:
             typer.echo(f"Error: {exc.message}", err=True)
             raise typer.Exit(code=1) from exc
-        with facade() as cli, progress_bar(f"Reading {repo}", "commits", enabled=not as_json) as on_progress:
-            result = cli.load_git_history(repo, on_progress, project=project)
+        with (
+            facade() as service,
+            progress_bar(f"Reading {repo}", "commits", enabled=not as_json) as on_progress,
+        ):
+            result = service.load_git_history(repo, on_progress, project=project)
         emit(result, format_git_load(result), as_json)
 
 

@@ -320,8 +320,8 @@ def _in_process(request: dict[str, Any]) -> dict[str, Any]:
 
     hook = HookRequest.from_wire(request)
     try:
-        with open_facade() as cli:
-            result = answer_hook(cli, hook)
+        with open_facade() as service:
+            result = answer_hook(service, hook)
     except typer.Exit:
         raise HookFailure("") from None  # the CLI has printed its one "Error:" line
     return {"stdout": result.stdout, "note": result.note}

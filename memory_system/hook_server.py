@@ -49,7 +49,7 @@ def _stop(listener: HookListener) -> None:
 
 def _listen(system: CognitiveSystem, settings: Settings) -> HookListener | None:
     from cognitive_memory.errors import ConfigurationError
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
     from interfaces.hook_socket import HookListener
     from interfaces.hooks import answer_hook
 
@@ -57,14 +57,14 @@ def _listen(system: CognitiveSystem, settings: Settings) -> HookListener | None:
         return None
     folder, variable = socket_folder(settings.storage.data_dir.expanduser().resolve())
     path = folder / f"{os.getpid()}.sock"
-    cli = MemoryService(system)
+    service = MemoryService(system)
     try:
         if len(os.fsencode(path)) >= _SOCKET_NAME_MAX:
             raise ConfigurationError(f"{path} is too long for a Unix socket: set {variable} shorter")
         for attempt in (1, 2):
             _private_folder(folder, variable)
             try:
-                return HookListener(path, lambda request: answer_hook(cli, request))
+                return HookListener(path, lambda request: answer_hook(service, request))
             except FileNotFoundError:  # a server leaving removed the empty folder meanwhile
                 if attempt == 2:
                     raise

@@ -16,7 +16,7 @@ from memory_system.options import rate as _rate
 from memory_system.progress import progress_bar
 
 if TYPE_CHECKING:
-    from cognitive_memory.service.schemas import LoadResult, WatchResult
+    from cognitive_memory.service import LoadResult, WatchResult
 
 __all__ = ["EXIT_SKIPPED", "format_load", "register"]
 
@@ -62,8 +62,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     ) -> None:
         """Load markdown notes: one memory per section; a re-load only touches what changed."""
         enabled = not quiet and not as_json
-        with facade() as cli, progress_bar("Loading", "KB of markdown", enabled=enabled) as advance:
-            result = cli.load_markdown(path, on_progress=advance, project=project)
+        with facade() as service, progress_bar("Loading", "KB of markdown", enabled=enabled) as advance:
+            result = service.load_markdown(path, on_progress=advance, project=project)
         emit(result, format_load(result), as_json)
         if result.skipped:
             raise typer.Exit(code=EXIT_SKIPPED)
@@ -76,8 +76,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         """Forget the memories loaded from a file (or from every file under a directory)."""
         from cognitive_memory.loaders.files import readable
 
-        with facade() as cli:
-            result = cli.remove_file(path)
+        with facade() as service:
+            result = service.remove_file(path)
         shown = readable(path)
         text = f"Removed {result.memories_removed} memories of {result.files_removed} files under {shown}"
         emit(result, text, as_json)
@@ -96,8 +96,8 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
-        with facade() as cli:
-            cli.watch_markdown(
+        with facade() as service:
+            service.watch_markdown(
                 path,
                 on_load=loaded,
                 on_batch=lambda batch: typer.echo(_format_batch(batch), err=True),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
     from cognitive_memory.settings import Settings
     from cognitive_memory.system import CognitiveSystem
 
@@ -80,7 +80,7 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
 @contextmanager
 def open_facade(settings: Settings | None = None) -> Iterator[MemoryService]:
     """A MemoryService over a freshly built system (see ``open_system``)."""
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
 
     settings = settings or load_settings()
     with open_system(settings) as system:

@@ -11,9 +11,7 @@ import typer
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from cognitive_memory.service.memory_service import MemoryService
-    from cognitive_memory.service.requests import RecallFilters
-    from cognitive_memory.service.schemas import ChunkCountsOut
+    from cognitive_memory.service import ChunkCountsOut, MemoryService, RecallFilters
 
 __all__ = [
     "EXIT_MISSING",
@@ -47,7 +45,7 @@ def project_name(value: str | None) -> str | None:
         return None
     from pydantic import TypeAdapter, ValidationError
 
-    from cognitive_memory.service.requests import ProjectName
+    from cognitive_memory.service import ProjectName
 
     try:
         return TypeAdapter(ProjectName).validate_python(value)
@@ -134,7 +132,7 @@ def recall_filters(
     before: str | None,
 ) -> RecallFilters:
     """The filters of ``recall`` and ``list`` from their options."""
-    from cognitive_memory.service.requests import RecallFilters
+    from cognitive_memory.service import RecallFilters
 
     return request(
         RecallFilters,

@@ -34,12 +34,11 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Link two memories: FROM --relation--> TO (linking again changes nothing)."""
-        from cognitive_memory.service.formatting import format_link
-        from cognitive_memory.service.requests import LinkRequest
+        from cognitive_memory.service import LinkRequest, format_link
 
         given = request(LinkRequest, from_id=from_id, to_id=to_id, relation=relation, note=note)
-        with facade() as cli:
-            result = cli.link_memories(given.from_id, given.to_id, given.relation, given.note)
+        with facade() as service:
+            result = service.link_memories(given.from_id, given.to_id, given.relation, given.note)
         emit(result, format_link(result), as_json)
 
     @app.command(name="unlink")
@@ -52,12 +51,11 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Remove the links from FROM to TO (all of them, or those of --relation)."""
-        from cognitive_memory.service.formatting import format_unlink
-        from cognitive_memory.service.requests import UnlinkRequest
+        from cognitive_memory.service import UnlinkRequest, format_unlink
 
         given = request(UnlinkRequest, from_id=from_id, to_id=to_id, relation=relation)
-        with facade() as cli:
-            result = cli.unlink_memories(given.from_id, given.to_id, given.relation)
+        with facade() as service:
+            result = service.unlink_memories(given.from_id, given.to_id, given.relation)
         emit(result, format_unlink(result), as_json)
 
     @app.command(name="related")
@@ -70,10 +68,9 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """The memories linked to MEMORY_ID (both directions), nearest first, with their paths."""
-        from cognitive_memory.service.formatting import format_related
-        from cognitive_memory.service.requests import RelatedRequest
+        from cognitive_memory.service import RelatedRequest, format_related
 
         given = request(RelatedRequest, memory_id=memory_id, depth=depth, relations=relation)
-        with facade() as cli:
-            result = cli.related_memories(given.memory_id, given.depth, given.relations)
+        with facade() as service:
+            result = service.related_memories(given.memory_id, given.depth, given.relations)
         emit(result, format_related(result), as_json)

@@ -13,20 +13,14 @@ import sys
 from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, Literal, TextIO
+from typing import Annotated, Any, BinaryIO, Literal, TextIO
 
 import typer
 
 from memory_system.options import FacadeSource, JsonOption, project_name
 from memory_system.progress import progress_bar
 
-if TYPE_CHECKING:
-    from cognitive_memory.transfer import ImportReport
-
-__all__ = ["format_import", "register"]
-
-# Skipped items listed in the text summary (--json lists them all).
-SHOWN_SKIPS = 20
+__all__ = ["register"]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -53,10 +47,11 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     ) -> None:
         """Write memories as JSON Lines: a header, then one line per memory with every field, its
         versions and its links. The summary goes to stderr when the export goes to stdout."""
-        from cognitive_memory.transfer import export_lines
-
-        with facade() as cli, progress_bar("Exporting", "memories", enabled=output is not None) as advance:
-            lines = export_lines(cli.system, project, with_vectors, advance)
+        with (
+            facade() as service,
+            progress_bar("Exporting", "memories", enabled=output is not None) as advance,
+        ):
+            lines = service.export_memories(project, with_vectors, advance)
             count = _write_stdout(lines) if output is None else _write_file(lines, output)
         summary = {"exported": count, "output": str(output) if output else None, "project": project}
         summary["with_vectors"] = with_vectors
@@ -86,13 +81,10 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     ) -> None:
         """Import an export (idempotent by id: the same memory is skipped, a changed one updated
         with a version, a new one inserted as it was) or an official MCP memory.jsonl."""
-        from cognitive_memory.transfer import import_lines, read_import
+        from cognitive_memory.service import format_import
 
-        with _opened(file) as stream, facade() as cli, progress_bar("Embedding", "memories") as advance:
-            source = read_import(stream, project, cli.scope(), file_format)
-            report = import_lines(
-                cli.system, source, dry_run=dry_run, session_id=cli.session_id, progress=advance
-            )
+        with _opened(file) as stream, facade() as service, progress_bar("Embedding", "memories") as advance:
+            report = service.import_memories(stream, project, file_format, dry_run=dry_run, progress=advance)
         body: dict[str, Any] = {"file": file, **dataclasses.asdict(report)}
         typer.echo(json.dumps(body, indent=2, ensure_ascii=False) if as_json else format_import(file, report))
 
@@ -140,27 +132,3 @@ def _opened(file: str) -> AbstractContextManager[BinaryIO]:
         return open_import(Path(file))
     except InvalidInputError as exc:
         raise _fail(exc.message) from None
-
-
-def format_import(file: str, report: ImportReport) -> str:
-    """The summary of an import (or of a dry run: what it would do)."""
-    if report.dry_run:
-        head = (
-            f"Dry run of {file} ({report.format}), nothing was written: would add {report.added}, "
-            f"update {report.updated}, leave {report.unchanged} unchanged, embed {report.embedded}; "
-            f"links: would add {report.links_added}, {report.links_unchanged} already there"
-        )
-    else:
-        head = (
-            f"Imported {file} ({report.format}): {report.added} added, {report.updated} updated, "
-            f"{report.unchanged} unchanged, {report.embedded} embedded; links: {report.links_added} added, "
-            f"{report.links_unchanged} already there"
-        )
-    lines = [f"{head}; {len(report.skipped)} skipped" + (":" if report.skipped else ".")]
-    lines += [
-        f"  {f'line {skip.line}, {skip.id}: ' if skip.line else ''}{skip.reason}"
-        for skip in report.skipped[:SHOWN_SKIPS]
-    ]
-    if len(report.skipped) > SHOWN_SKIPS:
-        lines.append(f"  ... and {len(report.skipped) - SHOWN_SKIPS} more (--json lists them all).")
-    return "\n".join(lines)

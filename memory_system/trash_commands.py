@@ -14,7 +14,7 @@ import typer
 from memory_system.options import EXIT_MISSING, FacadeSource, JsonOption, emit, request
 
 if TYPE_CHECKING:
-    from cognitive_memory.service.trash_schemas import PruneResult
+    from cognitive_memory.service import PruneResult
 
 __all__ = ["register"]
 
@@ -32,10 +32,10 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """The memories in the trash: id, first 100 characters, when, why and by which session."""
-        from cognitive_memory.service.forgetting import format_trash
+        from cognitive_memory.service import format_trash
 
-        with facade() as cli:
-            result = cli.trash_list(limit)
+        with facade() as service:
+            result = service.trash_list(limit)
         emit(result, format_trash(result), as_json)
 
     @trash_app.command(name="restore")
@@ -51,15 +51,15 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         """Bring memories back from the trash with their ids, tags, links and versions. A memory
         forgotten more than once comes back from its newest entry (or the --entry given); its other
         entries become its versions."""
-        from cognitive_memory.service.forgetting import format_restore
+        from cognitive_memory.service import format_restore
 
         if not memory_ids and not entries:
             typer.echo(
                 "Error: give the ids of the memories to restore, or --entry N (see `trash list`).", err=True
             )
             raise typer.Exit(1)
-        with facade() as cli:
-            result = cli.trash_restore(memory_ids or [], entries or [])
+        with facade() as service:
+            result = service.trash_restore(memory_ids or [], entries or [])
         emit(result, format_restore(result), as_json)
         if result.missing or result.missing_entries or result.in_use:
             raise typer.Exit(EXIT_MISSING)
@@ -73,14 +73,14 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Delete trashed memories for good (they cannot be restored afterwards)."""
-        from cognitive_memory.service.forgetting import format_empty
+        from cognitive_memory.service import format_empty
 
         scope = f"trashed more than {older_than_days:g} days ago " if older_than_days is not None else ""
         if not yes and not typer.confirm(f"Delete the memories {scope}in the trash for good?"):
             typer.echo("Nothing deleted.")
             return
-        with facade() as cli:
-            result = cli.trash_empty(older_than_days)
+        with facade() as service:
+            result = service.trash_empty(older_than_days)
         emit(result, format_empty(result), as_json)
 
     @app.command(name="prune")
@@ -104,8 +104,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Move memories matching every criterion given to the trash: lists them, then asks."""
-        from cognitive_memory.service.forgetting import format_prune
-        from cognitive_memory.service.requests import PruneRequest
+        from cognitive_memory.service import PruneRequest, format_prune
 
         given = request(
             PruneRequest,
@@ -117,21 +116,21 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             hierarchy_levels=levels,
             keep_latest=keep_latest,
         )
-        with facade() as cli:
+        with facade() as service:
             if confirm is not None:
-                result = cli.prune_memories(given, dry_run=False, confirm=confirm)
+                result = service.prune_memories(given, dry_run=False, confirm=confirm)
             else:
-                plan = cli.prune_memories(given, dry_run=True)
+                plan = service.prune_memories(given, dry_run=True)
                 if dry_run or not plan.memories or not _agreed(plan, apply, as_json):
                     emit(plan, format_prune(plan), as_json)
                     return
-                result = cli.prune_memories(given, dry_run=False, confirm=plan.confirm)
+                result = service.prune_memories(given, dry_run=False, confirm=plan.confirm)
         emit(result, format_prune(result), as_json)
 
 
 def _agreed(plan: PruneResult, apply: bool, as_json: bool) -> bool:
     """``--apply``, or a yes at the prompt after the list (never a prompt with ``--json``)."""
-    from cognitive_memory.service.forgetting import format_prune
+    from cognitive_memory.service import format_prune
 
     if apply:
         return True

@@ -36,10 +36,10 @@ SystemOpener = Callable[..., AbstractContextManager["CognitiveSystem"]]
 
 def dashboard_source(system: CognitiveSystem, project: str | None) -> DashboardSource:
     """The dashboard's facade over ``system``, with doctor's read-only checks for its status page."""
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
     from interfaces.dashboard import DashboardSource
 
-    return DashboardSource(cli=MemoryService(system, project=project), checks=lambda: _checks(system))
+    return DashboardSource(service=MemoryService(system, project=project), checks=lambda: _checks(system))
 
 
 def _checks(system: CognitiveSystem) -> list[Any]:

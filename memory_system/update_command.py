@@ -29,8 +29,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Change a memory's text, tags, importance, level, type or source in place."""
-        from cognitive_memory.service.formatting import format_update
-        from cognitive_memory.service.requests import MemoryChanges
+        from cognitive_memory.service import MemoryChanges, format_update
 
         changes = request(
             MemoryChanges,
@@ -41,6 +40,6 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             memory_type=memory_type,
             source_info=source_info,
         )
-        with facade() as cli:
-            result = cli.update_memory(memory_id, changes)
+        with facade() as service:
+            result = service.update_memory(memory_id, changes)
         emit(result, format_update(result), as_json)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 FORBIDDEN = {
     "cognitive_memory": ("interfaces", "memory_system"),
-    "interfaces": ("memory_system",),
+    "interfaces": (
+        "memory_system",
+        "cognitive_memory.storage",
+        "cognitive_memory.index",
+        "cognitive_memory.retrieval",
+    ),
     "memory_system": ("cognitive_memory.storage", "cognitive_memory.index", "cognitive_memory.retrieval"),
     "cognitive_memory/storage": (
         "cognitive_memory.retrieval",
@@ -55,6 +61,19 @@ def test_package_imports_point_down_only(package: str) -> None:
         for file in files
         for module in imported_modules(file)
         if any(module == banned or module.startswith(banned + ".") for banned in FORBIDDEN[package])
+    ]
+    assert offences == []
+
+
+def test_transports_reach_no_store_through_the_system() -> None:
+    """The use cases read the store for the transports: none walks ``system.memories`` or
+    ``system.vectors`` itself."""
+    chain = re.compile(r"\bsystem\.(memories|vectors)\b")
+    offences = [
+        f"{file.relative_to(ROOT)}:{number}: {line.strip()}"
+        for file in sorted((ROOT / "interfaces").rglob("*.py"))
+        for number, line in enumerate(file.read_text().splitlines(), start=1)
+        if chain.search(line)
     ]
     assert offences == []
 

@@ -11,10 +11,9 @@ import base64
 import binascii
 import json
 import math
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.service.schemas import OrderBy
 from cognitive_memory.storage.browse import PageKey
 
 __all__ = [
@@ -22,11 +21,15 @@ __all__ = [
     "MAX_CURSOR_CHARS",
     "MAX_PAGE_SIZE",
     "ORDERS",
+    "OrderBy",
     "checked_order",
     "checked_size",
     "decode_cursor",
     "encode_cursor",
 ]
+
+# list_memories' orders, each newest or highest first.
+OrderBy = Literal["created", "last_accessed", "importance", "access_count"]
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100

@@ -8,8 +8,7 @@ import uuid
 from typing import TYPE_CHECKING
 
 from cognitive_memory.errors import CognitiveMemoryError
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import StoreContext
+from cognitive_memory.service import MemoryService, StoreContext
 from cognitive_memory.upkeep.health import CheckResult
 from cognitive_memory.upkeep.vectors import totals
 
@@ -23,11 +22,11 @@ SCRATCH_TAG = "doctor-scratch"
 
 def check_round_trip(system: CognitiveSystem) -> CheckResult:
     """Store a scratch memory, recall it as the best match, delete it; nothing is left behind."""
-    cli = MemoryService(system, session_id=f"doctor-{uuid.uuid4()}")
+    service = MemoryService(system, session_id=f"doctor-{uuid.uuid4()}")
     started = time.perf_counter()
     try:
         before = totals(system)
-        problem = _store_recall_delete(cli)
+        problem = _store_recall_delete(service)
         system.flush()
         after = totals(system)
     except CognitiveMemoryError as exc:
@@ -40,23 +39,23 @@ def check_round_trip(system: CognitiveSystem) -> CheckResult:
     return CheckResult("round_trip", "ok", f"stored, recalled as core #1 and deleted in {millis:.0f} ms")
 
 
-def _store_recall_delete(cli: MemoryService) -> str | None:
+def _store_recall_delete(service: MemoryService) -> str | None:
     """What went wrong in the round trip, if anything; the scratch memory is always deleted."""
     text = (
         f"memory_system doctor scratch memory {uuid.uuid4().hex}: stored, recalled and deleted "
         "to check that the memory works end to end."
     )
     context = StoreContext(tags=[SCRATCH_TAG], source_info="memory_system doctor", importance_score=0.0)
-    stored = cli.store_experience(text, context)
+    stored = service.store_experience(text, context)
     try:
         if stored.queued:
             return "the index did not accept the scratch memory's vector (it was queued)"
-        recalled = cli.retrieve_memories(text, ["core"], max_results=1, include_bridges=False)
+        recalled = service.retrieve_memories(text, ["core"], max_results=1, include_bridges=False)
         core = recalled.memories.core
         if not core or core[0].id != stored.memory_id:
             return "recall did not return the scratch memory as core #1"
     finally:
-        deleted = cli.delete_memories([stored.memory_id]).deleted
-    if deleted != [stored.memory_id] or cli.system.memories.get([stored.memory_id]):
+        deleted = service.delete_memories([stored.memory_id]).deleted
+    if deleted != [stored.memory_id] or service.system.memories.get([stored.memory_id]):
         return "the scratch memory could not be deleted"
     return None

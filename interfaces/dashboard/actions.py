@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from cognitive_memory.errors import CognitiveMemoryError, EditConflictError
-from cognitive_memory.service.requests import LinkRequest, UnlinkRequest
+from cognitive_memory.service import LinkRequest, UnlinkRequest
 from interfaces.dashboard.forms import FormError, describe, memory_changes
 from interfaces.dashboard.gate import checked_form
 from interfaces.dashboard.pages import changed_page, memory_page
@@ -44,7 +44,7 @@ async def edit(request: Request) -> Response:
     try:
         changes = memory_changes(form)
         result = await blocking(
-            state.cli.update_memory, memory_id, changes, expected_revision=form["revision"]
+            state.service.update_memory, memory_id, changes, expected_revision=form["revision"]
         )
     except EditConflictError:
         return await changed_page(request, form)
@@ -70,7 +70,7 @@ async def link(request: Request) -> Response:
             }
         )
         result = await blocking(
-            state.cli.link_memories, wanted.from_id, wanted.to_id, wanted.relation, wanted.note
+            state.service.link_memories, wanted.from_id, wanted.to_id, wanted.relation, wanted.note
         )
     except ValidationError as exc:
         return await memory_page(request, error=f"Not linked: {describe(exc)}", form=form)
@@ -92,7 +92,7 @@ async def unlink(request: Request) -> Response:
                 "relation": form.get("relation"),
             }
         )
-        result = await blocking(state.cli.unlink_memories, wanted.from_id, wanted.to_id, wanted.relation)
+        result = await blocking(state.service.unlink_memories, wanted.from_id, wanted.to_id, wanted.relation)
     except ValidationError as exc:
         return await memory_page(request, error=f"Not unlinked: {describe(exc)}", form=form)
     except CognitiveMemoryError as exc:
@@ -107,7 +107,7 @@ async def forget(request: Request) -> Response:
     form = await checked_form(request)
     if form.get("confirm") != "yes":
         return _see(request, _memory_path(memory_id) + "/forget")
-    result = await blocking(state.cli.forget_memories, [memory_id])
+    result = await blocking(state.service.forget_memories, [memory_id])
     if result.kept:
         return await memory_page(request, error=result.kept[0].reason)
     return _see(request, _memory_path(memory_id), result.message)
@@ -119,5 +119,5 @@ async def restore(request: Request) -> Response:
     form = await checked_form(request)
     memory_id, entry = form.get("memory_id", ""), form.get("entry", "")
     entries = [int(entry)] if entry.isascii() and entry.isdigit() and len(entry) < 19 else []
-    result = await blocking(state.cli.trash_restore, [] if entries else [memory_id], entries)
+    result = await blocking(state.service.trash_restore, [] if entries else [memory_id], entries)
     return _see(request, _memory_path(result.restored[0]) if result.restored else "/trash", result.message)

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from cognitive_memory.errors import CognitiveMemoryError, InvalidInputError, NotFoundError
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from interfaces.dashboard import actions, login, pages
 from interfaces.dashboard.auth import LoginThrottle, SessionKeys
 from interfaces.dashboard.forms import FormError
@@ -83,7 +83,7 @@ def _routes() -> list[Route | Mount]:
 
 
 def create_dashboard(
-    cli: MemoryService,
+    service: MemoryService,
     *,
     token: str | None,
     security: TransportSecuritySettings | None,
@@ -91,12 +91,12 @@ def create_dashboard(
     login_code: str | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> ASGIApp:
-    """The dashboard over ``cli``: login with ``token`` when set, ``security``'s Host/Origin rules
+    """The dashboard over ``service``: login with ``token`` when set, ``security``'s Host/Origin rules
     (None: no check, for tests only), ``checks`` run on the status page (doctor's, on this system).
     ``login_code`` is the code of a one-time login link (``/login?once=CODE``); ``clock`` is the
     login throttle's."""
     keys = SessionKeys(token, login_code=login_code)
-    state = DashboardState(cli=cli, keys=keys, checks=checks, throttle=LoginThrottle(clock))
+    state = DashboardState(service=service, keys=keys, checks=checks, throttle=LoginThrottle(clock))
     app = Starlette(
         routes=_routes(),
         exception_handlers={

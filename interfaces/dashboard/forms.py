@@ -14,8 +14,8 @@ from urllib.parse import parse_qsl, urlencode
 from pydantic import ValidationError
 from starlette.requests import Request
 
-from cognitive_memory.service.requests import ALL_PROJECTS, MemoryChanges, RecallFilters
-from cognitive_memory.service.schemas import MemoryRecordOut
+from cognitive_memory.core.validation import ALL_PROJECTS
+from cognitive_memory.service import MemoryChanges, MemoryRecordOut, RecallFilters
 
 __all__ = [
     "EDIT_FIELDS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cognitive_memory.service.schemas import RelatedResult
+from cognitive_memory.service import RelatedResult
 
 __all__ = ["bridge_nodes", "neighbourhood"]
 

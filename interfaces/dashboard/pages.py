@@ -12,10 +12,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from cognitive_memory.errors import NotFoundError
-from cognitive_memory.service.answers import ranked_reason, record_out
-from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE
-from cognitive_memory.service.requests import RecallFilters
-from cognitive_memory.service.schemas import BridgeOut, MemoryOut, MemoryRecordOut, OrderBy, RelatedResult
+from cognitive_memory.service import (
+    DEFAULT_PAGE_SIZE,
+    BridgeOut,
+    MemoryOut,
+    MemoryRecordOut,
+    OrderBy,
+    RecallFilters,
+    RelatedResult,
+    ranked_reason,
+)
 from interfaces.dashboard.forms import FilterForm, FormError, compare_edit, edit_values
 from interfaces.dashboard.graph import neighbourhood
 from interfaces.dashboard.state import blocking, session_of, state_of
@@ -87,7 +93,7 @@ async def search(request: Request) -> Response:
             raise FormError(f"The query is {len(query)} characters long; at most {MAX_QUERY_CHARS}.")
         if query:
             result = await blocking(
-                state.cli.retrieve_memories, query, None, most, True, form.filters(), detail="full"
+                state.service.retrieve_memories, query, None, most, True, form.filters(), detail="full"
             )
             lists = result.memories
             sections = [
@@ -114,7 +120,7 @@ async def browse(request: Request) -> Response:
     try:
         limit = _number(params.get("limit"), DEFAULT_PAGE_SIZE, 1, 200)
         result = await blocking(
-            state.cli.list_memories, form.filters(), order, limit, params.get("cursor") or None
+            state.service.list_memories, form.filters(), order, limit, params.get("cursor") or None
         )
     except FormError as exc:
         error = exc.message
@@ -131,12 +137,10 @@ async def browse(request: Request) -> Response:
 def _stored(request: Request, memory_id: str) -> tuple[MemoryRecordOut, str]:
     """The memory whole, with its versions, and the revision of that same read (what an edit form
     carries), without counting it as a use."""
-    system = state_of(request).cli.system
-    found = system.memories.get([memory_id])
-    if not found:
+    found = state_of(request).service.read_memory(memory_id)
+    if found is None:
         raise NotFoundError(f"No memory has the id {memory_id!r}.")
-    history = system.memories.versions([memory_id]).get(memory_id, [])
-    return record_out(found[0], history, system.now()), found[0].revision
+    return found.record, found.revision
 
 
 def _record(request: Request, memory_id: str) -> MemoryRecordOut:
@@ -144,7 +148,7 @@ def _record(request: Request, memory_id: str) -> MemoryRecordOut:
 
 
 def in_trash(request: Request, memory_id: str) -> bool:
-    return bool(state_of(request).cli.system.memories.trash.find([memory_id]))
+    return bool(state_of(request).service.in_trash([memory_id]))
 
 
 async def memory_page(
@@ -159,7 +163,7 @@ async def memory_page(
         trashed = await blocking(in_trash, request, memory_id)
         context = {"memory_id": memory_id, "trashed": trashed}
         return state.renderer.page(request, "missing.html", context, 404)
-    links = await blocking(state.cli.related_memories, memory_id, 1)
+    links = await blocking(state.service.related_memories, memory_id, 1)
     context = {
         "memory": memory,
         "links": links.related,
@@ -206,7 +210,7 @@ async def _related(request: Request) -> tuple[str, str, int, RelatedResult]:
     memory_id = request.path_params["memory_id"]
     depth = _number(request.query_params.get("depth"), 1, 1, 3)
     memory = await blocking(_record, request, memory_id)
-    related = await blocking(state.cli.related_memories, memory_id, depth)
+    related = await blocking(state.service.related_memories, memory_id, depth)
     return memory_id, memory.content, depth, related
 
 
@@ -235,22 +239,18 @@ async def graph_data(request: Request) -> Response:
 
 def _status(request: Request) -> dict[str, Any]:
     state = state_of(request)
-    cli = state.cli
-    status = cli.show_status(False)
+    service = state.service
+    status = service.show_status(False)
     by_source = {
-        source: cli.list_memories(RecallFilters(projects=["*"], sources=[source]), limit=1).total
+        source: service.list_memories(RecallFilters(projects=["*"], sources=[source]), limit=1).total
         for source in ("markdown", "git", "session_lesson")
     }
-    sources = [*cli.system.sources("markdown"), *cli.system.sources("git")]
-    sources.sort(key=lambda record: record.loaded_at, reverse=True)
-    checks = list(state.checks()) if state.checks is not None else []
-    encoder = {"name": cli.system.encoder.name, "ready": cli.system.encoder.is_ready}
     return {
         "status": status,
         "by_source": by_source,
-        "sources": sources,
-        "checks": checks,
-        "encoder": encoder,
+        "sources": service.loaded_sources(),
+        "checks": list(state.checks()) if state.checks is not None else [],
+        "encoder": service.encoder_state(),
     }
 
 
@@ -263,7 +263,7 @@ async def status_page(request: Request) -> Response:
 async def trash_page(request: Request) -> Response:
     """What the trash holds, each with a restore button."""
     state = state_of(request)
-    result = await blocking(state.cli.trash_list, 200)
+    result = await blocking(state.service.trash_list, 200)
     return state.renderer.page(request, "trash.html", {"result": result})
 
 

@@ -12,7 +12,7 @@ from typing import Literal, ParamSpec, TypeVar
 import anyio.to_thread
 from starlette.requests import Request
 
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from interfaces.dashboard.auth import LoginThrottle, Session, SessionKeys
 from interfaces.dashboard.views import Renderer
 
@@ -47,7 +47,7 @@ HealthChecks = Callable[[], Sequence[HealthCheck]]
 class DashboardSource:
     """What a server needs to serve the dashboard: the facade, and doctor's checks if any."""
 
-    cli: MemoryService
+    service: MemoryService
     checks: HealthChecks | None = None
 
 
@@ -77,7 +77,7 @@ class Notices:
 class DashboardState:
     """The facade the pages read and change memories through, and how they are served."""
 
-    cli: MemoryService
+    service: MemoryService
     keys: SessionKeys
     checks: HealthChecks | None = None
     renderer: Renderer = field(default_factory=Renderer)

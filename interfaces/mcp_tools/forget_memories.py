@@ -9,9 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_forget
-from cognitive_memory.service.schemas import ForgetResult
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from cognitive_memory.service import ForgetResult, format_forget
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["MAX_IDS", "register"]
 
@@ -43,5 +42,5 @@ def register(server: MCPServer[ServerState]) -> None:
         ],
         ctx: Context[ServerState, Any],
     ) -> Annotated[CallToolResult, ForgetResult]:
-        result = cli_of(ctx).forget_memories(memory_ids)
+        result = service_of(ctx).forget_memories(memory_ids)
         return answer(result, format_forget(result))

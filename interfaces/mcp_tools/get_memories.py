@@ -9,9 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_get
-from cognitive_memory.service.schemas import GetResult
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from cognitive_memory.service import GetResult, format_get
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["MAX_IDS", "register"]
 
@@ -42,5 +41,5 @@ def register(server: MCPServer[ServerState]) -> None:
             bool, Field(description="Also return each memory's earlier versions, oldest first.")
         ] = False,
     ) -> Annotated[CallToolResult, GetResult]:
-        result = cli_of(ctx).get_memories(memory_ids, include_history)
+        result = service_of(ctx).get_memories(memory_ids, include_history)
         return answer(result, format_get(result))

@@ -9,10 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_link
-from cognitive_memory.service.requests import LinkNote, MemoryId
-from cognitive_memory.service.schemas import LinkResult, RelationName
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from cognitive_memory.service import LinkNote, LinkResult, MemoryId, RelationName, format_link
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["register"]
 
@@ -41,5 +39,5 @@ def register(server: MCPServer[ServerState]) -> None:
         ctx: Context[ServerState, Any],
         note: Annotated[LinkNote | None, Field(description="Why they are linked (optional).")] = None,
     ) -> Annotated[CallToolResult, LinkResult]:
-        result = cli_of(ctx).link_memories(from_id, to_id, relation, note)
+        result = service_of(ctx).link_memories(from_id, to_id, relation, note)
         return answer(result, format_link(result))

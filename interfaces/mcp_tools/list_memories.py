@@ -9,11 +9,18 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_list
-from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE, MAX_CURSOR_CHARS, MAX_PAGE_SIZE
-from cognitive_memory.service.requests import JsonNumber, ProjectName, RecallFilters
-from cognitive_memory.service.schemas import ListResult, OrderBy
-from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
+from cognitive_memory.service import (
+    DEFAULT_PAGE_SIZE,
+    MAX_CURSOR_CHARS,
+    MAX_PAGE_SIZE,
+    JsonNumber,
+    ListResult,
+    OrderBy,
+    ProjectName,
+    RecallFilters,
+    format_list,
+)
+from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -59,6 +66,8 @@ def register(server: MCPServer[ServerState]) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, ListResult]:
         scope = await call_project(ctx, project)
-        cli = cli_of(ctx)
-        result = await off_loop(lambda: cli.list_memories(filters, order_by, limit, cursor, project=scope))
+        service = service_of(ctx)
+        result = await off_loop(
+            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope)
+        )
         return answer(result, format_list(result))

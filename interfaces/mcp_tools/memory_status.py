@@ -7,9 +7,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_status
-from cognitive_memory.service.schemas import StatusResult
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from cognitive_memory.service import StatusResult, format_status
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["register"]
 
@@ -30,5 +29,5 @@ def register(server: MCPServer[ServerState]) -> None:
         ctx: Context[ServerState, Any],
         detailed: Annotated[bool, Field(description="Include paths and internal configuration.")] = False,
     ) -> Annotated[CallToolResult, StatusResult]:
-        result = cli_of(ctx).show_status(detailed)
+        result = service_of(ctx).show_status(detailed)
         return answer(result, format_status(result))

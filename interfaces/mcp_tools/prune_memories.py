@@ -9,8 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.forgetting import format_prune
-from cognitive_memory.service.requests import (
+from cognitive_memory.service import (
     KeepLatest,
     MaxImportance,
     NotAccessedDays,
@@ -18,10 +17,11 @@ from cognitive_memory.service.requests import (
     PruneLevels,
     PruneProjects,
     PruneRequest,
+    PruneResult,
     PruneTags,
+    format_prune,
 )
-from cognitive_memory.service.trash_schemas import PruneResult
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["register"]
 
@@ -70,5 +70,5 @@ def register(server: MCPServer[ServerState]) -> None:
             hierarchy_levels=hierarchy_levels or [],
             keep_latest=keep_latest,
         )
-        result = cli_of(ctx).prune_memories(criteria, dry_run, confirm)
+        result = service_of(ctx).prune_memories(criteria, dry_run, confirm)
         return answer(result, format_prune(result))

@@ -11,11 +11,17 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
-from cognitive_memory.service.answers import BRIEF_CONTENT_CHARS
-from cognitive_memory.service.formatting import format_recall
-from cognitive_memory.service.requests import JsonNumber, ProjectName, RecallFilters
-from cognitive_memory.service.schemas import Detail, RecallResult, RecallType
-from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
+from cognitive_memory.service import (
+    BRIEF_CONTENT_CHARS,
+    Detail,
+    JsonNumber,
+    ProjectName,
+    RecallFilters,
+    RecallResult,
+    RecallType,
+    format_recall,
+)
+from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -68,9 +74,9 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         scope = await call_project(ctx, project)
-        cli = cli_of(ctx)
+        service = service_of(ctx)
         result = await off_loop(
-            lambda: cli.retrieve_memories(
+            lambda: service.retrieve_memories(
                 query, types, max_results, include_bridges, filters, project=scope, detail=detail
             )
         )

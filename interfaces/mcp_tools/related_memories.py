@@ -10,10 +10,8 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.links import RELATED_LIMIT
-from cognitive_memory.service.formatting import format_related
-from cognitive_memory.service.requests import LinkDepth, MemoryId
-from cognitive_memory.service.schemas import RelatedResult, RelationName
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from cognitive_memory.service import LinkDepth, MemoryId, RelatedResult, RelationName, format_related
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["register"]
 
@@ -40,5 +38,5 @@ def register(server: MCPServer[ServerState]) -> None:
             list[RelationName] | None, Field(description="Follow only these relations. Default: all.")
         ] = None,
     ) -> Annotated[CallToolResult, RelatedResult]:
-        result = cli_of(ctx).related_memories(memory_id, depth, relations or ())
+        result = service_of(ctx).related_memories(memory_id, depth, relations or ())
         return answer(result, format_related(result))

@@ -8,10 +8,8 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
-from cognitive_memory.service.formatting import format_lesson
-from cognitive_memory.service.requests import ProjectName
-from cognitive_memory.service.schemas import ImportanceLevel, LessonResult, LessonType
-from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
+from cognitive_memory.service import ImportanceLevel, LessonResult, LessonType, ProjectName, format_lesson
+from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
 
 __all__ = ["REFLECTION_PROMPT", "register"]
 
@@ -55,9 +53,9 @@ def register(server: MCPServer[ServerState]) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, LessonResult]:
         scope = await call_project(ctx, project)
-        cli = cli_of(ctx)
+        service = service_of(ctx)
         result = await off_loop(
-            lambda: cli.store_session_lesson(
+            lambda: service.store_session_lesson(
                 lesson_content, lesson_type, session_context, importance, project=scope
             )
         )

@@ -16,10 +16,10 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from interfaces.roots import project_of_root
 
-__all__ = ["ROOTS_TIMEOUT_SECONDS", "ServerState", "answer", "call_project", "cli_of", "off_loop"]
+__all__ = ["ROOTS_TIMEOUT_SECONDS", "ServerState", "answer", "call_project", "service_of", "off_loop"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,14 +31,14 @@ ROOTS_TIMEOUT_SECONDS = 2.0
 
 @dataclass(frozen=True, slots=True)
 class ServerState:
-    cli: MemoryService
+    service: MemoryService
     # The project each client connection's roots stand for (None: no usable roots).
     roots: weakref.WeakKeyDictionary[object, str | None] = field(default_factory=weakref.WeakKeyDictionary)
 
 
-def cli_of(ctx: Context[ServerState, Any]) -> MemoryService:
+def service_of(ctx: Context[ServerState, Any]) -> MemoryService:
     """The MemoryService of the running server."""
-    return ctx.request_context.lifespan_context.cli
+    return ctx.request_context.lifespan_context.service
 
 
 def answer(result: BaseModel, text: str, *, exclude_none: bool = False) -> CallToolResult:
@@ -58,7 +58,7 @@ async def off_loop(call: Callable[[], T]) -> T:
 async def call_project(ctx: Context[ServerState, Any], given: str | None) -> str | None:
     """The project of a tool call: its own argument, else None when the server has one (the
     facade applies it), else the client's roots (asked once per connection), else None."""
-    if given or cli_of(ctx).project:
+    if given or service_of(ctx).project:
         return given
     session = ctx.request_context.session
     capabilities = session.client_capabilities

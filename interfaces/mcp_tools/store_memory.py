@@ -8,10 +8,8 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
-from cognitive_memory.service.formatting import format_store
-from cognitive_memory.service.requests import StoreContext
-from cognitive_memory.service.schemas import StoreResult
-from interfaces.mcp_tools.state import ServerState, answer, call_project, cli_of, off_loop
+from cognitive_memory.service import StoreContext, StoreResult, format_store
+from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -40,6 +38,6 @@ def register(server: MCPServer[ServerState]) -> None:
         context: StoreContext | None = None,
     ) -> Annotated[CallToolResult, StoreResult]:
         project = await call_project(ctx, context.project if context else None)
-        cli = cli_of(ctx)
-        result = await off_loop(lambda: cli.store_experience(text, context, project=project))
+        service = service_of(ctx)
+        result = await off_loop(lambda: service.store_experience(text, context, project=project))
         return answer(result, format_store(result))

@@ -9,10 +9,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_unlink
-from cognitive_memory.service.requests import MemoryId
-from cognitive_memory.service.schemas import RelationName, UnlinkResult
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from cognitive_memory.service import MemoryId, RelationName, UnlinkResult, format_unlink
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["register"]
 
@@ -40,5 +38,5 @@ def register(server: MCPServer[ServerState]) -> None:
             RelationName | None, Field(description="Remove only this relation. Default: every one.")
         ] = None,
     ) -> Annotated[CallToolResult, UnlinkResult]:
-        result = cli_of(ctx).unlink_memories(from_id, to_id, relation)
+        result = service_of(ctx).unlink_memories(from_id, to_id, relation)
         return answer(result, format_unlink(result))

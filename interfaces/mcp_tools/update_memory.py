@@ -9,8 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service.formatting import format_update
-from cognitive_memory.service.requests import (
+from cognitive_memory.service import (
     Importance,
     Kind,
     Level,
@@ -19,9 +18,10 @@ from cognitive_memory.service.requests import (
     NewText,
     SourceInfo,
     Tags,
+    UpdateResult,
+    format_update,
 )
-from cognitive_memory.service.schemas import UpdateResult
-from interfaces.mcp_tools.state import ServerState, answer, cli_of
+from interfaces.mcp_tools.state import ServerState, answer, service_of
 
 __all__ = ["register"]
 
@@ -63,5 +63,5 @@ def register(server: MCPServer[ServerState]) -> None:
             memory_type=memory_type,
             source_info=source_info,
         )
-        result = cli_of(ctx).update_memory(memory_id, changes)
+        result = service_of(ctx).update_memory(memory_id, changes)
         return answer(result, format_update(result))

@@ -25,7 +25,7 @@ from starlette.testclient import TestClient
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.dashboard import DashboardSource
@@ -59,16 +59,16 @@ def csrf_of(html: str) -> str:
 
 
 @pytest.fixture
-def cli(hash_system: CognitiveSystem) -> MemoryService:
+def service(hash_system: CognitiveSystem) -> MemoryService:
     return MemoryService(hash_system, session_id="dashboard-tests")
 
 
 @pytest.fixture
-def make_client(cli: MemoryService) -> Callable[..., TestClient]:
+def make_client(service: MemoryService) -> Callable[..., TestClient]:
     """A TestClient on the dashboard alone, as `memory_system ui` serves it."""
 
     def make(token: str | None = TOKEN) -> TestClient:
-        app = create_dashboard_app(DashboardSource(cli), host="127.0.0.1", port=PORT, token=token)
+        app = create_dashboard_app(DashboardSource(service), host="127.0.0.1", port=PORT, token=token)
         return TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
 
     return make
@@ -119,12 +119,12 @@ def _seed(data_dir: Path) -> dict[str, str]:
         patch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(data_dir))
         system = build_system(Settings(env_file=None), encoder=HashEncoder())
         try:
-            cli = MemoryService(system, session_id="seed")
-            ids = {name: cli.store_experience(text).memory_id for name, text in texts.items()}
-            cli.link_memories(ids["deploy"], ids["cache"], "relates_to")
-            cli.link_memories(ids["cache"], ids["billing"], "caused_by")
-            cli.link_memories(ids["img"], ids["deploy"], "example_of")
-            cli.link_memories(ids["script"], ids["img"], "relates_to")
+            service = MemoryService(system, session_id="seed")
+            ids = {name: service.store_experience(text).memory_id for name, text in texts.items()}
+            service.link_memories(ids["deploy"], ids["cache"], "relates_to")
+            service.link_memories(ids["cache"], ids["billing"], "caused_by")
+            service.link_memories(ids["img"], ids["deploy"], "example_of")
+            service.link_memories(ids["script"], ids["img"], "relates_to")
         finally:
             system.close()
     return ids

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from starlette.testclient import TestClient
 
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from interfaces.dashboard import create_dashboard
 from interfaces.dashboard.auth import (
     COOKIE_NAME,
@@ -24,9 +24,9 @@ SECRET_TEXT = "The staging database password rotates every Monday."
 
 
 def test_without_a_session_every_page_shows_the_login_form_and_no_memory(
-    cli: MemoryService, make_client: Callable[..., TestClient]
+    service: MemoryService, make_client: Callable[..., TestClient]
 ) -> None:
-    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    memory_id = service.store_experience(SECRET_TEXT).memory_id
     client = make_client()
     for path in ("/", "/search?q=staging", "/memories", f"/memories/{memory_id}", "/status", "/trash"):
         page = client.get(path)
@@ -58,8 +58,8 @@ def test_a_wrong_token_is_refused_and_never_echoed(make_client: Callable[..., Te
     assert client.get("/status").status_code == 401
 
 
-def test_the_token_never_appears_in_a_page_or_url(client: TestClient, cli: MemoryService) -> None:
-    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+def test_the_token_never_appears_in_a_page_or_url(client: TestClient, service: MemoryService) -> None:
+    memory_id = service.store_experience(SECRET_TEXT).memory_id
     for path in ("/", "/search?q=staging", f"/memories/{memory_id}", "/status", "/memories"):
         page = client.get(path)
         assert TOKEN not in page.text
@@ -113,10 +113,10 @@ def test_logging_in_starts_a_new_session_id(make_client: Callable[..., TestClien
     ],
 )
 def test_every_change_without_the_csrf_token_is_refused_and_changes_nothing(
-    client: TestClient, cli: MemoryService, path: str
+    client: TestClient, service: MemoryService, path: str
 ) -> None:
-    memory_id = cli.store_experience(SECRET_TEXT).memory_id
-    other = cli.store_experience("Another memory to link to.").memory_id
+    memory_id = service.store_experience(SECRET_TEXT).memory_id
+    other = service.store_experience("Another memory to link to.").memory_id
     form = {
         "text": "changed",
         "importance": "0.5",
@@ -133,21 +133,21 @@ def test_every_change_without_the_csrf_token_is_refused_and_changes_nothing(
         refused = client.post(url, data=form if csrf is None else {**form, "csrf": csrf})
         assert refused.status_code == 403
         assert "security token" in refused.text
-    assert cli.get_memories([memory_id]).memories[0].content == SECRET_TEXT
-    assert cli.related_memories(memory_id).related == []
+    assert service.get_memories([memory_id]).memories[0].content == SECRET_TEXT
+    assert service.related_memories(memory_id).related == []
 
 
 def test_a_csrf_token_of_another_session_is_refused(
-    make_client: Callable[..., TestClient], cli: MemoryService
+    make_client: Callable[..., TestClient], service: MemoryService
 ) -> None:
-    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    memory_id = service.store_experience(SECRET_TEXT).memory_id
     first, second = make_client(), make_client()
     login(first)
     login(second)
     stolen = csrf_of(first.get(f"/memories/{memory_id}").text)
     answer = second.post(f"/memories/{memory_id}/forget", data={"csrf": stolen, "confirm": "yes"})
     assert answer.status_code == 403
-    assert cli.get_memories([memory_id]).missing == []
+    assert service.get_memories([memory_id]).missing == []
 
 
 def test_the_login_post_itself_needs_the_csrf_token(make_client: Callable[..., TestClient]) -> None:
@@ -158,16 +158,16 @@ def test_the_login_post_itself_needs_the_csrf_token(make_client: Callable[..., T
 
 
 def test_without_a_token_on_loopback_no_login_but_csrf_still_applies(
-    make_client: Callable[..., TestClient], cli: MemoryService
+    make_client: Callable[..., TestClient], service: MemoryService
 ) -> None:
-    memory_id = cli.store_experience(SECRET_TEXT).memory_id
+    memory_id = service.store_experience(SECRET_TEXT).memory_id
     client = make_client(token=None)
     assert client.get(f"/memories/{memory_id}").status_code == 200
     assert client.post(f"/memories/{memory_id}/forget", data={"confirm": "yes"}).status_code == 403
     csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
     done = client.post(f"/memories/{memory_id}/forget", data={"csrf": csrf, "confirm": "yes"})
     assert done.status_code == 303
-    assert cli.get_memories([memory_id]).in_trash == [memory_id]
+    assert service.get_memories([memory_id]).in_trash == [memory_id]
 
 
 def test_a_foreign_host_or_origin_is_refused(client: TestClient) -> None:
@@ -226,10 +226,10 @@ class FakeClock:
 
 
 @pytest.mark.slow
-def test_a_correct_token_logs_in_while_wrong_ones_are_posted_twice_a_second(cli: MemoryService) -> None:
+def test_a_correct_token_logs_in_while_wrong_ones_are_posted_twice_a_second(service: MemoryService) -> None:
     """The attack of issue 27: a wrong token every 0.5 s for 127 s; every correct login succeeds."""
     clock = FakeClock()
-    app = create_dashboard(cli, token=TOKEN, security=None, clock=clock)
+    app = create_dashboard(service, token=TOKEN, security=None, clock=clock)
     guesser = TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
     refused, owner_logins = 0, []
     for step in range(254):
@@ -275,13 +275,13 @@ def test_the_login_wait_doubles_and_a_success_resets_it() -> None:
     assert throttle.wait_seconds() == 0.0
 
 
-def one_time_client(cli: MemoryService, code: str = "one-time-code") -> TestClient:
-    app = create_dashboard(cli, token=TOKEN, security=None, login_code=code)
+def one_time_client(service: MemoryService, code: str = "one-time-code") -> TestClient:
+    app = create_dashboard(service, token=TOKEN, security=None, login_code=code)
     return TestClient(app, base_url=f"http://127.0.0.1:{PORT}", follow_redirects=False)
 
 
-def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(cli: MemoryService) -> None:
-    browser = one_time_client(cli)
+def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(service: MemoryService) -> None:
+    browser = one_time_client(service)
     landed = browser.get("/login?once=one-time-code")
     assert landed.status_code == 200
     assert '<meta http-equiv="refresh" content="0; url=/">' in landed.text
@@ -295,8 +295,8 @@ def test_a_one_time_login_link_logs_in_once_and_moves_on_without_the_code(cli: M
     assert other.get("/status").status_code == 401
 
 
-def test_a_wrong_or_expired_login_link_logs_nobody_in(cli: MemoryService) -> None:
-    browser = one_time_client(cli)
+def test_a_wrong_or_expired_login_link_logs_nobody_in(service: MemoryService) -> None:
+    browser = one_time_client(service)
     assert browser.get("/login?once=guess").status_code == 401
     assert browser.get("/status").status_code == 401
     late_clock = FakeClock()

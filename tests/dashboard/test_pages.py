@@ -10,8 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import MemoryChanges, StoreContext
+from cognitive_memory.service import MemoryChanges, MemoryService, StoreContext
 from cognitive_memory.system import CognitiveSystem
 from interfaces.dashboard import DashboardSource, HealthCheck
 from interfaces.dashboard.graph import bridge_nodes
@@ -74,9 +73,9 @@ def edit_form_of(html: str, memory_id: str) -> dict[str, str]:
 
 
 def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
-    client: TestClient, cli: MemoryService
+    client: TestClient, service: MemoryService
 ) -> None:
-    memory_id = cli.store_experience("Deploys run through rsync to the blue host.").memory_id
+    memory_id = service.store_experience("Deploys run through rsync to the blue host.").memory_id
     page = client.get("/search", params={"q": "rsync deploys blue host"})
     assert page.status_code == 200
     assert f'href="/memories/{memory_id}"' in page.text
@@ -85,9 +84,9 @@ def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
     assert "Why:</strong> " in page.text
 
 
-def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, cli: MemoryService) -> None:
-    cli.store_experience("Tagged rsync note", StoreContext(tags=["ops"], project="alpha"))
-    cli.store_experience("Untagged rsync note", StoreContext(project="beta"))
+def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, service: MemoryService) -> None:
+    service.store_experience("Tagged rsync note", StoreContext(tags=["ops"], project="alpha"))
+    service.store_experience("Untagged rsync note", StoreContext(project="beta"))
     page = client.get("/search", params={"q": "rsync note", "project": "alpha"})
     assert "Tagged rsync note" in page.text
     assert "Untagged rsync note" not in page.text
@@ -97,9 +96,9 @@ def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, cli: 
     assert 'value="yesterday"' in bad.text
 
 
-def test_browse_sorts_and_pages(client: TestClient, cli: MemoryService) -> None:
+def test_browse_sorts_and_pages(client: TestClient, service: MemoryService) -> None:
     for number in range(5):
-        cli.store_experience(f"Browse note number {number}", StoreContext(importance_score=number / 10))
+        service.store_experience(f"Browse note number {number}", StoreContext(importance_score=number / 10))
     first = client.get("/memories", params={"order": "importance", "limit": "2"})
     assert first.status_code == 200
     assert "5 memories" in first.text or "2 of 5" in first.text
@@ -112,11 +111,11 @@ def test_browse_sorts_and_pages(client: TestClient, cli: MemoryService) -> None:
 
 
 def test_the_memory_page_shows_text_metadata_versions_and_links(
-    client: TestClient, cli: MemoryService
+    client: TestClient, service: MemoryService
 ) -> None:
-    first = cli.store_experience("First memory text", StoreContext(tags=["alpha-tag"])).memory_id
-    second = cli.store_experience("Second memory text").memory_id
-    cli.link_memories(second, first, "supersedes", note="newer")
+    first = service.store_experience("First memory text", StoreContext(tags=["alpha-tag"])).memory_id
+    second = service.store_experience("Second memory text").memory_id
+    service.link_memories(second, first, "supersedes", note="newer")
     page = client.get(f"/memories/{first}")
     assert page.status_code == 200
     assert "First memory text" in page.text
@@ -125,9 +124,17 @@ def test_the_memory_page_shows_text_metadata_versions_and_links(
     assert f'href="/memories/{second}"' in page.text
 
 
-def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: MemoryService) -> None:
-    memory_id = cli.store_experience("Release notes are drafted on Fridays.").memory_id
-    other = cli.store_experience("Releases are cut on Thursdays.").memory_id
+def test_opening_a_memory_page_does_not_count_as_a_use(client: TestClient, service: MemoryService) -> None:
+    memory_id = service.store_experience("Read on the dashboard only").memory_id
+    assert client.get(f"/memories/{memory_id}").status_code == 200
+    read = service.read_memory(memory_id)
+    assert read is not None and read.record.access_count == 0 and read.record.history == []
+    assert service.read_memory("no-such-id") is None
+
+
+def test_edit_then_link_then_forget_then_restore(client: TestClient, service: MemoryService) -> None:
+    memory_id = service.store_experience("Release notes are drafted on Fridays.").memory_id
+    other = service.store_experience("Releases are cut on Thursdays.").memory_id
     page = client.get(f"/memories/{memory_id}").text
     csrf = csrf_of(page)
     edit = edit_form_of(page, memory_id) | {"text": "Release notes are drafted on Mondays."}
@@ -148,10 +155,10 @@ def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: Memory
         f"/memories/{memory_id}/link", data={"csrf": csrf, "to_id": other, "relation": "relates_to"}
     )
     assert linked.status_code == 303
-    assert [r.id for r in cli.related_memories(memory_id).related] == [other]
+    assert [r.id for r in service.related_memories(memory_id).related] == [other]
     assert "Yes, forget it" in client.get(f"/memories/{memory_id}/forget").text
     assert client.post(f"/memories/{memory_id}/forget", data={"csrf": csrf}).status_code == 303
-    assert cli.get_memories([memory_id]).missing == []
+    assert service.get_memories([memory_id]).missing == []
     forgotten = client.post(f"/memories/{memory_id}/forget", data={"csrf": csrf, "confirm": "yes"})
     assert forgotten.status_code == 303
     gone = client.get(f"/memories/{memory_id}")
@@ -163,8 +170,8 @@ def test_edit_then_link_then_forget_then_restore(client: TestClient, cli: Memory
     assert client.get(f"/memories/{memory_id}").status_code == 200
 
 
-def test_a_refused_edit_keeps_what_was_typed(client: TestClient, cli: MemoryService) -> None:
-    memory_id = cli.store_experience("Short memory").memory_id
+def test_a_refused_edit_keeps_what_was_typed(client: TestClient, service: MemoryService) -> None:
+    memory_id = service.store_experience("Short memory").memory_id
     csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
     typed = "x" * (MAX_TEXT_CHARS + 1)
     form = {"csrf": csrf, "text": typed, "tags": "kept-tag", "importance": "0.5", "level": "1"}
@@ -173,11 +180,11 @@ def test_a_refused_edit_keeps_what_was_typed(client: TestClient, cli: MemoryServ
     assert "Not saved" in answer.text
     assert typed in answer.text
     assert 'value="kept-tag"' in answer.text
-    assert cli.get_memories([memory_id]).memories[0].content == "Short memory"
+    assert service.get_memories([memory_id]).memories[0].content == "Short memory"
 
 
-def test_linking_to_an_unknown_memory_says_so(client: TestClient, cli: MemoryService) -> None:
-    memory_id = cli.store_experience("Lonely memory").memory_id
+def test_linking_to_an_unknown_memory_says_so(client: TestClient, service: MemoryService) -> None:
+    memory_id = service.store_experience("Lonely memory").memory_id
     csrf = csrf_of(client.get(f"/memories/{memory_id}").text)
     answer = client.post(
         f"/memories/{memory_id}/link", data={"csrf": csrf, "to_id": "nope", "relation": "relates_to"}
@@ -196,8 +203,10 @@ def test_unknown_ids_give_a_readable_page(client: TestClient, path: str) -> None
     assert "Traceback" not in answer.text
 
 
-def test_bad_numbers_and_unknown_pages_give_readable_pages(client: TestClient, cli: MemoryService) -> None:
-    memory_id = cli.store_experience("A memory").memory_id
+def test_bad_numbers_and_unknown_pages_give_readable_pages(
+    client: TestClient, service: MemoryService
+) -> None:
+    memory_id = service.store_experience("A memory").memory_id
     assert "from 1 to 3" in client.get(f"/graph/{memory_id}", params={"depth": "9"}).text
     assert client.get("/memories", params={"limit": "-1"}).status_code == 400
     assert client.get("/search", params={"q": "x" * 3000}).status_code == 400
@@ -206,10 +215,10 @@ def test_bad_numbers_and_unknown_pages_give_readable_pages(client: TestClient, c
     assert "There is no such page" in missing.text
 
 
-def test_hostile_memory_text_is_shown_as_text_everywhere(client: TestClient, cli: MemoryService) -> None:
-    hostile = cli.store_experience(HOSTILE, StoreContext(tags=["<b>tag</b>"])).memory_id
-    other = cli.store_experience("A neighbour").memory_id
-    cli.link_memories(other, hostile, "relates_to", note="<i>note</i>")
+def test_hostile_memory_text_is_shown_as_text_everywhere(client: TestClient, service: MemoryService) -> None:
+    hostile = service.store_experience(HOSTILE, StoreContext(tags=["<b>tag</b>"])).memory_id
+    other = service.store_experience("A neighbour").memory_id
+    service.link_memories(other, hostile, "relates_to", note="<i>note</i>")
     pages = [
         client.get("/search", params={"q": "img script alert"}).text,
         client.get("/memories").text,
@@ -246,13 +255,13 @@ def test_templates_hold_no_inline_script_style_or_handlers() -> None:
 
 
 def test_the_status_page_shows_counts_checks_and_sources(
-    cli: MemoryService, hash_system: CognitiveSystem
+    service: MemoryService, hash_system: CognitiveSystem
 ) -> None:
     from interfaces.http_app import create_dashboard_app
 
-    cli.store_experience("Counted", StoreContext(project="alpha"))
+    service.store_experience("Counted", StoreContext(project="alpha"))
     checks = [HealthCheck("qdrant", "ok", "fine <here>"), HealthCheck("counts", "warn", "off by one")]
-    source = DashboardSource(cli, checks=lambda: checks)
+    source = DashboardSource(service, checks=lambda: checks)
     app = create_dashboard_app(source, host="127.0.0.1", port=8000, token=None)
     page = TestClient(app, base_url="http://127.0.0.1:8000").get("/status")
     assert page.status_code == 200
@@ -263,11 +272,26 @@ def test_the_status_page_shows_counts_checks_and_sources(
     assert hash_system.encoder.name in page.text
 
 
+def test_the_status_page_lists_loaded_files_latest_first(service: MemoryService, tmp_path: Path) -> None:
+    from interfaces.http_app import create_dashboard_app
+
+    for name in ("a-first.md", "b-second.md"):  # loaded in this order, listed the other way
+        (tmp_path / name).write_text(f"# {name}\n\nNotes kept in {name}.\n")
+        service.load_markdown(str(tmp_path / name))
+    app = create_dashboard_app(DashboardSource(service), host="127.0.0.1", port=8000, token=None)
+    page = TestClient(app, base_url="http://127.0.0.1:8000").get("/status")
+    assert page.status_code == 200
+    assert page.text.index("b-second.md") < page.text.index("a-first.md")
+    assert [source.loader_type for source in service.loaded_sources()] == ["markdown", "markdown"]
+
+
 def test_serve_mcp_app_keeps_bearer_auth_on_mcp_and_the_login_form_on_the_dashboard(
-    hash_system: CognitiveSystem, cli: MemoryService
+    hash_system: CognitiveSystem, service: MemoryService
 ) -> None:
     server = create_server(hash_system)
-    app = create_http_app(server, host="127.0.0.1", port=8000, token=TOKEN, dashboard=DashboardSource(cli))
+    app = create_http_app(
+        server, host="127.0.0.1", port=8000, token=TOKEN, dashboard=DashboardSource(service)
+    )
     with TestClient(app, base_url="http://127.0.0.1:8000", follow_redirects=False) as client:
         assert client.post("/mcp", json={}).status_code == 401
         assert client.get("/sse").status_code == 401
@@ -285,17 +309,17 @@ def test_graph_bridges_are_the_memories_that_hold_others_to_the_centre() -> None
 
 
 def test_a_stale_edit_form_changes_nothing_and_shows_both_versions(
-    client: TestClient, cli: MemoryService
+    client: TestClient, service: MemoryService
 ) -> None:
     context = StoreContext(tags=["release"], importance_score=0.4)
-    memory_id = cli.store_experience("Release notes are drafted on Fridays.", context).memory_id
+    memory_id = service.store_experience("Release notes are drafted on Fridays.", context).memory_id
     opened = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
-    cli.update_memory(memory_id, MemoryChanges(tags=["release", "ops<b>"], importance_score=0.9))
+    service.update_memory(memory_id, MemoryChanges(tags=["release", "ops<b>"], importance_score=0.9))
 
     stale = client.post(f"/memories/{memory_id}/edit", data={**opened, "text": "Drafted on <i>Mondays</i>."})
 
     assert stale.status_code == 409
-    now = cli.get_memories([memory_id]).memories[0]
+    now = service.get_memories([memory_id]).memories[0]
     assert (now.content, now.tags, now.importance_score) == (
         "Release notes are drafted on Fridays.",
         ["release", "ops<b>"],
@@ -312,30 +336,30 @@ def test_a_stale_edit_form_changes_nothing_and_shows_both_versions(
     assert mine["text"] == "Drafted on <i>Mondays</i>." and mine["tags"] == "release"
     applied = client.post(f"/memories/{memory_id}/edit", data=mine)
     assert applied.status_code == 303
-    now = cli.get_memories([memory_id]).memories[0]
+    now = service.get_memories([memory_id]).memories[0]
     assert (now.content, now.tags, now.importance_score) == ("Drafted on <i>Mondays</i>.", ["release"], 0.4)
 
 
 def test_a_fresh_edit_form_saves_and_an_old_one_without_a_revision_is_stale(
-    client: TestClient, cli: MemoryService
+    client: TestClient, service: MemoryService
 ) -> None:
-    memory_id = cli.store_experience("Backups run nightly.").memory_id
+    memory_id = service.store_experience("Backups run nightly.").memory_id
     fresh = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
     assert client.post(f"/memories/{memory_id}/edit", data={**fresh, "tags": "ops"}).status_code == 303
-    assert cli.get_memories([memory_id]).memories[0].tags == ["ops"]
+    assert service.get_memories([memory_id]).memories[0].tags == ["ops"]
     again = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
     unversioned = {name: value for name, value in again.items() if name != "revision"}
     assert client.post(f"/memories/{memory_id}/edit", data={**unversioned, "tags": ""}).status_code == 409
     assert client.post(f"/memories/{memory_id}/edit", data={**again, "tags": ""}).status_code == 303
-    assert cli.get_memories([memory_id]).memories[0].tags == []
+    assert service.get_memories([memory_id]).memories[0].tags == []
 
 
 def test_a_refused_stale_form_keeps_the_revision_it_was_read_at(
-    client: TestClient, cli: MemoryService
+    client: TestClient, service: MemoryService
 ) -> None:
-    memory_id = cli.store_experience("Deploys need a ticket.").memory_id
+    memory_id = service.store_experience("Deploys need a ticket.").memory_id
     opened = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
-    cli.update_memory(memory_id, MemoryChanges(tags=["ops"]))
+    service.update_memory(memory_id, MemoryChanges(tags=["ops"]))
     refused = client.post(f"/memories/{memory_id}/edit", data={**opened, "importance": "7"})
     assert refused.status_code == 400
     retyped = edit_form_of(refused.text, memory_id)
@@ -343,14 +367,16 @@ def test_a_refused_stale_form_keeps_the_revision_it_was_read_at(
     assert (
         client.post(f"/memories/{memory_id}/edit", data={**retyped, "importance": "0.6"}).status_code == 409
     )
-    assert cli.get_memories([memory_id]).memories[0].tags == ["ops"]
+    assert service.get_memories([memory_id]).memories[0].tags == ["ops"]
 
 
-def test_a_browser_s_crlf_line_breaks_do_not_change_the_text(client: TestClient, cli: MemoryService) -> None:
-    memory_id = cli.store_experience("Line one.\nLine two.").memory_id
+def test_a_browser_s_crlf_line_breaks_do_not_change_the_text(
+    client: TestClient, service: MemoryService
+) -> None:
+    memory_id = service.store_experience("Line one.\nLine two.").memory_id
     fresh = edit_form_of(client.get(f"/memories/{memory_id}").text, memory_id)
     posted = {**fresh, "text": fresh["text"].replace("\n", "\r\n"), "tags": "ops"}
     assert client.post(f"/memories/{memory_id}/edit", data=posted).status_code == 303
     notice = client.get(f"/memories/{memory_id}").text
     assert "Updated tags;" in notice
-    assert cli.get_memories([memory_id]).memories[0].content == "Line one.\nLine two."
+    assert service.get_memories([memory_id]).memories[0].content == "Line one.\nLine two."

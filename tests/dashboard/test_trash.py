@@ -7,22 +7,21 @@ import re
 
 from starlette.testclient import TestClient
 
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import MemoryChanges
+from cognitive_memory.service import MemoryChanges, MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.dashboard.conftest import csrf_of
 
 
 def test_each_trash_entry_restores_its_own_text(
-    client: TestClient, cli: MemoryService, hash_system: CognitiveSystem
+    client: TestClient, service: MemoryService, hash_system: CognitiveSystem
 ) -> None:
     old, updated = "The build cache lives on the NFS share.", "The build cache moved to the local SSD."
-    memory_id = cli.store_experience(old).memory_id
+    memory_id = service.store_experience(old).memory_id
     (exported,) = hash_system.memories.get([memory_id])
-    cli.update_memory(memory_id, MemoryChanges(text=updated))
-    cli.forget_memories([memory_id])
+    service.update_memory(memory_id, MemoryChanges(text=updated))
+    service.forget_memories([memory_id])
     hash_system.memories.add([exported])  # what an import of the old export writes
-    cli.forget_memories([memory_id])
+    service.forget_memories([memory_id])
 
     page = client.get("/trash").text
     entries = dict(re.findall(r'<td>([^<]+)</td>.*?name="entry" value="(\d+)"', page, re.DOTALL))
@@ -33,7 +32,7 @@ def test_each_trash_entry_restores_its_own_text(
     assert set(entries) == {old, updated}
     assert restored.status_code == 303
     assert restored.headers["location"].startswith(f"/memories/{memory_id}")
-    (memory,) = cli.get_memories([memory_id], include_history=True).memories
+    (memory,) = service.get_memories([memory_id], include_history=True).memories
     assert memory.content == updated
     assert [version.content for version in memory.history or []] == [old, old]
-    assert cli.trash_list().total == 0
+    assert service.trash_list().total == 0

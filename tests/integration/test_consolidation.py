@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cognitive_memory import consolidation, forgetting
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.storage import consolidation as consolidation_sql
 from cognitive_memory.system import CognitiveSystem
 

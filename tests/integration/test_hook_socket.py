@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import StoreContext
+from cognitive_memory.service import MemoryService, StoreContext
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces import hook_socket
@@ -41,9 +40,9 @@ def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 @pytest.fixture
 def listener(hash_system: CognitiveSystem, data_dir: Path) -> Iterator[HookListener]:
-    cli = MemoryService(hash_system)
-    cli.store_experience(DEPLOY, StoreContext(project="proj"))
-    served = HookListener(hook_socket_path(data_dir, "1.sock"), lambda request: answer_hook(cli, request))
+    service = MemoryService(hash_system)
+    service.store_experience(DEPLOY, StoreContext(project="proj"))
+    served = HookListener(hook_socket_path(data_dir, "1.sock"), lambda request: answer_hook(service, request))
     yield served
     served.close()
 

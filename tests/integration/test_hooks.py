@@ -17,8 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.requests import RecallFilters, StoreContext
+from cognitive_memory.service import MemoryService, RecallFilters, StoreContext
 from cognitive_memory.system import CognitiveSystem
 from interfaces.hooks import HookAnswer, HookRequest, answer_hook, session_tag
 from tests.hooking import fifo
@@ -28,7 +27,7 @@ SESSION = "3f2c9a1e-5b7d-4e2a-9c11-0d8e6f4b2a77"
 
 
 @pytest.fixture
-def cli(hash_system: CognitiveSystem) -> MemoryService:
+def service(hash_system: CognitiveSystem) -> MemoryService:
     return MemoryService(hash_system)
 
 
@@ -48,26 +47,26 @@ def _context(answer_stdout: str, event: str) -> str:
     return text
 
 
-def _start(cli: MemoryService, cwd: Path, max_chars: int = 1500) -> str:
+def _start(service: MemoryService, cwd: Path, max_chars: int = 1500) -> str:
     request = HookRequest("session-start", {"cwd": str(cwd), "source": "startup"}, max_chars)
-    return answer_hook(cli, request).stdout
+    return answer_hook(service, request).stdout
 
 
 def test_session_start_gives_lessons_concepts_and_recent_memories_of_the_cwd_project(
-    cli: MemoryService, project_dir: Path
+    service: MemoryService, project_dir: Path
 ) -> None:
-    lesson = cli.store_session_lesson(
+    lesson = service.store_session_lesson(
         "Never run the migrations by hand on prod: deploy.sh runs them.", "warning", project="proj"
     )
-    concept = cli.store_experience(
+    concept = service.store_experience(
         "The billing service owns invoices.", StoreContext(hierarchy_level=0, project="proj")
     )
-    decision = cli.store_experience(
+    decision = service.store_experience(
         "We decided to tag images with the commit sha.", StoreContext(hierarchy_level=1, project="proj")
     )
-    elsewhere = cli.store_experience("Unrelated project note.", StoreContext(project="other"))
+    elsewhere = service.store_experience("Unrelated project note.", StoreContext(project="other"))
 
-    text = _context(_start(cli, project_dir), "SessionStart")
+    text = _context(_start(service, project_dir), "SessionStart")
 
     assert text.startswith("Cognitive Memory: what earlier sessions left for project 'proj'")
     lines = text.splitlines()
@@ -79,27 +78,27 @@ def test_session_start_gives_lessons_concepts_and_recent_memories_of_the_cwd_pro
 
 
 def test_session_start_leaves_out_memories_loaded_from_files(
-    cli: MemoryService, hash_system: CognitiveSystem, project_dir: Path
+    service: MemoryService, hash_system: CognitiveSystem, project_dir: Path
 ) -> None:
     loaded = hash_system.store(
         "## Setup\nRun make install.", hierarchy_level=1, metadata={"loader_type": "markdown"}, project="proj"
     )
-    stored = cli.store_experience("We chose Postgres over MySQL.", StoreContext(project="proj"))
+    stored = service.store_experience("We chose Postgres over MySQL.", StoreContext(project="proj"))
 
-    text = _context(_start(cli, project_dir), "SessionStart")
+    text = _context(_start(service, project_dir), "SessionStart")
 
     assert f"[{stored.memory_id}]" in text and loaded.memory.id not in text
 
 
 def test_session_start_stays_within_its_bound_and_says_nothing_without_memories(
-    cli: MemoryService, project_dir: Path
+    service: MemoryService, project_dir: Path
 ) -> None:
-    assert _start(cli, project_dir) == ""
+    assert _start(service, project_dir) == ""
     for number in range(30):
-        cli.store_experience(f"Decision {number}: " + "word " * 80, StoreContext(project="proj"))
+        service.store_experience(f"Decision {number}: " + "word " * 80, StoreContext(project="proj"))
 
-    bounded = _context(_start(cli, project_dir, max_chars=700), "SessionStart")
-    too_small = _start(cli, project_dir, max_chars=50)
+    bounded = _context(_start(service, project_dir, max_chars=700), "SessionStart")
+    too_small = _start(service, project_dir, max_chars=50)
 
     assert 0 < len(bounded) <= 700
     assert bounded.count("\n- [") >= 1
@@ -107,34 +106,34 @@ def test_session_start_stays_within_its_bound_and_says_nothing_without_memories(
 
 
 def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(
-    cli: MemoryService, project_dir: Path
+    service: MemoryService, project_dir: Path
 ) -> None:
-    deploy = cli.store_experience(
+    deploy = service.store_experience(
         "To deploy, run make release then deploy.sh prod.", StoreContext(project="proj")
     )
     request = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "deploy make release"})
 
-    text = _context(answer_hook(cli, request).stdout, "UserPromptSubmit")
+    text = _context(answer_hook(service, request).stdout, "UserPromptSubmit")
 
     assert f"[{deploy.memory_id}]" in text
     assert "To deploy, run make release" in text
     assert len(text) <= 1500
 
 
-def test_a_blank_prompt_or_no_room_adds_nothing(cli: MemoryService, project_dir: Path) -> None:
-    cli.store_experience("To deploy, run make release.", StoreContext(project="proj"))
+def test_a_blank_prompt_or_no_room_adds_nothing(service: MemoryService, project_dir: Path) -> None:
+    service.store_experience("To deploy, run make release.", StoreContext(project="proj"))
     blank = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "  "})
     no_room = HookRequest("user-prompt-submit", {"cwd": str(project_dir), "prompt": "deploy"}, max_chars=0)
 
-    assert answer_hook(cli, blank).stdout == ""
-    assert answer_hook(cli, no_room).stdout == ""
+    assert answer_hook(service, blank).stdout == ""
+    assert answer_hook(service, no_room).stdout == ""
 
 
-def test_the_requests_project_wins_over_the_cwd(cli: MemoryService, project_dir: Path) -> None:
-    memory = cli.store_experience("Deploys go through the ops box.", StoreContext(project="ops"))
+def test_the_requests_project_wins_over_the_cwd(service: MemoryService, project_dir: Path) -> None:
+    memory = service.store_experience("Deploys go through the ops box.", StoreContext(project="ops"))
     request = HookRequest("session-start", {"cwd": str(project_dir)}, project="ops")
 
-    assert f"[{memory.memory_id}]" in _context(answer_hook(cli, request).stdout, "SessionStart")
+    assert f"[{memory.memory_id}]" in _context(answer_hook(service, request).stdout, "SessionStart")
 
 
 def _end_request(transcript: Path, cwd: str = "/x/proj", event: str = "session-end") -> HookRequest:
@@ -142,68 +141,70 @@ def _end_request(transcript: Path, cwd: str = "/x/proj", event: str = "session-e
     return HookRequest(event, payload)
 
 
-def _episodes(cli: MemoryService) -> list[str]:
-    found = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"]))
+def _episodes(service: MemoryService) -> list[str]:
+    found = service.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"]))
     return [memory.content for memory in found.memories]
 
 
 def test_a_session_is_kept_as_one_episode_and_a_second_run_stores_nothing_new(
-    cli: MemoryService, tmp_path: Path
+    service: MemoryService, tmp_path: Path
 ) -> None:
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "transcript.jsonl", transcript)
 
-    first = answer_hook(cli, _end_request(transcript))
-    total = cli.show_status().memory_counts.total_memories
-    second = answer_hook(cli, _end_request(transcript))
+    first = answer_hook(service, _end_request(transcript))
+    total = service.show_status().memory_counts.total_memories
+    second = answer_hook(service, _end_request(transcript))
 
     assert first.stdout == second.stdout == ""
     assert first.note is not None and "kept as memory" in first.note
     assert second.note is not None and "unchanged" in second.note
-    assert cli.show_status().memory_counts.total_memories == total == 1
-    [episode] = _episodes(cli)
+    assert service.show_status().memory_counts.total_memories == total == 1
+    [episode] = _episodes(service)
     assert episode.startswith(
         "Claude Code session in project 'proj' (2026-11-23 09:58 to 2026-11-23 10:21 UTC)"
     )
     assert "- The deploy to staging fails with 'image tag not found'." in episode
     assert "Files changed: deploy.sh, CHANGELOG.md." in episode
-    stored = cli.list_memories(RecallFilters(tags=["claude-code"]), project="proj").memories
+    stored = service.list_memories(RecallFilters(tags=["claude-code"]), project="proj").memories
     assert [(m.hierarchy_level, m.memory_type, m.project) for m in stored] == [(2, "episodic", "proj")]
 
 
-def test_a_grown_transcript_updates_the_same_episode(cli: MemoryService, tmp_path: Path) -> None:
+def test_a_grown_transcript_updates_the_same_episode(service: MemoryService, tmp_path: Path) -> None:
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "transcript.jsonl", transcript)
-    answer_hook(cli, _end_request(transcript, event="pre-compact"))
-    [before] = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"])).memories
+    answer_hook(service, _end_request(transcript, event="pre-compact"))
+    [before] = service.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"])).memories
     line = {"type": "user", "message": {"role": "user", "content": "Now bump the chart version."}}
     with transcript.open("a") as grown:
         grown.write(json.dumps(line) + "\n")
 
-    answer = answer_hook(cli, _end_request(transcript))
+    answer = answer_hook(service, _end_request(transcript))
 
-    [after] = cli.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"])).memories
+    [after] = service.list_memories(RecallFilters(tags=[session_tag(SESSION)], projects=["*"])).memories
     assert answer.note is not None and "(updated)" in answer.note
     assert after.id == before.id
     assert after.content.endswith("- Now bump the chart version.\nFiles changed: deploy.sh, CHANGELOG.md.")
 
 
-def test_a_session_without_a_readable_transcript_keeps_nothing(cli: MemoryService, tmp_path: Path) -> None:
-    missing = answer_hook(cli, _end_request(tmp_path / "gone.jsonl"))
+def test_a_session_without_a_readable_transcript_keeps_nothing(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    missing = answer_hook(service, _end_request(tmp_path / "gone.jsonl"))
     empty_file = tmp_path / "empty.jsonl"
     empty_file.write_text('{"type": "summary"}\nnot json\n')
-    empty = answer_hook(cli, _end_request(empty_file))
-    no_ids = answer_hook(cli, HookRequest("session-end", {"reason": "other"}))
+    empty = answer_hook(service, _end_request(empty_file))
+    no_ids = answer_hook(service, HookRequest("session-end", {"reason": "other"}))
 
     assert [missing.stdout, empty.stdout, no_ids.stdout] == ["", "", ""]
-    assert cli.show_status().memory_counts.total_memories == 0
+    assert service.show_status().memory_counts.total_memories == 0
 
 
-def _answered_within(seconds: float, cli: MemoryService, request: HookRequest) -> HookAnswer:
+def _answered_within(seconds: float, service: MemoryService, request: HookRequest) -> HookAnswer:
     """The hook's answer, which must come within ``seconds`` (a blocked reader fails the test, it
     does not hang it)."""
     answers: list[HookAnswer] = []
-    worker = threading.Thread(target=lambda: answers.append(answer_hook(cli, request)), daemon=True)
+    worker = threading.Thread(target=lambda: answers.append(answer_hook(service, request)), daemon=True)
     worker.start()
     worker.join(seconds)
     assert answers, f"no answer within {seconds} s"
@@ -223,14 +224,14 @@ def not_a_file(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]
 
 
 def test_a_transcript_that_is_not_a_regular_file_is_refused_unread(
-    cli: MemoryService, not_a_file: Path
+    service: MemoryService, not_a_file: Path
 ) -> None:
-    answer = _answered_within(5, cli, _end_request(not_a_file))
+    answer = _answered_within(5, service, _end_request(not_a_file))
 
     assert answer == HookAnswer(
         note=f"transcript {not_a_file} is not a regular file: nothing read; nothing kept"
     )
-    assert cli.show_status().memory_counts.total_memories == 0
+    assert service.show_status().memory_counts.total_memories == 0
 
 
 def _sparse_transcript(path: Path, size: int, first: str, last: str) -> Path:
@@ -257,20 +258,20 @@ def _peak_bytes(call: Callable[[], HookAnswer]) -> tuple[HookAnswer, int]:
 
 
 def test_a_huge_transcript_is_read_in_bounded_memory_and_time_keeping_its_first_and_last_prompts(
-    cli: MemoryService, tmp_path: Path
+    service: MemoryService, tmp_path: Path
 ) -> None:
     transcript = _sparse_transcript(
         tmp_path / "t.jsonl", 4 * 1024**3, "Fix the deploy script.", "Now tag it."
     )
     started = time.monotonic()
 
-    answer, peak = _peak_bytes(lambda: _answered_within(60, cli, _end_request(transcript)))
+    answer, peak = _peak_bytes(lambda: _answered_within(60, service, _end_request(transcript)))
 
     assert peak < 100 * 1024**2
     assert time.monotonic() - started < 20
     assert answer.note is not None and "kept as memory" in answer.note
     assert "its middle 4,032 MiB not read; 1 line over 4 MiB skipped" in answer.note
-    [episode] = _episodes(cli)
+    [episode] = _episodes(service)
     assert episode.splitlines() == [
         "Claude Code session in project 'proj'. The middle 4,032 MiB of its transcript was not read.",
         "The user asked:",
@@ -300,8 +301,8 @@ def test_a_request_naming_an_impossible_project_is_refused(project: object) -> N
         HookRequest.from_wire({"event": "session-start", "payload": {}, "project": project})
 
 
-def test_a_cwd_that_cannot_be_looked_at_works_in_the_default_project(cli: MemoryService) -> None:
-    memory = cli.store_experience("Deploys go through the ops box.")
+def test_a_cwd_that_cannot_be_looked_at_works_in_the_default_project(service: MemoryService) -> None:
+    memory = service.store_experience("Deploys go through the ops box.")
     request = HookRequest("session-start", {"cwd": "/x/\x00"})
 
-    assert f"[{memory.memory_id}]" in _context(answer_hook(cli, request).stdout, "SessionStart")
+    assert f"[{memory.memory_id}]" in _context(answer_hook(service, request).stdout, "SessionStart")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
-from cognitive_memory.service.requests import StoreContext
+from cognitive_memory.service import StoreContext
 from cognitive_memory.storage import SQLiteMemoryStore, lexical, words
 from cognitive_memory.system import CognitiveSystem
 
@@ -185,7 +185,7 @@ def test_activation_brings_the_answer_after_the_matching_question(real_system: C
 def test_the_answer_to_a_matching_question_inherits_part_of_its_relevance(
     real_system: CognitiveSystem,
 ) -> None:
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
 
     chat = MemoryService(real_system, session_id="chat")
     chat.store_experience("Melanie: What inspired your painting for the art show?", turn("Melanie"))
@@ -214,7 +214,7 @@ def turn(speaker: str) -> StoreContext:
 def test_a_memory_said_by_the_person_the_query_names_ranks_first(
     real_system: CognitiveSystem, weight: float, first: str
 ) -> None:
-    from cognitive_memory.service.memory_service import MemoryService
+    from cognitive_memory.service import MemoryService
 
     config = real_system.retriever.config
     real_system.retriever.config = replace(config, weights=replace(config.weights, speaker=weight))

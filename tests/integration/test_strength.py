@@ -13,8 +13,7 @@ from cognitive_memory.core.strength import BASE_STRENGTH, effective_strength
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index import ArrayVectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
-from cognitive_memory.service.memory_service import MemoryService
-from cognitive_memory.service.schemas import MemoryOut, ScoreOut
+from cognitive_memory.service import MemoryOut, MemoryService, ScoreOut
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 
@@ -39,7 +38,7 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def cli(tmp_path: Path, clock: Clock) -> Iterator[MemoryService]:
+def service(tmp_path: Path, clock: Clock) -> Iterator[MemoryService]:
     memories = SQLiteMemoryStore(tmp_path / "memories.db")
     vectors = ArrayVectorStore(HashEncoder().dimension)
     system = CognitiveSystem(
@@ -49,27 +48,27 @@ def cli(tmp_path: Path, clock: Clock) -> Iterator[MemoryService]:
     system.close()
 
 
-def _strengths(cli: MemoryService, *ids: str) -> list[float]:
-    cli.system.flush()
-    return [record.strength for record in cli.get_memories(ids).memories]
+def _strengths(service: MemoryService, *ids: str) -> list[float]:
+    service.system.flush()
+    return [record.strength for record in service.get_memories(ids).memories]
 
 
-def _store(cli: MemoryService, text: str) -> str:
-    return cli.system.store(text, hierarchy_level=1).memory.id
+def _store(service: MemoryService, text: str) -> str:
+    return service.system.store(text, hierarchy_level=1).memory.id
 
 
 def test_a_memory_recalled_often_as_core_is_stronger_than_one_never_recalled(
-    cli: MemoryService, clock: Clock
+    service: MemoryService, clock: Clock
 ) -> None:
-    recalled, ignored = _store(cli, RECALLED), _store(cli, IGNORED)
+    recalled, ignored = _store(service, RECALLED), _store(service, IGNORED)
     for day in range(1, 6):
         clock.now = T0 + timedelta(days=day)
-        result = cli.system.retrieve(RECALLED, max_results=1, include_bridges=False)
+        result = service.system.retrieve(RECALLED, max_results=1, include_bridges=False)
         assert [ranked.memory.id for ranked in result.core] == [recalled]
-    cli.system.flush()
+    service.system.flush()
     clock.now = T0 + timedelta(days=6)
 
-    strong, weak = (cli.get_memories([memory_id]).memories[0] for memory_id in (recalled, ignored))
+    strong, weak = (service.get_memories([memory_id]).memories[0] for memory_id in (recalled, ignored))
 
     assert strong.access_count == 5 and weak.access_count == 0
     assert strong.strength == pytest.approx(effective_strength(5, 1.0, 1))
@@ -77,37 +76,37 @@ def test_a_memory_recalled_often_as_core_is_stronger_than_one_never_recalled(
     assert strong.strength > BASE_STRENGTH > weak.strength
 
 
-def test_opening_a_memory_counts_as_a_use(cli: MemoryService, clock: Clock) -> None:
-    opened, other = _store(cli, RECALLED), _store(cli, IGNORED)
+def test_opening_a_memory_counts_as_a_use(service: MemoryService, clock: Clock) -> None:
+    opened, other = _store(service, RECALLED), _store(service, IGNORED)
     for _ in range(3):
-        cli.get_memories([opened])
-    cli.system.flush()
+        service.get_memories([opened])
+    service.system.flush()
 
-    records = cli.get_memories([opened, other]).memories
+    records = service.get_memories([opened, other]).memories
 
     assert [r.access_count for r in records] == [3, 0]  # this read counts only after answering
     assert records[0].strength > records[1].strength == BASE_STRENGTH
 
 
-def test_strength_fades_while_a_memory_goes_unused(cli: MemoryService, clock: Clock) -> None:
-    memory_id = _store(cli, RECALLED)
-    (fresh,) = _strengths(cli, memory_id)
+def test_strength_fades_while_a_memory_goes_unused(service: MemoryService, clock: Clock) -> None:
+    memory_id = _store(service, RECALLED)
+    (fresh,) = _strengths(service, memory_id)
     clock.now = T0 + timedelta(days=90)  # one context half-life after that open
 
-    (faded,) = _strengths(cli, memory_id)
+    (faded,) = _strengths(service, memory_id)
 
     assert fresh == BASE_STRENGTH
     assert faded == pytest.approx(effective_strength(1, 0.0, 1) / 2)  # one use, then half gone
     assert faded < fresh
 
 
-def test_recall_ranks_and_reports_the_same_strength(cli: MemoryService, clock: Clock) -> None:
-    memory_id = _store(cli, RECALLED)
-    cli.get_memories([memory_id])
-    cli.system.flush()
+def test_recall_ranks_and_reports_the_same_strength(service: MemoryService, clock: Clock) -> None:
+    memory_id = _store(service, RECALLED)
+    service.get_memories([memory_id])
+    service.system.flush()
     clock.now = T0 + timedelta(days=10)
 
-    answer = cli.retrieve_memories(RECALLED, ["core"], 1, False)
+    answer = service.retrieve_memories(RECALLED, ["core"], 1, False)
     core = answer.memories.core[0]
 
     assert isinstance(core, MemoryOut) and isinstance(core.score, ScoreOut)

@@ -8,8 +8,7 @@ from datetime import datetime
 import pytest
 from mcp import Client
 
-from cognitive_memory.service.consolidation import consolidate
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
@@ -25,9 +24,10 @@ async def test_memory_status_reports_the_last_consolidation(
     gone = (await call(client, "store_memory", {"text": LIMIT + "!!"}))["memory_id"]
     before = (await call(client, "memory_status", {}))["last_consolidation"]
 
-    dry = consolidate(real_system, None, None, None)
+    service = MemoryService(real_system, session_id="s1")
+    dry = service.consolidate()
     untouched = [m.id for m in real_system.memories.get([kept, gone])]
-    done = consolidate(real_system, None, None, "s1", apply=True)
+    done = service.consolidate(apply=True)
     last = (await call(client, "memory_status", {}))["last_consolidation"]
 
     assert before is None
@@ -35,5 +35,5 @@ async def test_memory_status_reports_the_last_consolidation(
     assert (done.trashed, done.groups[0].survivor.id, done.groups[0].merged[0].id) == (1, kept, gone)
     assert (last["groups"], last["trashed"], last["links"], last["threshold"]) == (1, 1, 0, 0.92)
     assert datetime.fromisoformat(last["at"]).tzinfo is not None
-    (entry,) = MemoryService(real_system).trash_list().entries
+    (entry,) = service.trash_list().entries
     assert (entry.id, entry.reason, entry.consolidated_into) == (gone, "consolidated", kept)

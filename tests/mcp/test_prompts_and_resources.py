@@ -12,7 +12,7 @@ from mcp import Client, MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ListRootsResult, Root, TextContent, TextResourceContents
 
 from cognitive_memory.errors import StorageError
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from cognitive_memory.service.answers import BRIEF_CONTENT_CHARS
+from cognitive_memory.service import BRIEF_CONTENT_CHARS
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call

@@ -15,7 +15,7 @@ from mcp import Client
 from cognitive_memory.core.links import RELATED_LIMIT, RELATIONS
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
-from cognitive_memory.service.schemas import RelationName
+from cognitive_memory.service import RelationName
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage.relations import USER_LINK_WEIGHT
 from cognitive_memory.system import CognitiveSystem

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from cognitive_memory.main import build_system
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
@@ -101,10 +101,10 @@ async def test_links_between_memories_forgotten_together_come_back_whichever_is_
     second = await store(client, "The warehouse replica lags the primary by about five minutes.")
     await call(client, "link_memories", {"from_id": first, "to_id": second, "relation": "caused_by"})
     await call(client, "forget_memories", {"memory_ids": [first, second]})
-    cli = MemoryService(real_system)
+    service = MemoryService(real_system)
 
-    cli.trash_restore([second])
-    cli.trash_restore([first])
+    service.trash_restore([second])
+    service.trash_restore([first])
 
     related = await call(client, "related_memories", {"memory_id": first})
     assert [(item["id"], item["relation"]) for item in related["related"]] == [(second, "caused_by")]

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from mcp.types import ListRootsResult, Root
 
-from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call

@@ -10,7 +10,7 @@ import pytest
 from jsonschema.validators import validator_for
 from referencing import Registry
 
-from cognitive_memory.service.schemas import LessonResult, RecallResult, StatusResult, StoreResult
+from cognitive_memory.service import LessonResult, RecallResult, StatusResult, StoreResult
 from interfaces.schema_inline import inline_schema
 
 SCORE = dict.fromkeys(

@@ -1,5 +1,5 @@
-"""The trash and prune behind MemoryService: answers shaped for the MCP tools and the typer commands,
-and their text for people."""
+"""The trash: what forget, prune and consolidate moved there, brought back or deleted for good
+(`memory_system trash`, the dashboard's trash page); answers and their text."""
 
 from __future__ import annotations
 
@@ -7,37 +7,29 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from pydantic import BaseModel, Field
+
 from cognitive_memory import forgetting
-from cognitive_memory.core.memory import CognitiveMemory
-from cognitive_memory.core.pruning import DAY_SECONDS, MAX_PRUNE, PruneCandidate, reasons
-from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
-from cognitive_memory.service.formatting import memories
-from cognitive_memory.service.requests import PruneRequest
-from cognitive_memory.service.trash_schemas import (
-    EmptyTrashResult,
-    PruneCandidateOut,
-    PruneResult,
-    RestoreResult,
-    SkippedLinkOut,
-    TrashEntryOut,
-    TrashListResult,
-)
+from cognitive_memory.core.pruning import DAY_SECONDS
+from cognitive_memory.service.records import memories
 from cognitive_memory.storage.trash import TrashRow
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
     "PREVIEW_CHARS",
+    "SHOWN",
+    "EmptyTrashResult",
+    "RestoreResult",
+    "SkippedLinkOut",
+    "TrashEntryOut",
+    "TrashListResult",
     "empty_trash",
     "format_empty",
-    "format_prune",
     "format_restore",
     "format_trash",
-    "is_loaded",
     "list_trash",
-    "loaded_reason",
-    "prune",
     "restore",
-    "trash_entry",
+    "trashed_ids",
 ]
 
 PREVIEW_CHARS = 100
@@ -45,22 +37,73 @@ PREVIEW_CHARS = 100
 SHOWN = 50
 
 
-def is_loaded(memory: CognitiveMemory | None) -> bool:
-    """Loaded from a markdown file or a git history: their source, not forget, changes them."""
-    return memory is not None and memory.loader_type in forgetting.LOADED_TYPES
+class TrashEntryOut(BaseModel):
+    entry: int = Field(
+        description="The entry's number: a memory forgotten more than once has one entry each time "
+        "(`memory_system trash restore --entry N` brings back that one)."
+    )
+    id: str
+    preview: str = Field(description="The first 100 characters of the memory.")
+    project: str
+    trashed_at: str = Field(description="When it went to the trash (ISO 8601, UTC).")
+    reason: str = Field(
+        description="forgotten (forget_memories), pruned (prune_memories) or consolidated "
+        "(memory_system consolidate)."
+    )
+    trashed_by: str | None = Field(description="The session that moved it there.")
+    consolidated_into: str | None = Field(
+        default=None, description="Consolidated only: the id of the near duplicate it was merged into."
+    )
 
 
-def loaded_reason(memory: CognitiveMemory) -> str:
-    if memory.loader_type == MARKDOWN_LOADER:
-        path = memory.metadata.get("source_path", "its file")
-        return (
-            f"loaded from {path}: edit the file and load it again, or run `memory_system remove-file {path}`"
-        )
-    repository = memory.metadata.get("repository_path", "its repository")
-    return f"a pattern of {repository}'s history: `memory_system git-load` keeps it in step with the history"
+class TrashListResult(BaseModel):
+    success: bool = True
+    total: int = Field(description="How many entries the trash holds.")
+    memories: int = Field(description="Of how many memories (an id forgotten twice has two entries).")
+    entries: list[TrashEntryOut] = Field(description="The most recently trashed first.")
+    trash_days: float = Field(description="Days a memory stays restorable (COGNITIVE_MEMORY_TRASH_DAYS).")
+    message: str
 
 
-def trash_entry(row: TrashRow) -> TrashEntryOut:
+class SkippedLinkOut(BaseModel):
+    from_id: str
+    to_id: str
+    relation: str
+    reason: str = Field(description="Why it was not brought back (the supersedes cycle it would close).")
+
+
+class RestoreResult(BaseModel):
+    success: bool = True
+    restored: list[str] = Field(description="The ids of the memories brought back.")
+    missing: list[str] = Field(description="Ids not in the trash (never trashed, purged, or restored).")
+    missing_entries: list[int] = Field(default_factory=list, description="Entry numbers not in the trash.")
+    in_use: list[str] = Field(
+        default_factory=list,
+        description="Ids whose memory exists again (imported or stored since): their entries stay in "
+        "the trash; forget the memory first to restore one.",
+    )
+    versions_added: int = Field(
+        default=0,
+        description="Other trash entries of the restored memories, kept as their versions (oldest first).",
+    )
+    skipped_links: list[SkippedLinkOut] = Field(
+        default_factory=list, description="Links not brought back: they would close a supersedes cycle."
+    )
+    message: str
+
+
+class EmptyTrashResult(BaseModel):
+    success: bool = True
+    purged: int = Field(description="How many memories were deleted for good.")
+    message: str
+
+
+def trashed_ids(system: CognitiveSystem, memory_ids: Sequence[str]) -> list[str]:
+    """Those of ``memory_ids`` the trash holds."""
+    return [row.id for row in system.memories.trash.find(memory_ids)]
+
+
+def _entry_out(row: TrashRow) -> TrashEntryOut:
     return TrashEntryOut(
         entry=row.entry,
         id=row.id,
@@ -74,6 +117,7 @@ def trash_entry(row: TrashRow) -> TrashEntryOut:
 
 
 def list_trash(system: CognitiveSystem, limit: int) -> TrashListResult:
+    """The forgotten and pruned memories still restorable, the latest first."""
     rows, total = system.memories.trash.entries(limit)
     distinct = system.memories.trash.memory_count()
     days = float(system.configuration.get("trash_days", 30))
@@ -82,7 +126,7 @@ def list_trash(system: CognitiveSystem, limit: int) -> TrashListResult:
     return TrashListResult(
         total=total,
         memories=distinct,
-        entries=[trash_entry(row) for row in rows],
+        entries=[_entry_out(row) for row in rows],
         trash_days=days,
         message=f"{memories(distinct)} in the trash{entries}{shown}; each entry is purged {days:g} days "
         "after it went there"
@@ -131,46 +175,11 @@ def _restore_message(result: RestoreResult, asked: int) -> str:
 
 
 def empty_trash(system: CognitiveSystem, older_than_days: float | None) -> EmptyTrashResult:
+    """Delete trashed memories for good (only those trashed more than N days ago, if given)."""
     before = time.time() - older_than_days * DAY_SECONDS if older_than_days is not None else None
     purged = system.memories.trash.purge(before)
     scope = f" trashed more than {older_than_days:g} days ago" if older_than_days is not None else ""
     return EmptyTrashResult(purged=purged, message=f"Deleted {purged} memories{scope} for good")
-
-
-def prune(
-    system: CognitiveSystem, request: PruneRequest, dry_run: bool, confirm: str | None, session_id: str
-) -> PruneResult:
-    """A dry run lists what would go with its confirm token; a real run needs that token."""
-    criteria = request.criteria()
-    now = time.time()
-    plan = forgetting.plan_prune(system, criteria, now)
-    listed = [_candidate_out(c, reasons(c, criteria, now)) for c in plan.candidates]
-    more = f" (the oldest {MAX_PRUNE} of {plan.matching} listed)" if plan.matching > len(listed) else ""
-    if dry_run:
-        return PruneResult(
-            dry_run=True,
-            matching=plan.matching,
-            memories=listed,
-            confirm=plan.confirm if listed else None,
-            confirm_expires_at=datetime.fromtimestamp(plan.expires_at, UTC).isoformat() if listed else None,
-            message=f"Dry run: {memories(len(listed))} would go to the trash{more}"
-            + ("; nothing changed yet (confirm within 10 minutes)" if listed else ""),
-        )
-    moved = set(forgetting.prune(system, criteria, confirm, session_id))
-    gone = [item for item in listed if item.id in moved]
-    return PruneResult(
-        dry_run=False,
-        matching=plan.matching,
-        memories=gone,
-        message=f"Moved {memories(len(gone))} to the trash{more}: `memory_system trash restore ID` brings "
-        "one back",
-    )
-
-
-def _candidate_out(candidate: PruneCandidate, why: list[str]) -> PruneCandidateOut:
-    return PruneCandidateOut(
-        id=candidate.id, preview=candidate.content[:PREVIEW_CHARS], project=candidate.project, why=why
-    )
 
 
 def format_trash(result: TrashListResult) -> str:
@@ -199,14 +208,3 @@ def format_restore(result: RestoreResult) -> str:
 
 def format_empty(result: EmptyTrashResult) -> str:
     return f"✓ {result.message}"
-
-
-def format_prune(result: PruneResult) -> str:
-    lines = [f"✂ {result.message}"]
-    for item in result.memories[:SHOWN]:
-        lines += [f"{item.id}  [{item.project}]  {'; '.join(item.why)}", f"   {item.preview}"]
-    if len(result.memories) > SHOWN:
-        lines.append(f"... and {len(result.memories) - SHOWN} more (--json lists them all)")
-    if result.confirm:
-        lines.append(f"Confirm token: {result.confirm}")
-    return "\n".join(lines)

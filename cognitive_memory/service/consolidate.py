@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from cognitive_memory import consolidation
-from cognitive_memory.service.trash_schemas import LastConsolidationOut
 from cognitive_memory.storage.consolidation import LAST_CONSOLIDATION
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
     "ConsolidateResult",
     "DuplicateGroupOut",
+    "LastConsolidationOut",
     "consolidate",
     "format_consolidate",
     "last_consolidation_out",
@@ -28,6 +28,15 @@ SHOWN = 50
 
 Advance = Callable[[int, int], None]
 Meta = Callable[[str], str | None]
+
+
+class LastConsolidationOut(BaseModel):
+    at: str = Field(description="When the last `memory_system consolidate --apply` ran (ISO 8601, UTC).")
+    threshold: float = Field(description="The cosine it merged at.")
+    scanned: int = Field(description="Memories it considered.")
+    groups: int = Field(description="Groups merged, one survivor each.")
+    trashed: int = Field(description="Memories moved to the trash (reason consolidated).")
+    links: int = Field(description="User links pointed at the survivors.")
 
 
 class DuplicateMemberOut(BaseModel):

@@ -1,0 +1,115 @@
+"""Field types several requests share: one rule each, published in every schema that uses it.
+
+The MCP SDK applies them to tool calls; the typer commands build the same models
+(``ValidationError`` becomes one ``Error:`` line).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, time
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic_core import PydanticCustomError
+
+from cognitive_memory.core.validation import MAX_PROJECT_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_project
+from cognitive_memory.errors import InvalidInputError
+
+__all__ = [
+    "DateBound",
+    "Importance",
+    "JsonNumber",
+    "Kind",
+    "Level",
+    "LevelValue",
+    "MemoryId",
+    "MemoryTypeName",
+    "ProjectName",
+    "RecallSource",
+    "SourceInfo",
+    "Tags",
+    "date_bound",
+]
+
+# Values the filters accept (one definition for the MCP schema and the facade's check).
+LevelValue = Literal[0, 1, 2]
+MemoryTypeName = Literal["episodic", "semantic"]
+RecallSource = Literal["markdown", "git", "session_lesson"]
+
+
+def _check_project(value: str) -> str:
+    """The store's rule (core.validation.check_project), as pydantic reports a field's error."""
+    try:
+        return check_project(value)
+    except InvalidInputError:
+        raise ValueError(
+            "a project name is 1-100 characters without control characters or '*' "
+            "(use filters.projects: ['*'] for every project)"
+        ) from None
+
+
+ProjectName = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_PROJECT_CHARS, description="A project name, e.g. the repository's."),
+    AfterValidator(_check_project),
+]
+
+
+def date_bound(value: str) -> datetime:
+    """An ISO 8601 date or date-time as an aware datetime (UTC when no offset is given); a date
+    alone means the start of that day in UTC."""
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), time(), UTC)
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(
+            f"{value!r} is not an ISO 8601 date (2024-05-01) or date-time (2024-05-01T09:30:00Z)"
+        ) from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _check_bound(value: str) -> str:
+    date_bound(value)
+    return value
+
+
+DateBound = Annotated[
+    str,
+    Field(max_length=40, description="ISO 8601 date or date-time; a date alone is that day, UTC."),
+    AfterValidator(_check_bound),
+]
+
+
+MemoryId = Annotated[
+    str, Field(min_length=1, max_length=100, description="A memory id, as store_memory or recall returns it.")
+]
+
+
+def _json_number(value: object) -> object:
+    """A number as JSON Schema's "integer"/"number" means it: never a string ("1") or a boolean
+    (true), which pydantic's lax mode would turn into 1; 5.0 still counts as the integer 5."""
+    if isinstance(value, str | bool):
+        raise PydanticCustomError(
+            "int_type",
+            "Input should be a number, not the {kind} {shown}",
+            {"kind": "boolean" if isinstance(value, bool) else "string", "shown": json.dumps(value)[:40]},
+        )
+    return value
+
+
+# Goes after the Field constraints (``Annotated[int, Field(ge=1), JsonNumber]``): placed before
+# them, pydantic publishes ``ge``/``le`` in the JSON schema instead of ``minimum``/``maximum``.
+JsonNumber = BeforeValidator(_json_number)
+
+
+# Field types shared by store_memory, update_memory and the typer commands: one rule each.
+Level = Annotated[int, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode."), JsonNumber]
+Kind = Literal["episodic", "semantic"]
+Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0."), JsonNumber]
+Tags = Annotated[
+    list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS, description="Tags.")
+]
+SourceInfo = Annotated[str, Field(max_length=500, description="Where this knowledge came from.")]

@@ -1,0 +1,87 @@
+"""Which memories recall and list_memories look at: the filters a caller gives, and the project
+scope they apply in."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cognitive_memory.core.memory import GLOBAL_PROJECT
+from cognitive_memory.core.validation import ALL_PROJECTS, MAX_PROJECT_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.index.vector_store import VectorFilter
+from cognitive_memory.service.fields import (
+    DateBound,
+    JsonNumber,
+    LevelValue,
+    MemoryTypeName,
+    RecallSource,
+    date_bound,
+)
+
+__all__ = ["RecallFilters", "scope_filter"]
+
+
+class RecallFilters(BaseModel):
+    """Only memories that match every given field (one of its values). Empty: no filter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tags: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
+        Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
+    ] = Field(default_factory=list)
+    hierarchy_levels: Annotated[
+        list[Annotated[LevelValue, JsonNumber]],
+        Field(description="0 concepts, 1 contexts, 2 episodes."),
+    ] = Field(default_factory=list)
+    memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
+        Field(default_factory=list)
+    )
+    sources: Annotated[
+        list[RecallSource],
+        Field(description="Loaded markdown sections, git history patterns, or session lessons."),
+    ] = Field(default_factory=list)
+    projects: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_PROJECT_CHARS)]],
+        Field(
+            max_length=50,
+            description="Projects to search instead of the current one and 'global'; ['*'] for all.",
+        ),
+    ] = Field(default_factory=list)
+    created_after: Annotated[
+        DateBound | None,
+        Field(description="Stored at or after this time (ISO 8601; a date alone: 00:00 UTC that day)."),
+    ] = None
+    created_before: Annotated[
+        DateBound | None,
+        Field(description="Stored before this time (ISO 8601; a date alone: 00:00 UTC that day)."),
+    ] = None
+
+
+def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
+    """The core's filter from the caller's (``sources`` are loader types). Without
+    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all."""
+    given = filters or RecallFilters()
+    if ALL_PROJECTS in given.projects:
+        projects: tuple[str, ...] = ()
+    else:
+        projects = tuple(dict.fromkeys(given.projects)) or tuple(dict.fromkeys((project, GLOBAL_PROJECT)))
+    after = date_bound(given.created_after) if given.created_after else None
+    before = date_bound(given.created_before) if given.created_before else None
+    if after is not None and before is not None and after >= before:
+        raise InvalidInputError(
+            f"`created_after` ({given.created_after}) is not before "
+            f"`created_before` ({given.created_before}): no memory can match.",
+            code="invalid_value",
+        )
+    return VectorFilter(
+        hierarchy_levels=tuple(given.hierarchy_levels),
+        memory_types=tuple(given.memory_types),
+        loader_types=tuple(given.sources),
+        tags=tuple(given.tags),
+        projects=projects,
+        created_after=after.timestamp() if after else None,
+        created_before=before.timestamp() if before else None,
+    )

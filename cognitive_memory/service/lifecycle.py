@@ -1,0 +1,178 @@
+"""A memory's life after it is stored: corrected in place (update_memory, `memory_system update`,
+the dashboard's edit form), forgotten to the trash (forget_memories) or deleted for good."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.records import MemoryEdit
+from cognitive_memory.core.validation import MAX_TEXT_CHARS
+from cognitive_memory.errors import LoadedMemoryError
+from cognitive_memory.forgetting import LOADED_TYPES, trash
+from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
+from cognitive_memory.service.fields import Importance, Kind, Level, SourceInfo, Tags
+from cognitive_memory.service.records import MemoryOut, memory_out
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = [
+    "DeleteResult",
+    "ForgetResult",
+    "KeptOut",
+    "MemoryChanges",
+    "NewText",
+    "UpdateResult",
+    "delete",
+    "forget",
+    "format_forget",
+    "format_update",
+    "update",
+]
+
+NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The new text.")]
+
+
+class MemoryChanges(BaseModel):
+    """What update_memory changes; a field left out stays as it is."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: Annotated[NewText | None, Field(description="The new text (embedded and indexed again).")] = None
+    tags: Annotated[
+        Tags | None, Field(description="The new tags: they replace all of the memory's tags.")
+    ] = None
+    importance_score: Importance | None = None
+    hierarchy_level: Level | None = None
+    memory_type: Kind | None = None
+    source_info: SourceInfo | None = None
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> MemoryChanges:
+        if all(getattr(self, name) is None for name in type(self).model_fields):
+            raise ValueError(
+                "give at least one of text, tags, importance_score, hierarchy_level, memory_type, source_info"
+            )
+        return self
+
+
+class UpdateResult(BaseModel):
+    success: bool = True
+    memory_id: str
+    changed: list[str] = Field(description="The fields that changed (empty: nothing did, no version kept).")
+    version: int | None = Field(description="The version number the previous state was kept as.")
+    reembedded: bool = Field(description="The text changed: it was embedded and indexed again.")
+    queued: bool = Field(description="True when the new vector waits in the outbox for the index.")
+    memory: MemoryOut
+    message: str
+
+
+class KeptOut(BaseModel):
+    id: str
+    reason: str
+
+
+class ForgetResult(BaseModel):
+    success: bool = True
+    forgotten: list[str]
+    missing: list[str]
+    kept: list[KeptOut]
+    message: str
+
+
+class DeleteResult(BaseModel):
+    success: bool = True
+    deleted: list[str]
+    missing: list[str]
+
+
+def _is_loaded(memory: CognitiveMemory | None) -> bool:
+    """Loaded from a markdown file or a git history: their source, not forget, changes them."""
+    return memory is not None and memory.loader_type in LOADED_TYPES
+
+
+def _loaded_reason(memory: CognitiveMemory) -> str:
+    if memory.loader_type == MARKDOWN_LOADER:
+        path = memory.metadata.get("source_path", "its file")
+        return (
+            f"loaded from {path}: edit the file and load it again, or run `memory_system remove-file {path}`"
+        )
+    repository = memory.metadata.get("repository_path", "its repository")
+    return f"a pattern of {repository}'s history: `memory_system git-load` keeps it in step with the history"
+
+
+def update(
+    system: CognitiveSystem,
+    memory_id: str,
+    changes: MemoryChanges,
+    *,
+    session_id: str,
+    expected_revision: str | None,
+) -> UpdateResult:
+    """Change a memory in place (id, access history and links stay; the previous state becomes a
+    version). Loaded memories are refused with the way to change them: their file. With
+    ``expected_revision`` a memory changed since is refused with ``EditConflictError``."""
+    found = system.memories.get([memory_id])
+    if found and _is_loaded(found[0]):
+        raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found[0])}.")
+    edit = MemoryEdit(
+        text=changes.text,
+        tags=changes.tags,
+        importance_score=changes.importance_score,
+        hierarchy_level=changes.hierarchy_level,
+        memory_type=changes.memory_type,
+        metadata={"source_info": changes.source_info} if changes.source_info is not None else None,
+    )
+    outcome = system.update(memory_id, edit, session_id=session_id, expected_revision=expected_revision)
+    memory = outcome.memory
+    changed = ["text" if name == "content" else name for name in outcome.changed]
+    return UpdateResult(
+        memory_id=memory.id,
+        changed=changed,
+        version=outcome.version,
+        reembedded="content" in outcome.changed,
+        queued=outcome.queued,
+        memory=memory_out(memory, system.now()),
+        message=f"Updated {', '.join(changed)}; the previous state is version {outcome.version}"
+        if changed
+        else "Nothing changed: the memory already holds these values",
+    )
+
+
+def forget(system: CognitiveSystem, memory_ids: Sequence[str], session_id: str) -> ForgetResult:
+    """Move memories stored by hand or by an assistant to the trash. Loaded memories are kept,
+    with the reason: their file or repository is their source, and the next load would disagree."""
+    ids = list(dict.fromkeys(memory_ids))
+    found = {memory.id: memory for memory in system.memories.get(ids)}
+    kept = [KeptOut(id=i, reason=_loaded_reason(found[i])) for i in ids if _is_loaded(found.get(i))]
+    held = {k.id for k in kept}
+    forgotten = trash(system, [i for i in found if i not in held], "forgotten", session_id)
+    missing = [i for i in ids if i not in found]
+    message = f"Forgot {len(forgotten)} of {len(ids)} memories"
+    return ForgetResult(forgotten=forgotten, missing=missing, kept=kept, message=message)
+
+
+def delete(system: CognitiveSystem, memory_ids: Sequence[str]) -> DeleteResult:
+    """Forget these memories everywhere (SQLite, lexical index, links, vector index)."""
+    deleted = system.delete(memory_ids)
+    return DeleteResult(deleted=deleted, missing=[i for i in dict.fromkeys(memory_ids) if i not in deleted])
+
+
+def format_forget(result: ForgetResult) -> str:
+    lines = [f"✓ {result.message}" if result.forgotten else f"✗ {result.message}"]
+    lines += [f"Forgotten: {memory_id}" for memory_id in result.forgotten]
+    lines += [f"Not found: {memory_id}" for memory_id in result.missing]
+    lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
+    if result.forgotten:
+        lines.append("In the trash: `memory_system trash restore ID` brings a memory back")
+    return "\n".join(lines)
+
+
+def format_update(result: UpdateResult) -> str:
+    mark = "✓" if result.changed else "="
+    lines = [f"{mark} {result.message}", "", f"Memory ID: {result.memory_id}"]
+    if result.reembedded:
+        lines.append("The new text was embedded and indexed again" + (" (queued)." if result.queued else "."))
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""Links between memories: link, unlink and the neighbourhood of a memory (link_memories,
+unlink_memories, related_memories, `memory_system link`/`unlink`/`related`, the dashboard's graph);
+their requests, answers and text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS, check_note
+from cognitive_memory.service.fields import JsonNumber, MemoryId
+from cognitive_memory.service.records import preview
+from cognitive_memory.storage.relations import Neighbour
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = [
+    "LinkDepth",
+    "LinkDirection",
+    "LinkNote",
+    "LinkRequest",
+    "LinkResult",
+    "RelatedOut",
+    "RelatedRequest",
+    "RelatedResult",
+    "RelationName",
+    "UnlinkRequest",
+    "UnlinkResult",
+    "format_link",
+    "format_related",
+    "format_unlink",
+    "link",
+    "related",
+    "unlink",
+]
+
+# Typed links between memories (link_memories); the core's RELATIONS holds the same names.
+RelationName = Literal["relates_to", "supersedes", "contradicts", "caused_by", "example_of", "part_of"]
+LinkDirection = Literal["outgoing", "incoming"]
+# Characters of a linked memory shown in a related_memories answer.
+RELATED_PREVIEW = 200
+
+LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS, description="Why the memories are linked.")]
+LinkDepth = Annotated[
+    int, Field(ge=1, le=MAX_DEPTH, description="How many links to follow from the memory."), JsonNumber
+]
+
+
+class LinkRequest(BaseModel):
+    """``from_id`` -[relation]-> ``to_id``, with an optional note."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_id: MemoryId
+    to_id: MemoryId
+    relation: RelationName
+    note: LinkNote | None = None
+
+
+class UnlinkRequest(BaseModel):
+    """The links from ``from_id`` to ``to_id`` to remove: of ``relation`` only, or all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    from_id: MemoryId
+    to_id: MemoryId
+    relation: RelationName | None = None
+
+
+class RelatedRequest(BaseModel):
+    """The neighbourhood of ``memory_id``: ``depth`` links away, over ``relations`` (empty: all)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: MemoryId
+    depth: LinkDepth = 1
+    relations: list[RelationName] = Field(default_factory=list)
+
+
+class LinkResult(BaseModel):
+    success: bool = True
+    from_id: str
+    to_id: str
+    relation: RelationName
+    note: str | None = None
+    created: bool = Field(description="False when the link already existed (it was left as it was).")
+    message: str
+
+
+class UnlinkResult(BaseModel):
+    success: bool = True
+    from_id: str
+    to_id: str
+    removed: list[RelationName] = Field(description="The relations removed; empty when there was no link.")
+    message: str
+
+
+class RelatedOut(BaseModel):
+    """A memory linked to the start, by the last link of its path."""
+
+    id: str
+    content: str = Field(description="Its first 200 characters.")
+    relation: RelationName
+    direction: LinkDirection = Field(
+        description="outgoing: the link points from the previous memory of the path to this one; "
+        "incoming: from this one to the previous memory."
+    )
+    depth: int = Field(description="Links between the start and this memory (1-3).")
+    path: list[str] = Field(description="Ids from the start to this memory.")
+    note: str | None = None
+
+
+class RelatedResult(BaseModel):
+    success: bool = True
+    memory_id: str
+    depth: int
+    relations: list[RelationName] = Field(description="The relations followed; empty: all.")
+    related: list[RelatedOut] = Field(description="Nearest first; each memory once, at its smallest depth.")
+    truncated: bool = Field(description="True when more memories were linked than the answer holds.")
+    message: str
+
+
+def link(
+    system: CognitiveSystem,
+    from_id: str,
+    to_id: str,
+    relation: RelationName,
+    note: str | None,
+    session_id: str,
+) -> LinkResult:
+    """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
+    created = system.link(from_id, to_id, relation, note=note, session_id=session_id)
+    named = f"{from_id} {relation} {to_id}"
+    message = f"Linked: {named}" if created else f"Already linked: {named} (unchanged)"
+    return LinkResult(
+        from_id=from_id,
+        to_id=to_id,
+        relation=relation,
+        note=check_note(note),
+        created=created,
+        message=message,
+    )
+
+
+def unlink(system: CognitiveSystem, from_id: str, to_id: str, relation: RelationName | None) -> UnlinkResult:
+    """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
+    removed = cast("list[RelationName]", system.unlink(from_id, to_id, relation))
+    message = (
+        f"Removed {len(removed)} link(s) from {from_id} to {to_id}"
+        if removed
+        else f"No {relation or 'link'} from {from_id} to {to_id}: nothing to remove"
+    )
+    return UnlinkResult(from_id=from_id, to_id=to_id, removed=removed, message=message)
+
+
+def related(
+    system: CognitiveSystem, memory_id: str, depth: int, relations: Sequence[RelationName]
+) -> RelatedResult:
+    """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest
+    first, each with the relation, direction and path that reached it."""
+    found = system.related(memory_id, depth, relations)
+    ids = [neighbour.memory_id for neighbour in found.found]
+    content = {memory.id: memory.content for memory in system.memories.get(ids)}
+    linked = [_related_out(n, content[n.memory_id]) for n in found.found if n.memory_id in content]
+    more = " (more are linked: narrow the relations or the depth)" if found.truncated else ""
+    return RelatedResult(
+        memory_id=memory_id,
+        depth=depth,
+        relations=list(dict.fromkeys(relations)),
+        related=linked,
+        truncated=found.truncated,
+        message=f"{len(linked)} memories linked to {memory_id} within {depth} link(s){more}",
+    )
+
+
+def _related_out(neighbour: Neighbour, content: str) -> RelatedOut:
+    """One memory of a ``related_memories`` answer (``content`` is cut to its first 200 characters)."""
+    return RelatedOut(
+        id=neighbour.memory_id,
+        content=content[:RELATED_PREVIEW],
+        relation=cast("RelationName", neighbour.relation),
+        direction=neighbour.direction,
+        depth=neighbour.depth,
+        path=list(neighbour.path),
+        note=neighbour.note,
+    )
+
+
+def format_link(result: LinkResult) -> str:
+    note = [f"Note: {result.note}"] if result.note and result.created else []
+    return "\n".join([f"✓ {result.message}", *note])
+
+
+def format_unlink(result: UnlinkResult) -> str:
+    return f"✓ {result.message}" if result.removed else f"✗ {result.message}"
+
+
+def format_related(result: RelatedResult) -> str:
+    """One block per memory: depth, the link that reached it (→ outgoing, ← incoming), the path."""
+    lines = [f"🔗 {result.message}"]
+    for item in result.related:
+        arrow = f"{item.relation} →" if item.direction == "outgoing" else f"← {item.relation}"
+        lines += [
+            "",
+            f"[depth {item.depth}] {arrow} {item.id}",
+            f"   {preview(item.content)}",
+            f"   Path: {' > '.join(item.path)}",
+        ]
+        if item.note:
+            lines.append(f"   Note: {item.note}")
+    return "\n".join(lines)

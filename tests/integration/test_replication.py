@@ -66,12 +66,12 @@ def test_a_bad_row_fails_its_own_vector_write_and_never_the_batch_or_the_start(
     good = sorted([*(m.id for m in stored), queued.id])
     assert sorted(system.vectors.ids()) == good
     system.flush()
-    assert system.memories.pending_vector_writes() == [(bad_id, "upsert")]
+    assert system.records.outbox.pending() == [(bad_id, "upsert")]
     assert system.rebuild_index() == 3
     assert sorted(system.vectors.ids()) == good
     # A write the index refused stays queued; an unreadable row is named by doctor (test_doctor_rows).
     refused = [(bad_id, "upsert")] if damage in REFUSED_BY_THE_INDEX else []
-    assert system.memories.pending_vector_writes() == refused
+    assert system.records.outbox.pending() == refused
     assert system.retrieve("kafka lag").core[0].memory.id == queued.id
     system.retrieve("the flaky build server, written by hand")  # the bad row's own words: no crash
     assert system.store("a new note after the bad row").queued is False

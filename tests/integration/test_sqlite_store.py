@@ -65,7 +65,7 @@ def test_every_migration_is_recorded_by_name(store: SQLiteMemoryStore, db_path: 
 
 
 def test_reopening_applies_no_migration_twice(store: SQLiteMemoryStore, db_path: Path) -> None:
-    store.add([_memory("kept")])
+    store.memories.add([_memory("kept")])
     before = _rows(db_path, "SELECT name, applied_at FROM schema_migrations")
     store.close()
 
@@ -96,8 +96,8 @@ def test_add_then_get_round_trips_every_field(store: SQLiteMemoryStore) -> None:
         dimensions={"urgency": 0.25, "valence": -0.5},
     )
 
-    store.add([memory])
-    [loaded] = store.get(["full"])
+    store.memories.add([memory])
+    [loaded] = store.memories.get(["full"])
 
     assert loaded == memory  # every field but the embedding
     assert memory.cognitive_embedding is not None and loaded.cognitive_embedding is not None
@@ -108,9 +108,9 @@ def test_add_then_get_round_trips_every_field(store: SQLiteMemoryStore) -> None:
 
 def test_vectors_returns_the_stored_embeddings(store: SQLiteMemoryStore) -> None:
     first, second = _memory("a"), _memory("b")
-    store.add([first, second])
+    store.memories.add([first, second])
 
-    vectors = store.vectors(["b", "a", "missing"])
+    vectors = store.memories.vectors(["b", "a", "missing"])
 
     assert set(vectors) == {"a", "b"}
     assert first.cognitive_embedding is not None
@@ -118,43 +118,43 @@ def test_vectors_returns_the_stored_embeddings(store: SQLiteMemoryStore) -> None
 
 
 def test_add_queues_one_outbox_row_per_memory(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("a"), _memory("b")])
-    store.add([_memory("c")])
+    store.memories.add([_memory("a"), _memory("b")])
+    store.memories.add([_memory("c")])
 
-    assert sorted(store.pending_vector_writes()) == [("a", "upsert"), ("b", "upsert"), ("c", "upsert")]
+    assert sorted(store.outbox.pending()) == [("a", "upsert"), ("b", "upsert"), ("c", "upsert")]
 
 
 def test_clear_outbox_removes_only_the_given_ids(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("a"), _memory("b"), _memory("c")])
+    store.memories.add([_memory("a"), _memory("b"), _memory("c")])
 
-    store.clear_outbox(["a", "c"])
+    store.outbox.clear(["a", "c"])
 
-    assert store.pending_vector_writes() == [("b", "upsert")]
+    assert store.outbox.pending() == [("b", "upsert")]
 
 
 def test_add_records_the_time_of_the_last_storage(store: SQLiteMemoryStore) -> None:
     before = datetime.now(UTC)
-    store.add([_memory("a")])
+    store.memories.add([_memory("a")])
 
-    assert before - timedelta(seconds=1) <= store.activity()["last_storage"] <= datetime.now(UTC)
+    assert before - timedelta(seconds=1) <= store.properties.activity()["last_storage"] <= datetime.now(UTC)
 
 
 def test_record_access_counts_each_access_and_stamps_the_time(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("a"), _memory("b")])
+    store.memories.add([_memory("a"), _memory("b")])
     first, second = STORED_AT + timedelta(hours=1), STORED_AT + timedelta(hours=2)
 
-    store.record_access(["a", "b"], first)
-    store.record_access(["a", "unknown"], second)
+    store.memories.record_access(["a", "b"], first)
+    store.memories.record_access(["a", "unknown"], second)
 
-    a, b = store.get(["a", "b"])
+    a, b = store.memories.get(["a", "b"])
     assert (a.access_count, a.last_accessed) == (2, second)
     assert (b.access_count, b.last_accessed) == (1, first)
-    assert store.activity()["last_retrieval"] == second
+    assert store.properties.activity()["last_retrieval"] == second
 
 
 def test_counts_by_level_type_and_session_lessons(store: SQLiteMemoryStore) -> None:
     lesson = {"loader_type": "session_lesson"}
-    store.add(
+    store.memories.add(
         [
             _memory("c1", hierarchy_level=HierarchyLevel.CONCEPT, metadata=lesson),
             _memory("c2", hierarchy_level=HierarchyLevel.CONCEPT, metadata={"loader_type": "git"}),
@@ -169,7 +169,7 @@ def test_counts_by_level_type_and_session_lessons(store: SQLiteMemoryStore) -> N
         ]
     )
 
-    counts = store.counts()
+    counts = store.memories.counts()
 
     assert counts.total == 5
     assert counts.by_level == {0: 2, 1: 1, 2: 2}
@@ -178,7 +178,7 @@ def test_counts_by_level_type_and_session_lessons(store: SQLiteMemoryStore) -> N
 
 
 def test_counts_of_an_empty_store_are_all_zero(store: SQLiteMemoryStore) -> None:
-    counts = store.counts()
+    counts = store.memories.counts()
 
     assert (counts.total, counts.by_level, counts.by_type, counts.session_lessons) == (
         0,
@@ -189,58 +189,58 @@ def test_counts_of_an_empty_store_are_all_zero(store: SQLiteMemoryStore) -> None
 
 
 def test_get_keeps_the_order_given_and_skips_unknown_ids(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("a"), _memory("b"), _memory("c")])
+    store.memories.add([_memory("a"), _memory("b"), _memory("c")])
 
-    assert [m.id for m in store.get(["c", "missing", "a", "b"])] == ["c", "a", "b"]
-    assert store.get([]) == []
+    assert [m.id for m in store.memories.get(["c", "missing", "a", "b"])] == ["c", "a", "b"]
+    assert store.memories.get([]) == []
 
 
 def test_a_failed_batch_leaves_nothing_behind(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("existing")])
+    store.memories.add([_memory("existing")])
 
     with pytest.raises(StorageError):
-        store.add([_memory("new"), _memory("existing")])
+        store.memories.add([_memory("new"), _memory("existing")])
 
-    assert store.get(["new"]) == []
-    assert store.counts().total == 1
-    assert store.pending_vector_writes() == [("existing", "upsert")]
+    assert store.memories.get(["new"]) == []
+    assert store.memories.counts().total == 1
+    assert store.outbox.pending() == [("existing", "upsert")]
 
 
 def test_a_batch_with_a_duplicate_id_stores_neither(store: SQLiteMemoryStore) -> None:
     with pytest.raises(StorageError) as caught:
-        store.add([_memory("twin"), _memory("twin", content="second")])
+        store.memories.add([_memory("twin"), _memory("twin", content="second")])
 
     assert caught.value.code == "storage_error"
-    assert store.counts().total == 0
-    assert store.pending_vector_writes() == []
+    assert store.memories.counts().total == 0
+    assert store.outbox.pending() == []
 
 
 def test_a_memory_without_an_embedding_is_refused(store: SQLiteMemoryStore) -> None:
     with pytest.raises(StorageError):
-        store.add([_memory("ok"), dataclasses.replace(_memory("bare"), cognitive_embedding=None)])
+        store.memories.add([_memory("ok"), dataclasses.replace(_memory("bare"), cognitive_embedding=None)])
 
-    assert store.counts().total == 0
+    assert store.memories.counts().total == 0
 
 
 def test_meta_values_are_kept_and_overwritten(store: SQLiteMemoryStore) -> None:
-    assert store.meta("encoder") is None
+    assert store.properties.get("encoder") is None
 
-    store.set_meta("encoder", "hash-384:384")
-    store.set_meta("encoder", "all-MiniLM-L6-v2:384")
+    store.properties.set("encoder", "hash-384:384")
+    store.properties.set("encoder", "all-MiniLM-L6-v2:384")
 
-    assert store.meta("encoder") == "all-MiniLM-L6-v2:384"
+    assert store.properties.get("encoder") == "all-MiniLM-L6-v2:384"
 
 
 def test_each_memory_keeps_only_its_most_recently_strengthened_co_recall_links(
     store: SQLiteMemoryStore,
 ) -> None:
     ids = [f"m{n}" for n in range(8)]
-    store.add([_memory(memory_id) for memory_id in ids])
+    store.memories.add([_memory(memory_id) for memory_id in ids])
     for other in ids[1:]:
-        store.strengthen([("m0", other)], 0.1, keep=3)
-    store.strengthen([("m1", "m2")], 0.1, keep=3)
+        store.links.strengthen([("m0", other)], 0.1, keep=3)
+    store.links.strengthen([("m1", "m2")], 0.1, keep=3)
 
-    graph = store.neighbours(ids)
+    graph = store.links.neighbours(ids)
 
     assert sorted(target for target, _ in graph["m0"]) == ["m5", "m6", "m7"]
     # A dropped link goes in both directions; m1 keeps its link to m2, made later.
@@ -250,11 +250,11 @@ def test_each_memory_keeps_only_its_most_recently_strengthened_co_recall_links(
 
 
 def test_a_memory_s_terms_are_kept_beside_it_and_go_with_it(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("kept", content="Running the nightly backups"), _memory("gone")])
+    store.memories.add([_memory("kept", content="Running the nightly backups"), _memory("gone")])
 
-    (row,) = store.ranking_rows(["kept"])
-    shares = store.word_shares("run backup nightly", [row])
-    store.delete(["gone"])
+    (row,) = store.memories.ranking_rows(["kept"])
+    shares = store.words.shares("run backup nightly", [row])
+    store.memories.delete(["gone"])
 
     assert row.terms == frozenset({"run", "the", "nightli", "backup"})
     assert shares == {"kept": 1.0}
@@ -263,48 +263,50 @@ def test_a_memory_s_terms_are_kept_beside_it_and_go_with_it(store: SQLiteMemoryS
 
 
 def test_word_shares_tokenize_a_memory_whose_terms_were_never_kept(store: SQLiteMemoryStore) -> None:
-    store.add([_memory("old", content="The blue bucket holds the backups")])
+    store.memories.add([_memory("old", content="The blue bucket holds the backups")])
     with closing(sqlite3.connect(store.path)) as conn, conn:
         conn.execute("DELETE FROM memory_words")
 
-    (row,) = store.ranking_rows(["old"])
+    (row,) = store.memories.ranking_rows(["old"])
 
     assert row.terms is None
-    assert store.word_shares("blue bucket", [row]) == {"old": 1.0}
+    assert store.words.shares("blue bucket", [row]) == {"old": 1.0}
 
 
 def test_recording_an_access_strengthens_the_links_of_memories_recalled_together(
     store: SQLiteMemoryStore,
 ) -> None:
-    store.add([_memory("a"), _memory("b"), _memory("c")])
+    store.memories.add([_memory("a"), _memory("b"), _memory("c")])
 
-    store.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
-    store.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
+    store.memories.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
+    store.memories.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
 
-    graph = store.neighbours(["a", "b", "c"])
+    graph = store.links.neighbours(["a", "b", "c"])
     assert graph["a"] == [("b", pytest.approx(0.2))] and graph["b"] == [("a", pytest.approx(0.2))]
     assert "c" not in graph
 
 
 def test_only_in_says_whether_every_memory_is_in_the_given_projects(store: SQLiteMemoryStore) -> None:
-    assert store.only_in(["default"])  # an empty store: nothing lies outside
-    store.add([_memory("m1", project="alpha"), _memory("m2", project="beta"), _memory("m3", project="gamma")])
+    assert store.memories.only_in(["default"])  # an empty store: nothing lies outside
+    store.memories.add(
+        [_memory("m1", project="alpha"), _memory("m2", project="beta"), _memory("m3", project="gamma")]
+    )
 
-    assert store.only_in(["alpha", "beta", "gamma"])
-    assert store.only_in(["gamma", "beta", "alpha", "delta"])
-    assert not store.only_in(["alpha", "gamma"])  # beta lies between them
-    assert not store.only_in(["beta", "gamma"])  # alpha below
-    assert not store.only_in(["alpha", "beta"])  # gamma above
-    assert not store.only_in([])
+    assert store.memories.only_in(["alpha", "beta", "gamma"])
+    assert store.memories.only_in(["gamma", "beta", "alpha", "delta"])
+    assert not store.memories.only_in(["alpha", "gamma"])  # beta lies between them
+    assert not store.memories.only_in(["beta", "gamma"])  # alpha below
+    assert not store.memories.only_in(["alpha", "beta"])  # gamma above
+    assert not store.memories.only_in([])
     # The vector index is searched without a filter that every memory passes, and only then.
     every = VectorFilter(projects=("alpha", "beta", "gamma"))
-    assert store.index_filter(every) is None and store.index_filter(None) is None
+    assert store.memories.index_filter(every) is None and store.memories.index_filter(None) is None
     for kept in (
         VectorFilter(projects=("alpha", "beta")),
         VectorFilter(projects=("alpha", "beta", "gamma"), tags=("deploy",)),
         VectorFilter(projects=("alpha", "beta", "gamma"), created_after=0.0),
     ):
-        assert store.index_filter(kept) is kept
+        assert store.memories.index_filter(kept) is kept
 
 
 def test_word_weights_follow_every_write_to_the_lexical_index(
@@ -313,18 +315,18 @@ def test_word_weights_follow_every_write_to_the_lexical_index(
     """Word counts are kept between recalls, but never past a write: another memory holding
     "apple" makes it commoner, so the memory holding only apple gets a smaller share, exactly
     the share a store opened afresh computes."""
-    store.add([_memory("apple", content="apple pie"), _memory("banana", content="banana bread")])
-    (row,) = store.ranking_rows(["apple"])
-    before = store.word_shares("apple banana", [row])
-    assert store.word_shares("apple banana", [row]) == before  # kept, same answer
+    store.memories.add([_memory("apple", content="apple pie"), _memory("banana", content="banana bread")])
+    (row,) = store.memories.ranking_rows(["apple"])
+    before = store.words.shares("apple banana", [row])
+    assert store.words.shares("apple banana", [row]) == before  # kept, same answer
 
-    store.add([_memory("more", content="apple juice")])
-    after = store.word_shares("apple banana", [row])
-    store.delete(["more"])
-    again = store.word_shares("apple banana", [row])
+    store.memories.add([_memory("more", content="apple juice")])
+    after = store.words.shares("apple banana", [row])
+    store.memories.delete(["more"])
+    again = store.words.shares("apple banana", [row])
     fresh = SQLiteMemoryStore(db_path)
     try:
-        opened = fresh.word_shares("apple banana", [row])
+        opened = fresh.words.shares("apple banana", [row])
     finally:
         fresh.close()
 

@@ -26,7 +26,7 @@ async def test_memory_status_reports_the_last_consolidation(
     before = (await call(client, "memory_status", {}))["last_consolidation"]
 
     dry = consolidate(real_system, None, None, None)
-    untouched = [m.id for m in real_system.memories.get([kept, gone])]
+    untouched = [m.id for m in real_system.records.memories.get([kept, gone])]
     done = consolidate(real_system, None, None, "s1", apply=True)
     last = (await call(client, "memory_status", {}))["last_consolidation"]
 

@@ -110,7 +110,7 @@ class Words:
 
     def row_total(self) -> int:
         """How many memories the lexical index holds (a point read of FTS5's own count)."""
-        return self._db.read(row_total)
+        return self._db.read(word_sql.row_total)
 
     def shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);

@@ -48,7 +48,7 @@ def _sizes(system: CognitiveSystem, result: RecallResult) -> tuple[int, int, int
     """(memories, structured characters, text characters, the memories' own whole text)."""
     lists = result.memories
     ids = [m.id for m in (*lists.core, *lists.peripheral, *lists.bridge)]
-    own = sum(len(m.content) for m in system.memories.get(ids))
+    own = sum(len(m.content) for m in system.records.memories.get(ids))
     return len(ids), structured_chars(result), len(format_recall(result)), own
 
 

@@ -108,13 +108,13 @@ def check_cost(encoder: Encoder, data_dir: Path) -> dict[str, float]:
     costs: dict[str, float] = {}
     try:
         for size in (1_000, 10_000):
-            for start in range(system.memories.counts().total, size, 1_000):
+            for start in range(system.records.memories.counts().total, size, 1_000):
                 system.store_many(texts[start : start + 1_000], session_id=f"bulk-{start}")
             costs[f"novelty_search_{size}"] = _p50(
                 lambda i: system.vectors.search(vectors[i], SIMILAR_LIMIT, where)
             )
             costs[f"same_text_{size}"] = _p50(
-                lambda i: system.memories.find_same_text(probes[i], DEFAULT_PROJECT)
+                lambda i: system.records.memories.find_same_text(probes[i], DEFAULT_PROJECT)
             )
         system.build_index()
         costs["novelty_search_10000_indexed"] = _p50(

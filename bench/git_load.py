@@ -36,10 +36,12 @@ def main(argv: list[str]) -> None:
         settings.storage.data_dir = Path(data)
         system = build_system(settings, encoder=encoder)
         try:
-            first = load_git(system, repo)
-            again = load_git(system, repo)
-            rows = system.memories.source_chunks(f"git:{root}")
-            texts = [memory.content for memory in system.memories.get([row.memory_id for row in rows])]
+            first = load_git(system.loaded, repo)
+            again = load_git(system.loaded, repo)
+            rows = system.records.sources.chunks(f"git:{root}")
+            texts = [
+                memory.content for memory in system.records.memories.get([row.memory_id for row in rows])
+            ]
         finally:
             system.close()
     started = time.perf_counter()

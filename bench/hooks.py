@@ -64,7 +64,7 @@ def _fill(data_dir: Path, count: int, turns: Sequence[str]) -> int:
         for offset in range(0, len(texts), CHUNK):
             system.store_many(texts[offset : offset + CHUNK])
         system.build_index()
-        return system.memories.counts().total
+        return system.records.memories.counts().total
     finally:
         system.close()
 

@@ -56,7 +56,7 @@ async def through_mcp(encoder: Encoder, memories: int, queries: int, data_dir: P
     try:
         preload = texts[:-queries]
         # A kept store (``suite --keep``) that already holds the preload is measured as it is.
-        reused = system.memories.counts().total >= len(preload)
+        reused = system.records.memories.counts().total >= len(preload)
         ingest_seconds, paired = (0.0, 0.0) if reused else _ingest(system, encoder, preload)
         async with Client(create_server(system)) as client:
             store, store_encode = await _paired(client, encoder, "store_memory", "text", texts[-queries:])
@@ -66,7 +66,7 @@ async def through_mcp(encoder: Encoder, memories: int, queries: int, data_dir: P
                 "store": percentiles(store_encode),
                 "recall": percentiles(recall_encode),
             },
-            "memories": system.memories.counts().total,
+            "memories": system.records.memories.counts().total,
             "reused_store": reused,
             "ingest_per_second": round(len(preload) / ingest_seconds, 1) if ingest_seconds else None,
             "ingest_seconds": round(ingest_seconds, 1),

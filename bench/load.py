@@ -78,10 +78,10 @@ def run(root: Path) -> dict[str, Any]:
         settings.storage.data_dir = Path(data)
         system = build_system(settings, encoder=encoder)
         try:
-            first = load_markdown(system, root)
-            unchanged = load_markdown(system, root)
+            first = load_markdown(system.loaded, root)
+            unchanged = load_markdown(system.loaded, root)
             edited_files = _edit_tenth(root)
-            edited = load_markdown(system, root)
+            edited = load_markdown(system.loaded, root)
         finally:
             system.close()
     after = _encoder_rate(encoder, texts)

@@ -49,7 +49,7 @@ Ranking = Callable[[str], list[tuple[str, float]]]
 
 def _rankings(system: CognitiveSystem, service: MemoryService) -> dict[str, Ranking]:
     """query -> (memory id, score) pairs, best first, for each ranking."""
-    memories = [m for batch in system.memories.iter_memories() for m in batch]
+    memories = [m for batch in system.records.memories.batches() for m in batch]
     ids = [m.id for m in memories]
     matrix = np.stack([m.cognitive_embedding for m in memories if m.cognitive_embedding is not None])
 
@@ -59,7 +59,7 @@ def _rankings(system: CognitiveSystem, service: MemoryService) -> dict[str, Rank
         return [(m.id, dumps.recall_score(m)) for m in listed]
 
     def bm25(query: str) -> list[tuple[str, float]]:
-        return list(system.memories.lexical_search(query, max(KS)))
+        return list(system.records.words.search(query, max(KS)))
 
     def minilm(query: str) -> list[tuple[str, float]]:
         scores = matrix @ system.encoder.encode([query])[0]
@@ -135,7 +135,7 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         try:
             service = MemoryService(system)
             loaded = service.load_markdown(str(data / "readmes"))
-            memories = [m for batch in system.memories.iter_memories() for m in batch]
+            memories = [m for batch in system.records.memories.batches() for m in batch]
             file_of = {m.id: str(m.metadata.get("source_path", "")) for m in memories}
             key_of = _memory_keys(memories, data / "readmes")
 

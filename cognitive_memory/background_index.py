@@ -185,16 +185,16 @@ def build(db: Path, into: Path) -> int:
 
     if not db.is_file():  # opening would create an empty database, and an empty index from it
         raise StorageError(f"The memory database {db} does not exist.")
-    memories = SQLiteMemoryStore(db)
+    records = SQLiteMemoryStore(db)
     try:
         store = EdgeVectorStore(into)
         try:
-            report = copy_vectors(memories, store)
+            report = copy_vectors(records, store)
             store.build_index(0)
         finally:
             store.close()
     finally:
-        memories.close()
+        records.close()
     (into.parent / f".{into.name}.lock").unlink(missing_ok=True)
     return report.copied
 

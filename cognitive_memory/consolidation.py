@@ -97,7 +97,7 @@ def plan_consolidation(
         raise InvalidInputError(
             f"The threshold must be between {MIN_THRESHOLD} and 1.0 (cosine); got {cutoff}."
         )
-    duplicates = system.memories.duplicates
+    duplicates = system.records.duplicates
     groups: list[DuplicateGroup] = []
     scanned = 0
     names = duplicates.projects(project, LOADED_TYPES)
@@ -156,11 +156,11 @@ def apply_plan(
     merged as far as they still exist), update the vector index and record the run."""
     merged: list[MergedGroup] = []
     for done, group in enumerate(plan.groups, start=1):
-        result = system.memories.duplicates.merge(group.survivor.id, [m.id for m in group.others], session_id)
+        result = system.records.duplicates.merge(group.survivor.id, [m.id for m in group.others], session_id)
         if result is not None:
             merged.append(result)
             system.replication.unindex(result.trashed)
-            system.replication.index(system.memories.get([result.survivor]))
+            system.replication.index(system.records.memories.get([result.survivor]))
         if advance is not None:
             advance(done, len(plan.groups))
     summary = {
@@ -171,5 +171,5 @@ def apply_plan(
         "trashed": sum(len(result.trashed) for result in merged),
         "links": sum(result.links for result in merged),
     }
-    system.memories.duplicates.record(summary)
+    system.records.duplicates.record(summary)
     return merged

@@ -46,7 +46,7 @@ class PrunePlan:
 
 def trash(system: CognitiveSystem, ids: Sequence[str], reason: str, session_id: str | None) -> list[str]:
     """Move memories to the trash and out of the vector index; returns the ids that existed."""
-    moved = system.memories.trash.move(list(dict.fromkeys(ids)), reason, session_id)
+    moved = system.records.trash.move(list(dict.fromkeys(ids)), reason, session_id)
     if moved:
         system.replication.unindex(moved)
     return moved
@@ -55,21 +55,23 @@ def trash(system: CognitiveSystem, ids: Sequence[str], reason: str, session_id: 
 def restore(system: CognitiveSystem, ids: Sequence[str], entries: Sequence[int] = ()) -> Restored:
     """Bring trashed memories back whole and index them again: the ``entries`` named, and the
     newest entry of each of ``ids`` (see ``storage.trash_restore.restore``)."""
-    restored = system.memories.trash.restore(list(dict.fromkeys(ids)), list(dict.fromkeys(entries)))
+    restored = system.records.trash.restore(list(dict.fromkeys(ids)), list(dict.fromkeys(entries)))
     if restored.restored:
-        system.replication.index(system.memories.get([memory_id for _, memory_id in restored.restored]))
+        system.replication.index(
+            system.records.memories.get([memory_id for _, memory_id in restored.restored])
+        )
     return restored
 
 
 def purge_expired(system: CognitiveSystem, days: float, now: float | None = None) -> int:
     """Delete for good what has been in the trash longer than ``days``; returns how many."""
-    return system.memories.trash.purge((now if now is not None else time.time()) - days * DAY_SECONDS)
+    return system.records.trash.purge((now if now is not None else time.time()) - days * DAY_SECONDS)
 
 
 def plan_prune(system: CognitiveSystem, criteria: PruneCriteria, now: float | None = None) -> PrunePlan:
     """The dry run: what ``criteria`` would move to the trash, and a token for that exact set."""
     at = now if now is not None else time.time()
-    found, matching, secret = system.memories.trash.prune_plan(criteria.check(), at, LOADED_TYPES, MAX_PRUNE)
+    found, matching, secret = system.records.trash.prune_plan(criteria.check(), at, LOADED_TYPES, MAX_PRUNE)
     expires = int(at) + TOKEN_SECONDS
     return PrunePlan(found, matching, make_token(secret, criteria, found, expires), float(expires))
 
@@ -90,7 +92,7 @@ def prune(
     def confirmed(secret: str, found: Sequence[PruneCandidate], now: float, used: Collection[str]) -> str:
         return check_token(secret, confirm, criteria, found, now, used)
 
-    moved = system.memories.trash.prune(criteria.check(), LOADED_TYPES, MAX_PRUNE, confirmed, session_id)
+    moved = system.records.trash.prune(criteria.check(), LOADED_TYPES, MAX_PRUNE, confirmed, session_id)
     if moved:
         system.replication.unindex(moved)
     return moved

@@ -63,7 +63,7 @@ def build_system(
     with contextlib.suppress(OSError):  # the store says why it cannot open, if it cannot
         # Closed to other users: the database in it holds every memory in clear.
         settings.storage.data_dir.expanduser().mkdir(mode=0o700, parents=True, exist_ok=True)
-    memories = SQLiteMemoryStore(settings.storage.database_path)
+    records = SQLiteMemoryStore(settings.storage.database_path)
     try:
         vectors = (
             ArrayVectorStore(EMBEDDING_DIMENSION)
@@ -71,14 +71,14 @@ def build_system(
             else _vector_store(settings, attach_now=not open_index_later)
         )
     except CognitiveMemoryError:
-        memories.close()
+        records.close()
         raise
     recall = settings.recall
     config = RetrievalConfig(
         bridge_threshold=recall.bridge_threshold,
         weights=RankWeights(session_lesson_boost=recall.session_lesson_boost),
     )
-    retriever = Retriever(memories, vectors, config)
+    retriever = Retriever(records, vectors, config)
     configuration = {
         "profile": profile,
         "data_dir": str(settings.storage.data_dir),
@@ -95,7 +95,7 @@ def build_system(
     }
     try:
         system = CognitiveSystem(
-            memories,
+            records,
             vectors,
             encoder,
             retriever,
@@ -105,7 +105,7 @@ def build_system(
         )
     except CognitiveMemoryError:
         vectors.close()
-        memories.close()
+        records.close()
         raise
     if isinstance(vectors, SharedVectorStore):
         vectors.when_taking_over(system.replay_outbox)

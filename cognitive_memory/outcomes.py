@@ -9,7 +9,7 @@ from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.index.vector_store import VectorHit, VectorStoreInfo
-from cognitive_memory.storage.sqlite_store import MemoryCounts
+from cognitive_memory.storage.memories import MemoryCounts
 
 __all__ = ["StoreOutcome", "SystemStatus", "UpdateOutcome"]
 

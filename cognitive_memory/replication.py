@@ -12,19 +12,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore, payload_for
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+from cognitive_memory.storage.memories import MemoryCounts
 
 __all__ = [
     "COPY_BATCH",
     "CopyReport",
     "IndexReplication",
+    "OutboxRows",
+    "RecordedVectors",
+    "StoredMemories",
     "copy_vectors",
     "points_of",
     "unindexed_threshold",
@@ -40,6 +44,34 @@ COPY_BATCH = 500
 # (11-45 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
 INDEX_MIN_UNINDEXED = 5_000
 INDEX_UNINDEXED_SHARE = 0.2
+
+
+class StoredMemories(Protocol):
+    """The memories whose vectors the index is copied from."""
+
+    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]: ...
+
+    def batches(self, batch_size: int = ...) -> Iterator[list[CognitiveMemory]]: ...
+
+    def counts(self) -> MemoryCounts: ...
+
+
+class OutboxRows(Protocol):
+    """The vector writes the store of record queued and the index has not confirmed."""
+
+    def pending(self) -> list[tuple[str, str]]: ...
+
+    def clear(self, ids: Iterable[str]) -> None: ...
+
+
+class RecordedVectors(Protocol):
+    """The store of record as replication reads it (``storage.SQLiteMemoryStore``)."""
+
+    @property
+    def memories(self) -> StoredMemories: ...
+
+    @property
+    def outbox(self) -> OutboxRows: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +127,7 @@ def upsert_indexable(target: VectorStore, points: Sequence[VectorPoint]) -> dict
 
 
 def copy_vectors(
-    memories: SQLiteMemoryStore,
+    records: RecordedVectors,
     target: VectorStore,
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = COPY_BATCH,
@@ -104,11 +136,11 @@ def copy_vectors(
     after each), delete the target's points SQLite does not know, and count the target.
     Nothing is re-embedded; reading SQLite is safe while a server writes (WAL readers). A memory
     the target cannot take is left out and reported (``CopyReport.rejected``)."""
-    total = memories.counts().total
+    total = records.memories.counts().total
     known: set[str] = set()
     rejected: dict[str, str] = {}
     done = without_vector = 0
-    for batch in memories.iter_memories(batch_size):
+    for batch in records.memories.batches(batch_size):
         points = points_of(batch)
         refused = upsert_indexable(target, points)
         rejected.update(refused)
@@ -132,13 +164,15 @@ class IndexReplication:
 
     def __init__(
         self,
-        memories: SQLiteMemoryStore,
+        records: RecordedVectors,
         vectors: VectorStore,
         bookkeeping: Executor,
         *,
         retry_seconds: float = 30.0,
     ) -> None:
-        self._memories = memories
+        self._records = records
+        self._memories = records.memories
+        self._outbox = records.outbox
         self._vectors = vectors
         self._bookkeeping = bookkeeping
         self.retry_seconds = retry_seconds
@@ -163,7 +197,7 @@ class IndexReplication:
             self._schedule_drain()
             return None
         self._tell(refused)
-        self._bookkeeping.submit(self._memories.clear_outbox, [m.id for m in memories if m.id not in refused])
+        self._bookkeeping.submit(self._outbox.clear, [m.id for m in memories if m.id not in refused])
         return refused
 
     def _tell(self, refused: Mapping[str, str]) -> None:
@@ -185,13 +219,13 @@ class IndexReplication:
             logger.warning("Vector index deletion queued for replay: %s", exc)
             self._schedule_drain()
             return False
-        self._bookkeeping.submit(self._memories.clear_outbox, ids)
+        self._bookkeeping.submit(self._outbox.clear, ids)
         return True
 
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed, in batches;
         returns how many were pending. While the index fails, a retry is scheduled."""
-        pending = self._memories.pending_vector_writes()
+        pending = self._outbox.pending()
         deletions = [memory_id for memory_id, op in pending if op == "delete"]
         if deletions and not self.unindex(deletions):
             return len(pending)
@@ -207,10 +241,10 @@ class IndexReplication:
         """Rewrite the index from SQLite's vectors (see ``copy_vectors``), clear the outbox and
         build the approximate index; returns the number of vectors written. The writes of memories
         the index refused stay queued (see ``_upsert``)."""
-        pending = [memory_id for memory_id, _ in self._memories.pending_vector_writes()]
-        report = copy_vectors(self._memories, self._vectors)
+        pending = [memory_id for memory_id, _ in self._outbox.pending()]
+        report = copy_vectors(self._records, self._vectors)
         self._tell(report.rejected)
-        self._memories.clear_outbox([memory_id for memory_id in pending if memory_id not in report.rejected])
+        self._outbox.clear([memory_id for memory_id in pending if memory_id not in report.rejected])
         self.build_index()
         logger.info(
             "Rebuilt the vector index: %d vectors written, %d stale points removed",

@@ -176,19 +176,19 @@ def _set_aside(vector_path: Path) -> Path | None:
 
 def _rebuild(database: Path, open_index: IndexOpener, progress: Progress | None) -> tuple[int, int, int]:
     """Fill a fresh index from the restored database; (memories, vectors written, stale removed)."""
-    memories = SQLiteMemoryStore(database)
+    records = SQLiteMemoryStore(database)
     try:
         index = open_index()
         try:
-            pending = [memory_id for memory_id, _ in memories.pending_vector_writes()]
-            report = copy_vectors(memories, index, progress)
-            memories.clear_outbox(pending)
+            pending = [memory_id for memory_id, _ in records.outbox.pending()]
+            report = copy_vectors(records, index, progress)
+            records.outbox.clear(pending)
             _build_index(index)
         finally:
             index.close()
-        return memories.counts().total, report.copied, report.stale_removed
+        return records.memories.counts().total, report.copied, report.stale_removed
     finally:
-        memories.close()
+        records.close()
 
 
 def _build_index(index: VectorStore) -> None:

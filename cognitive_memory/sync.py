@@ -1,4 +1,5 @@
-"""Planning a source sync: which chunks keep their memory, which change, which come and go.
+"""Loaded sources kept in step with their files: ``LoadedSources`` applies a sync that
+``plan_sync`` plans (which chunks keep their memory, which change, which come and go).
 
 Matching runs in two passes. A chunk whose key is already stored keeps that memory (its id,
 access count and strength): unchanged when the text hash is equal, updated (embedded again) when
@@ -6,23 +7,28 @@ not. A chunk with a new key whose text equals a stored chunk that lost its key (
 moved or was renamed without a change of text) takes over that memory without re-embedding.
 A chunk still unmatched takes the unmatched stored chunk at the same position (a renamed header:
 updated in place). What is left is added or removed.
+
+The plan is embedded in one batch and written in one SQLite transaction, then indexed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
 from cognitive_memory.core.validation import check_text
+from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.storage.sources import ChunkRow, SourceWrite
+from cognitive_memory.replication import IndexReplication
+from cognitive_memory.storage.sources import ChunkRow, SourceRecord, SourceWrite
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
-__all__ = ["SyncPlan", "build_write", "plan_sync"]
+__all__ = ["LoadedSources", "SyncPlan", "build_write", "plan_sync"]
 
 PARENT_WEIGHT = 0.8
 SIBLING_WEIGHT = 0.5
@@ -163,3 +169,78 @@ def _structure(chunks: Sequence[SourceChunk], ids: Mapping[str, str]) -> list[tu
             ]
         last_child[parent] = child
     return edges
+
+
+class LoadedSources:
+    """The sources loaders keep in the store (markdown files, git histories): what they read of
+    them, and the syncs they apply. Built by ``CognitiveSystem`` over its store and index;
+    ``recorded`` is called after each write (the store records its encoder with the first)."""
+
+    def __init__(
+        self,
+        records: SQLiteMemoryStore,
+        encoder: Encoder,
+        replication: IndexReplication,
+        clock: Callable[[], datetime],
+        recorded: Callable[[], None],
+    ) -> None:
+        self.records = records
+        self.encoder = encoder
+        self._replication = replication
+        self._clock = clock
+        self._recorded = recorded
+
+    def sources(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
+        """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""
+        return self.records.sources.under(loader_type, prefix)
+
+    def source_chunks(self, key: str) -> list[ChunkRow]:
+        """The chunks a source holds, in order."""
+        return self.records.sources.chunks(key)
+
+    def source_digests(self, key: str) -> list[str]:
+        """The per-item digests a loader keeps for a source, oldest first."""
+        return self.records.sources.digests(key)
+
+    def save_source_digests(
+        self, key: str, items: Sequence[tuple[str, str]], *, replace: bool = False
+    ) -> None:
+        """Append ``(item_key, data)`` digests to a source's, or replace them all."""
+        self.records.sources.save_digests(key, items, replace=replace)
+
+    def sync_sources(self, updates: Sequence[SourceUpdate]) -> list[SyncCounts]:
+        """Make the store hold exactly the given chunks of each source (see the module docstring).
+
+        Only new and changed texts are embedded, in one batch; all sources are written in one
+        SQLite transaction, so no reader ever sees a source half-replaced.
+        """
+        plans = []
+        for update in updates:
+            rows = self.records.sources.chunks(update.key)
+            stored = {m.id: m for m in self.records.memories.get([row.memory_id for row in rows])}
+            plans.append(plan_sync(update, rows, stored))
+        texts = [text for plan in plans for text in plan.texts]
+        vectors = iter(self.encoder.encode(texts)) if texts else iter(())
+        now = self._clock()
+        built = [build_write(plan, vectors, now) for plan in plans]
+        writes = [write for write, _ in built]
+        self.records.sources.write(writes)
+        self._recorded()
+        upserts = [m for write in writes for m in (*write.added, *write.rewritten)]
+        if upserts:
+            self._replication.index(upserts)
+        removed = [memory_id for write in writes for memory_id in write.removed]
+        if removed:
+            self._replication.unindex(removed)
+        return [counts for _, counts in built]
+
+    def forget_sources(self, keys: Sequence[str]) -> int:
+        """Remove loaded sources and their memories; returns how many memories went."""
+        removed = self.records.sources.forget(keys)
+        if removed:
+            self._replication.unindex(removed)
+        return len(removed)
+
+    def build_index(self) -> bool:
+        """After a bulk load: build the approximate vector index if enough vectors lack it."""
+        return self._replication.build_index()

@@ -12,25 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.core.levels import classify
-from cognitive_memory.core.links import (
-    RELATED_LIMIT,
-    check_depth,
-    check_ends,
-    check_note,
-    check_relation,
-    check_relations,
-    cycle_message,
-)
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, Vector
-from cognitive_memory.core.records import (
-    EDITABLE_FIELDS,
-    MemoryEdit,
-    apply_edit,
-    check_kind,
-    check_level,
-    new_memory,
-)
-from cognitive_memory.core.sources import SourceUpdate, SyncCounts
+from cognitive_memory.core.records import check_kind, check_level, new_memory
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
     check_importance,
@@ -38,28 +21,15 @@ from cognitive_memory.core.validation import (
     check_tags,
     check_text,
 )
+from cognitive_memory.editing import Edits
 from cognitive_memory.encoding.base import BesideEncoder, Encoder
-from cognitive_memory.errors import (
-    CognitiveMemoryError,
-    EditConflictError,
-    IndexMismatchError,
-    InvalidInputError,
-    NotFoundError,
-    StorageError,
-)
-from cognitive_memory.index.vector_store import (
-    VectorFilter,
-    VectorHit,
-    VectorStore,
-    VectorStoreInfo,
-)
-from cognitive_memory.outcomes import StoreOutcome, SystemStatus, UpdateOutcome
+from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
+from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.replication import IndexReplication
 from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
-from cognitive_memory.storage.relations import Neighbourhood
-from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
-from cognitive_memory.sync import build_write, plan_sync
+from cognitive_memory.sync import LoadedSources
 
 __all__ = ["CognitiveSystem"]
 
@@ -70,12 +40,8 @@ Clock = Callable[[], datetime]
 # A store reports up to this many near duplicates (at or above ``near_duplicate`` cosine).
 SIMILAR_LIMIT = 3
 NEAR_DUPLICATE = 0.92
-# An update without an expected revision that meets another's write is applied again over it,
-# up to this many times in all (each read, apply and compare-and-set takes milliseconds).
-UPDATE_ATTEMPTS = 3
 # In a store of more memories than this, recall searches the words on another thread while the
-# query is embedded on one (docs/performance.md: recall p50 about 3 ms faster at 10,000 lived-in
-# turns and 3.7 at 100,000, 0.5 ms slower at 3,435, where BM25 costs less than one thread costs).
+# query is embedded on one; below it, BM25 costs less than a thread (docs/performance.md).
 WORDS_BESIDE_FROM = 5_000
 _CORES = os.cpu_count() or 1
 
@@ -85,7 +51,7 @@ class CognitiveSystem:
 
     def __init__(
         self,
-        memories: SQLiteMemoryStore,
+        records: SQLiteMemoryStore,
         vectors: VectorStore,
         encoder: Encoder,
         retriever: Retriever,
@@ -95,7 +61,7 @@ class CognitiveSystem:
         retry_seconds: float = 30.0,
         near_duplicate: float = NEAR_DUPLICATE,
     ) -> None:
-        self.memories = memories
+        self.records = records
         self.vectors = vectors
         self.encoder = encoder
         self.retriever = retriever
@@ -106,7 +72,9 @@ class CognitiveSystem:
         self._words = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-words")
         # The encoder that can embed a query on one thread beside the word search (fixed for life).
         self._beside_encoder = encoder if _CORES >= 2 and isinstance(encoder, BesideEncoder) else None
-        self.replication = IndexReplication(memories, vectors, self._bookkeeping, retry_seconds=retry_seconds)
+        self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
+        self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
+        self.edits = Edits(records, encoder, self.replication, clock)
         self._check_encoder_matches_index()
         self.replay_outbox()
 
@@ -120,7 +88,7 @@ class CognitiveSystem:
         recorded with the first stored memory, so a misconfigured model that never loads cannot
         claim an empty store."""
         signature = f"{self.encoder.name}:{self.encoder.dimension}"
-        recorded = self.memories.meta("encoder")
+        recorded = self.records.properties.get("encoder")
         self._encoder_recorded = recorded is not None
         if recorded is not None and recorded != signature:
             raise IndexMismatchError(
@@ -170,9 +138,9 @@ class CognitiveSystem:
             check_tags(tags),
             check_metadata(metadata),
         )
-        existing = self.memories.find_same_text(content, project)
+        existing = self.records.memories.find_same_text(content, project)
         if existing is not None:
-            self.memories.record_access([existing.id], self._clock())
+            self.records.memories.record_access([existing.id], self._clock())
             return StoreOutcome(existing, duplicate=True, novelty=0.0)
         vector = self.encoder.encode([content])[0]
         novelty, similar = self._novelty(vector, project)
@@ -186,7 +154,7 @@ class CognitiveSystem:
     def _novelty(self, vector: Vector, project: str) -> tuple[float | None, tuple[VectorHit, ...]]:
         """1 minus the highest cosine to a memory of ``project``, and the near duplicates."""
         try:
-            where = self.memories.index_filter(VectorFilter(projects=(project,)))
+            where = self.records.memories.index_filter(VectorFilter(projects=(project,)))
             hits = self.vectors.search(vector, SIMILAR_LIMIT, where)
         except StorageError:
             return None, ()
@@ -194,58 +162,6 @@ class CognitiveSystem:
             return 1.0, ()
         similar = tuple(hit for hit in hits if hit.score >= self.near_duplicate)
         return max(0.0, 1.0 - hits[0].score), similar
-
-    def update(
-        self,
-        memory_id: str,
-        edit: MemoryEdit,
-        *,
-        session_id: str | None = None,
-        expected_revision: str | None = None,
-    ) -> UpdateOutcome:
-        """Change a memory in place: its id, access history and links stay; its previous state is
-        kept as a version. A new text is embedded again and re-indexed (words and vector) in the
-        same crash-safe way as a store.
-
-        With ``expected_revision`` (the memory's ``revision`` when the caller read it) the update
-        is refused with ``EditConflictError`` if the memory changed since, up to the write itself.
-        Without it, an update that races another is applied again over what that one wrote, so
-        neither undoes the other."""
-        attempt = 1
-        while True:
-            try:
-                return self._update_once(memory_id, edit, session_id, expected_revision)
-            except EditConflictError:
-                if expected_revision is not None or attempt >= UPDATE_ATTEMPTS:
-                    raise
-                attempt += 1
-
-    def _update_once(
-        self, memory_id: str, edit: MemoryEdit, session_id: str | None, expected_revision: str | None
-    ) -> UpdateOutcome:
-        (previous,) = self.memories.get([memory_id]) or (None,)
-        if previous is None:
-            raise NotFoundError(_unknown([memory_id]))
-        if expected_revision is not None and previous.revision != expected_revision:
-            raise EditConflictError(
-                f"Memory {memory_id} changed after it was read for this edit; nothing was written. "
-                "Read it again and redo the edit over what it holds now."
-            )
-        memory = apply_edit(previous, edit, self._clock())
-        changed = tuple(name for name in EDITABLE_FIELDS if getattr(memory, name) != getattr(previous, name))
-        if not changed:
-            return UpdateOutcome(previous, ())
-        if "content" in changed:
-            same = self.memories.find_same_text(memory.content, memory.project)
-            if same is not None and same.id != memory.id:
-                raise InvalidInputError(
-                    f"Memory {same.id} of project {memory.project!r} already holds this text: forget one "
-                    "of the two instead of making them equal.",
-                    code="duplicate",
-                )
-            memory = dataclasses.replace(memory, cognitive_embedding=self.encoder.encode([memory.content])[0])
-        version = self.memories.rewrite(memory, previous, session_id)
-        return UpdateOutcome(memory, changed, version, queued=not self._index([memory]))
 
     def store_many(self, texts: Sequence[str], *, session_id: str | None = None) -> list[StoreOutcome]:
         """Store texts in order with one batched embedding and one SQLite transaction (the bulk
@@ -263,63 +179,15 @@ class CognitiveSystem:
 
     def _commit(self, batch: list[CognitiveMemory]) -> list[StoreOutcome]:
         """Commit to SQLite (the acknowledgement), then index the vectors (queued if that fails)."""
-        self.memories.add(batch)
+        self.records.memories.add(batch)
         self._record_encoder()
         queued = not self._index(batch)
         return [StoreOutcome(memory, queued) for memory in batch]
 
     def _record_encoder(self) -> None:
         if not self._encoder_recorded:
-            self.memories.set_meta("encoder", f"{self.encoder.name}:{self.encoder.dimension}")
+            self.records.properties.set("encoder", f"{self.encoder.name}:{self.encoder.dimension}")
             self._encoder_recorded = True
-
-    def sync_sources(self, updates: Sequence[SourceUpdate]) -> list[SyncCounts]:
-        """Make the store hold exactly the given chunks of each source (see ``cognitive_memory.sync``).
-
-        Only new and changed texts are embedded, in one batch; all sources are written in one
-        SQLite transaction, so no reader ever sees a source half-replaced.
-        """
-        plans = []
-        for update in updates:
-            rows = self.memories.source_chunks(update.key)
-            stored = {m.id: m for m in self.memories.get([row.memory_id for row in rows])}
-            plans.append(plan_sync(update, rows, stored))
-        texts = [text for plan in plans for text in plan.texts]
-        vectors = iter(self.encoder.encode(texts)) if texts else iter(())
-        now = self._clock()
-        built = [build_write(plan, vectors, now) for plan in plans]
-        writes = [write for write, _ in built]
-        self.memories.write_sources(writes)
-        self._record_encoder()
-        upserts = [m for write in writes for m in (*write.added, *write.rewritten)]
-        if upserts:
-            self._index(upserts)
-        removed = [memory_id for write in writes for memory_id in write.removed]
-        if removed:
-            self._unindex(removed)
-        return [counts for _, counts in built]
-
-    def sources(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
-        """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""
-        return self.memories.sources(loader_type, prefix)
-
-    def source_chunks(self, key: str) -> list[ChunkRow]:
-        return self.memories.source_chunks(key)
-
-    def source_digests(self, key: str) -> list[str]:
-        return self.memories.source_digests(key)
-
-    def save_source_digests(
-        self, key: str, items: Sequence[tuple[str, str]], *, replace: bool = False
-    ) -> None:
-        self.memories.save_source_digests(key, items, replace=replace)
-
-    def forget_sources(self, keys: Sequence[str]) -> int:
-        """Remove loaded sources and their memories; returns how many memories went."""
-        removed = self.memories.forget_sources(keys)
-        if removed:
-            self._unindex(removed)
-        return len(removed)
 
     def _index(self, memories: Sequence[CognitiveMemory]) -> bool:
         return self.replication.index(memories)
@@ -327,56 +195,13 @@ class CognitiveSystem:
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Forget memories everywhere; returns the ids that existed. The index deletion is queued
         in SQLite first, so a failure of the index is replayed like any other vector write."""
-        existing = self.memories.delete(list(dict.fromkeys(ids)))
+        existing = self.records.memories.delete(list(dict.fromkeys(ids)))
         if existing:
             self._unindex(existing)
         return existing
 
     def _unindex(self, ids: list[str]) -> bool:
         return self.replication.unindex(ids)
-
-    def link(
-        self,
-        from_id: str,
-        to_id: str,
-        relation: str,
-        *,
-        note: str | None = None,
-        session_id: str | None = None,
-    ) -> bool:
-        """Link ``from_id`` -[relation]-> ``to_id``; True when the link is new (linking again
-        changes nothing, the note included). Refuses unknown ids, a link to itself and a supersedes
-        cycle."""
-        ends = check_ends(from_id, to_id)
-        kind = check_relation(relation)
-        written = self.memories.link((*ends, kind), check_note(note), session_id)
-        if written.missing:
-            raise NotFoundError(_unknown(written.missing))
-        if written.cycle:
-            raise InvalidInputError(cycle_message(*ends, written.cycle), code="supersedes_cycle")
-        return written.created
-
-    def unlink(self, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
-        """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given); returns
-        the relations removed (none is a value, not an error). Unknown ids are refused."""
-        ends = check_ends(from_id, to_id)
-        kind = check_relation(relation) if relation is not None else None
-        self._require(ends)
-        return self.memories.unlink(*ends, kind)
-
-    def related(self, memory_id: str, depth: int = 1, relations: Sequence[str] = ()) -> Neighbourhood:
-        """The memories linked to ``memory_id`` within ``depth`` (1-3) hops, in both directions,
-        breadth first; at most RELATED_LIMIT of them (``truncated`` says when more were reachable)."""
-        hops, kinds = check_depth(depth), check_relations(relations)
-        self._require((memory_id,))
-        return self.memories.related(memory_id, hops, kinds, RELATED_LIMIT)
-
-    def _require(self, ids: Sequence[str]) -> None:
-        """Refuse ids of memories that do not exist."""
-        found = {memory.id for memory in self.memories.get(list(dict.fromkeys(ids)))}
-        missing = [memory_id for memory_id in dict.fromkeys(ids) if memory_id not in found]
-        if missing:
-            raise NotFoundError(_unknown(missing))
 
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed (see
@@ -412,7 +237,7 @@ class CognitiveSystem:
             vector = self.encoder.encode([cue])[0]
         else:
             pool = self.retriever.pool_size(max_results)
-            words = self._words.submit(self.memories.lexical_search, cue, pool)
+            words = self._words.submit(self.records.words.search, cue, pool)
             vector = beside.encode_beside(cue)
         result = self.retriever.retrieve(
             cue,
@@ -437,16 +262,16 @@ class CognitiveSystem:
         encoder = self._beside_encoder
         if encoder is None:
             return None
-        return encoder if self.memories.lexical_rows() > WORDS_BESIDE_FROM else None
+        return encoder if self.records.words.row_total() > WORDS_BESIDE_FROM else None
 
     def now(self) -> datetime:
         """The time by this system's clock: what strength and recency are computed at."""
         return self._clock()
 
     def open(self, ids: Sequence[str]) -> list[CognitiveMemory]:
-        """The memories with these ids, as ``memories.get`` gives them, each counted as used (its
+        """The memories with these ids, as ``records.memories.get`` gives them, each counted as used (its
         access count and last access update after answering, so its strength rises)."""
-        found = self.memories.get(ids)
+        found = self.records.memories.get(ids)
         if found:
             self._bookkeeping.submit(self._record_access, [m.id for m in found], [], self._clock())
         return found
@@ -455,7 +280,7 @@ class CognitiveSystem:
         """Count the uses and strengthen the links between memories recalled together as core."""
         pairs = [(a, b) for i, a in enumerate(core) for b in core[i + 1 :]]
         try:
-            self.memories.record_access(used, at, co_recalled=pairs)
+            self.records.memories.record_access(used, at, co_recalled=pairs)
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)
 
@@ -469,16 +294,16 @@ class CognitiveSystem:
 
     def status(self) -> SystemStatus:
         """Raises StorageError when the data directory was deleted under this process."""
-        self.memories.location.check()
+        self.records.location.check()
         self.flush()
-        counts = self.memories.counts()
+        counts = self.records.memories.counts()
         info: VectorStoreInfo | None = None
         error: str | None = None
         try:
             info = self.vectors.info()
         except StorageError as exc:
             error = exc.message
-        pending = len(self.memories.pending_vector_writes())
+        pending = len(self.records.outbox.pending())
         healthy = info is not None and pending == 0 and info.vector_count == counts.total
         return SystemStatus(
             healthy=healthy,
@@ -486,9 +311,9 @@ class CognitiveSystem:
             vector_store=info,
             vector_store_error=error,
             pending_vector_writes=pending,
-            activity=self.memories.activity(),
-            database_path=self.memories.path,
-            database_bytes=self.memories.size_bytes(),
+            activity=self.records.properties.activity(),
+            database_path=self.records.path,
+            database_bytes=self.records.database.size_bytes(),
             encoder_name=self.encoder.name,
             encoder_ready=self.encoder.is_ready,
             configuration=dict(self.configuration),
@@ -499,11 +324,4 @@ class CognitiveSystem:
         self._words.shutdown(wait=True)
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
-        self.memories.close()
-
-
-def _unknown(ids: Sequence[str]) -> str:
-    names = ", ".join(repr(memory_id) for memory_id in ids)
-    return (
-        f"No memory has the id {names} (forgotten, or never stored): check the ids recall_memories returned."
-    )
+        self.records.close()

@@ -65,7 +65,7 @@ def export_lines(
 ) -> Iterator[str]:
     """The export, line by line: the header, then each memory (of ``project`` only, if given) with
     its versions and the links that start at it, read in batches (never all in memory)."""
-    counts = system.memories.counts()
+    counts = system.records.memories.counts()
     total = counts.by_project.get(project, 0) if project else counts.total
     header = {
         "format": FORMAT,
@@ -78,10 +78,10 @@ def export_lines(
     }
     yield json.dumps(header, ensure_ascii=False)
     done = 0
-    for batch in system.memories.iter_memories():
+    for batch in system.records.memories.batches():
         chosen = [m for m in batch if project is None or m.project == project][: total - done]
         ids = [m.id for m in chosen]
-        versions, links = system.memories.versions(ids), system.memories.links_from(ids)
+        versions, links = system.records.history.of(ids), system.records.links.outgoing(ids)
         for memory in chosen:
             line = memory_line(
                 memory, versions.get(memory.id, []), links.get(memory.id, []), with_vector=with_vectors
@@ -140,7 +140,7 @@ def import_lines(
     ]
     links = [link for link in links if link.from_id != link.to_id]
     write = ImportWrite(added, versions, updated, links)
-    written = system.memories.write_import(write, session_id, dry_run=dry_run)
+    written = system.records.memories.write_import(write, session_id, dry_run=dry_run)
     _count_links(report, links, written)
     if not dry_run and (added or updated):
         _index(system, [*added, *(m for m, _ in updated)], signature)
@@ -175,7 +175,7 @@ def _plan(
     texts: dict[tuple[str, str], str] = {}
     for start in range(0, len(records), 500):
         batch = records[start : start + 500]
-        stored = {m.id: m for m in system.memories.get([r.memory.id for r in batch])}
+        stored = {m.id: m for m in system.records.memories.get([r.memory.id for r in batch])}
         for record in batch:
             memory, previous = record.memory, stored.get(record.memory.id)
             if previous is not None and previous.loader_type in LOADED_TYPES and _differs(previous, memory):
@@ -208,7 +208,7 @@ def _loaded(memory: CognitiveMemory) -> str:
 
 
 def _same_text(system: CognitiveSystem, memory: CognitiveMemory) -> str | None:
-    found = system.memories.find_same_text(memory.content, memory.project)
+    found = system.records.memories.find_same_text(memory.content, memory.project)
     return found.id if found is not None else None
 
 
@@ -259,8 +259,8 @@ def _aliased(link: LinkRow, aliases: dict[str, str]) -> LinkRow:
 def _index(system: CognitiveSystem, memories: list[CognitiveMemory], signature: str) -> None:
     """Record the encoder of a store that was empty, then index the vectors (a failure stays queued
     in the outbox and is replayed, as for every store)."""
-    if system.memories.meta("encoder") is None:
-        system.memories.set_meta("encoder", signature)
+    if system.records.properties.get("encoder") is None:
+        system.records.properties.set("encoder", signature)
     for start in range(0, len(memories), 1000):
         system.replication.index(memories[start : start + 1000])
     system.build_index()

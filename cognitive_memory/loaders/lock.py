@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 @contextmanager
 def holding_load_lock(store: SourceStore) -> Iterator[None]:
     """Hold the database's loader lock (waiting for another loader to finish first)."""
-    database = store.memories.path
+    database = store.records.path
     lock = database.with_name(database.name + LOCK_SUFFIX)
     descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:

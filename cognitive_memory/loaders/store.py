@@ -10,10 +10,10 @@ from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 
-__all__ = ["Database", "SourceStore"]
+__all__ = ["SourceStore", "StoreFile"]
 
 
-class Database(Protocol):
+class StoreFile(Protocol):
     """Where the store keeps its memories (the loaders' lock lives beside it)."""
 
     @property
@@ -21,13 +21,13 @@ class Database(Protocol):
 
 
 class SourceStore(Protocol):
-    """Loaded sources and their chunks; ``CognitiveSystem`` is the implementation."""
+    """Loaded sources and their chunks; ``sync.LoadedSources`` is the implementation."""
 
     @property
     def encoder(self) -> Encoder: ...
 
     @property
-    def memories(self) -> Database: ...
+    def records(self) -> StoreFile: ...
 
     def sources(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
         """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""

@@ -3,6 +3,7 @@
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, bridge_score, score_bridges
 from cognitive_memory.retrieval.fusion import fuse, normalise
+from cognitive_memory.retrieval.reading import RecallReads
 from cognitive_memory.retrieval.retriever import (
     RankedMemory,
     RetrievalConfig,
@@ -16,6 +17,7 @@ __all__ = [
     "BridgeScore",
     "RankWeights",
     "RankedMemory",
+    "RecallReads",
     "RetrievalConfig",
     "RetrievalResult",
     "Retriever",

@@ -17,11 +17,11 @@ from cognitive_memory.retrieval.activation import pass_to_answers, spread_activa
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
+from cognitive_memory.retrieval.reading import RecallReads
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.speakers import names_speaker, query_names
 from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.ranking import RankingRow
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["RankedMemory", "RetrievalConfig", "RetrievalResult", "Retriever", "split_core"]
 
@@ -105,8 +105,10 @@ class _Signals:
 class Retriever:
     """Finds and ranks memories for a query."""
 
-    def __init__(self, memories: SQLiteMemoryStore, vectors: VectorStore, config: RetrievalConfig) -> None:
-        self._memories = memories
+    def __init__(self, records: RecallReads, vectors: VectorStore, config: RetrievalConfig) -> None:
+        self._memories = records.memories
+        self._links = records.links
+        self._words = records.words
         self._vectors = vectors
         self.config = config
 
@@ -154,7 +156,7 @@ class Retriever:
     def _ranked(self, best: Sequence[tuple[RankingRow, ScoreBreakdown]]) -> list[RankedMemory]:
         """Whole memories for the best rows, each moved after the memories that supersede it."""
         ids = [row.id for row, _ in best]
-        successors = self._memories.superseded_by(ids)
+        successors = self._links.superseded_by(ids)
         scores = {row.id: score for row, score in best}
         by_id = {m.id: m for m in self._memories.get(ids)}
         order = [memory_id for memory_id in successors_first(ids, successors) if memory_id in by_id]
@@ -180,16 +182,16 @@ class Retriever:
             logger.warning("Vector search failed, recalling by words only: %s", exc)
             hits, degraded = [], True
         similarity = {hit.id: hit.score for hit in hits if hit.score >= cfg.min_similarity}
-        lexical = dict(self._memories.lexical_search(query, pool) if words is None else words.result())
+        lexical = dict(self._words.search(query, pool) if words is None else words.result())
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)
         fused = fuse(similarity, lexical, cfg.semantic_weight)
         seeds = {memory_id: parts[2] for memory_id, parts in fused.items()}
-        graph, timeless = self._memories.neighbourhood(list(seeds))
+        graph, timeless = self._links.neighbourhood(list(seeds))
         if cfg.activation_depth > 1:
             beyond = {n for edges in graph.values() for n, _ in edges} - graph.keys()
-            more, more_timeless = self._memories.neighbourhood(sorted(beyond))
+            more, more_timeless = self._links.neighbourhood(sorted(beyond))
             graph |= more
             timeless |= more_timeless
         activation = spread_activation(
@@ -199,7 +201,7 @@ class Retriever:
             max_depth=cfg.activation_depth,
             fan_out=cfg.activation_fan_out,
         )
-        answers = self._memories.answers(list(seeds)) if cfg.answer_share > 0 else {}
+        answers = self._links.answers(list(seeds)) if cfg.answer_share > 0 else {}
         activation = pass_to_answers(activation, seeds, answers, cfg.answer_share)
         return _Signals(similarity, fused, activation, graph, timeless, answers, degraded)
 
@@ -214,7 +216,7 @@ class Retriever:
         in order, each score completed with the evidence the floor read."""
         cfg = self.config
         floor = cfg.floor
-        shares = self._memories.word_shares(query, [row for row, _ in scored])
+        shares = self._words.shares(query, [row for row, _ in scored])
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), floor.word_weight)
             for row, score in scored

@@ -126,7 +126,7 @@ def get(system: CognitiveSystem, memory_ids: Sequence[str], include_history: boo
     counts as a use (its strength rises)."""
     ids = list(dict.fromkeys(memory_ids))
     found, now = system.open(ids), system.now()
-    history = system.memories.versions([m.id for m in found]) if include_history else None
+    history = system.records.history.of([m.id for m in found]) if include_history else None
     records = [_record_out(m, history.get(m.id, []) if history is not None else None, now) for m in found]
     missing = [i for i in ids if i not in {m.id for m in found}]
     trashed = trashed_ids(system, missing)
@@ -138,10 +138,10 @@ def get(system: CognitiveSystem, memory_ids: Sequence[str], include_history: boo
 def read(system: CognitiveSystem, memory_id: str) -> MemoryRead | None:
     """The memory whole with all its versions, without counting the read as a use; None when no
     memory has that id."""
-    found = system.memories.get([memory_id])
+    found = system.records.memories.get([memory_id])
     if not found:
         return None
-    history = system.memories.versions([memory_id]).get(memory_id, [])
+    history = system.records.history.of([memory_id]).get(memory_id, [])
     return MemoryRead(_record_out(found[0], history, system.now()), found[0].revision)
 
 
@@ -159,7 +159,7 @@ def list_page(
     order = checked_order(order_by)
     where = scope_filter(filters, project)
     after = decode_cursor(cursor, order) if cursor is not None else None
-    page = system.memories.list_memories(where, order, checked_size(limit), after)
+    page = system.records.memories.browse(where, order, checked_size(limit), after)
     return ListResult(
         order_by=order,
         total=page.total,

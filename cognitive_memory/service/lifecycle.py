@@ -114,7 +114,7 @@ def update(
     """Change a memory in place (id, access history and links stay; the previous state becomes a
     version). Loaded memories are refused with the way to change them: their file. With
     ``expected_revision`` a memory changed since is refused with ``EditConflictError``."""
-    found = system.memories.get([memory_id])
+    found = system.records.memories.get([memory_id])
     if found and _is_loaded(found[0]):
         raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found[0])}.")
     edit = MemoryEdit(
@@ -125,7 +125,7 @@ def update(
         memory_type=changes.memory_type,
         metadata={"source_info": changes.source_info} if changes.source_info is not None else None,
     )
-    outcome = system.update(memory_id, edit, session_id=session_id, expected_revision=expected_revision)
+    outcome = system.edits.update(memory_id, edit, session_id=session_id, expected_revision=expected_revision)
     memory = outcome.memory
     changed = ["text" if name == "content" else name for name in outcome.changed]
     return UpdateResult(
@@ -145,7 +145,7 @@ def forget(system: CognitiveSystem, memory_ids: Sequence[str], session_id: str) 
     """Move memories stored by hand or by an assistant to the trash. Loaded memories are kept,
     with the reason: their file or repository is their source, and the next load would disagree."""
     ids = list(dict.fromkeys(memory_ids))
-    found = {memory.id: memory for memory in system.memories.get(ids)}
+    found = {memory.id: memory for memory in system.records.memories.get(ids)}
     kept = [KeptOut(id=i, reason=_loaded_reason(found[i])) for i in ids if _is_loaded(found.get(i))]
     held = {k.id for k in kept}
     forgotten = trash(system, [i for i in found if i not in held], "forgotten", session_id)

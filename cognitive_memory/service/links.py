@@ -9,6 +9,7 @@ from typing import Annotated, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cognitive_memory import linking
 from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS, check_note
 from cognitive_memory.service.fields import JsonNumber, MemoryId
 from cognitive_memory.service.records import preview
@@ -130,7 +131,7 @@ def link(
     session_id: str,
 ) -> LinkResult:
     """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
-    created = system.link(from_id, to_id, relation, note=note, session_id=session_id)
+    created = linking.link(system.records, from_id, to_id, relation, note=note, session_id=session_id)
     named = f"{from_id} {relation} {to_id}"
     message = f"Linked: {named}" if created else f"Already linked: {named} (unchanged)"
     return LinkResult(
@@ -145,7 +146,7 @@ def link(
 
 def unlink(system: CognitiveSystem, from_id: str, to_id: str, relation: RelationName | None) -> UnlinkResult:
     """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
-    removed = cast("list[RelationName]", system.unlink(from_id, to_id, relation))
+    removed = cast("list[RelationName]", linking.unlink(system.records, from_id, to_id, relation))
     message = (
         f"Removed {len(removed)} link(s) from {from_id} to {to_id}"
         if removed
@@ -159,9 +160,9 @@ def related(
 ) -> RelatedResult:
     """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest
     first, each with the relation, direction and path that reached it."""
-    found = system.related(memory_id, depth, relations)
+    found = linking.related(system.records, memory_id, depth, relations)
     ids = [neighbour.memory_id for neighbour in found.found]
-    content = {memory.id: memory.content for memory in system.memories.get(ids)}
+    content = {memory.id: memory.content for memory in system.records.memories.get(ids)}
     linked = [_related_out(n, content[n.memory_id]) for n in found.found if n.memory_id in content]
     more = " (more are linked: narrow the relations or the depth)" if found.truncated else ""
     return RelatedResult(

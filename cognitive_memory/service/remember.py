@@ -179,7 +179,7 @@ def _similar(system: CognitiveSystem, outcome: StoreOutcome) -> list[SimilarOut]
         SimilarOut(
             id=memory.id, similarity=round(hits[memory.id], 4), preview=memory.content[:SIMILAR_PREVIEW]
         )
-        for memory in system.memories.get(list(hits))
+        for memory in system.records.memories.get(list(hits))
     ]
 
 

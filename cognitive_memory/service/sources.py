@@ -126,7 +126,7 @@ def _load_out(report: LoadReport) -> LoadResult:
 def load_notes(system: CognitiveSystem, path: str, on_progress: Progress | None, project: str) -> LoadResult:
     """Load a markdown file or tree incrementally into ``project``; ``on_progress(done, total)``
     counts kilobytes of markdown stored."""
-    return _load_out(load_markdown(system, Path(path), on_progress=on_progress, project=project))
+    return _load_out(load_markdown(system.loaded, Path(path), on_progress=on_progress, project=project))
 
 
 def watch_notes(
@@ -139,7 +139,7 @@ def watch_notes(
 ) -> None:
     """Load ``path``, then follow its changes until ``stop`` is set or the process is interrupted."""
     watch_markdown(
-        system,
+        system.loaded,
         Path(path),
         on_load=lambda report: on_load(_load_out(report)),
         on_batch=lambda batch: on_batch(
@@ -157,7 +157,7 @@ def watch_notes(
 
 def remove_file(system: CognitiveSystem, path: str) -> RemoveResult:
     """Forget the memories of a loaded markdown file (or of every loaded file under a directory)."""
-    files, memories = remove_markdown(system, Path(path))
+    files, memories = remove_markdown(system.loaded, Path(path))
     return RemoveResult(path=path, files_removed=files, memories_removed=memories)
 
 
@@ -166,7 +166,7 @@ def load_git_history(
 ) -> GitLoadResult:
     """Load or bring up to date the co-change, hotspot and solution patterns of a repository.
     ``on_progress(done, total)`` follows the commits read."""
-    report = load_git(system, Path(repo), on_progress=on_progress, project=project)
+    report = load_git(system.loaded, Path(repo), on_progress=on_progress, project=project)
     return _git_load_out(report)
 
 
@@ -191,6 +191,6 @@ def loaded_sources(system: CognitiveSystem) -> list[LoadedSourceOut]:
     found = [
         LoadedSourceOut(key=record.key, loader_type=record.loader_type, loaded_at=record.loaded_at)
         for loader in ("markdown", "git")
-        for record in system.sources(loader)
+        for record in system.loaded.sources(loader)
     ]
     return sorted(found, key=lambda source: source.loaded_at, reverse=True)

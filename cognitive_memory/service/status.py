@@ -80,7 +80,7 @@ class EncoderOut(BaseModel):
 
 def status(system: CognitiveSystem, detailed: bool, session_id: str) -> StatusResult:
     """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
-    return _status_out(system.status(), detailed, session_id, system.memories.meta)
+    return _status_out(system.status(), detailed, session_id, system.records.properties.get)
 
 
 def encoder_state(system: CognitiveSystem) -> EncoderOut:

@@ -100,7 +100,7 @@ class EmptyTrashResult(BaseModel):
 
 def trashed_ids(system: CognitiveSystem, memory_ids: Sequence[str]) -> list[str]:
     """Those of ``memory_ids`` the trash holds."""
-    return [row.id for row in system.memories.trash.find(memory_ids)]
+    return [row.id for row in system.records.trash.find(memory_ids)]
 
 
 def _entry_out(row: TrashRow) -> TrashEntryOut:
@@ -118,8 +118,8 @@ def _entry_out(row: TrashRow) -> TrashEntryOut:
 
 def list_trash(system: CognitiveSystem, limit: int) -> TrashListResult:
     """The forgotten and pruned memories still restorable, the latest first."""
-    rows, total = system.memories.trash.entries(limit)
-    distinct = system.memories.trash.memory_count()
+    rows, total = system.records.trash.entries(limit)
+    distinct = system.records.trash.memory_count()
     days = float(system.configuration.get("trash_days", 30))
     shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
     entries = f" in {total} entries (one per time it was forgotten)" if total != distinct else ""
@@ -177,7 +177,7 @@ def _restore_message(result: RestoreResult, asked: int) -> str:
 def empty_trash(system: CognitiveSystem, older_than_days: float | None) -> EmptyTrashResult:
     """Delete trashed memories for good (only those trashed more than N days ago, if given)."""
     before = time.time() - older_than_days * DAY_SECONDS if older_than_days is not None else None
-    purged = system.memories.trash.purge(before)
+    purged = system.records.trash.purge(before)
     scope = f" trashed more than {older_than_days:g} days ago" if older_than_days is not None else ""
     return EmptyTrashResult(purged=purged, message=f"Deleted {purged} memories{scope} for good")
 

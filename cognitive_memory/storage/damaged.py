@@ -13,12 +13,14 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.index.vector_store import VectorPoint, point_problem
+from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, UNREADABLE, delete_memories, memory_from_row
 
-__all__ = ["DamagedRow", "find_damaged", "row_problem", "set_aside", "set_aside_count"]
+__all__ = ["DamagedRow", "DamagedRows", "find_damaged", "row_problem", "set_aside", "set_aside_count"]
 
 Read = Callable[[str, Sequence[Any]], list[Any]]
 _BATCH = 1000
@@ -107,3 +109,25 @@ def _json(value: object) -> str:
     return json.dumps(
         value, ensure_ascii=False, default=lambda blob: blob.hex() if isinstance(blob, bytes) else str(blob)
     )
+
+
+class DamagedRows:
+    """The damaged memories of one database and the ``set_aside`` table they are moved to."""
+
+    def __init__(self, database: Database, dimension: Callable[[], int | None]) -> None:
+        self._db = database
+        self._dimension = dimension
+
+    def find(self, dimension: int | None = None) -> list[DamagedRow]:
+        """Memories whose row cannot be read or indexed with vectors of ``dimension`` numbers (the
+        recorded encoder's if not given), with what is wrong."""
+        return find_damaged(self._db.rows, dimension or self._dimension())
+
+    def set_aside(self, rows: Sequence[DamagedRow]) -> list[str]:
+        """Move damaged memories to the ``set_aside`` table, in one transaction; returns their ids."""
+        with self._db.transaction() as conn:
+            return set_aside(conn, rows, datetime.now(UTC).timestamp())
+
+    def set_aside_count(self) -> int:
+        """How many memories ``doctor --repair`` has set aside so far."""
+        return set_aside_count(self._db.rows)

@@ -14,11 +14,18 @@ changes: the benchmarks' stores (3,435 turns, 1,584 sections) never reach it.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
+from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.associations import query_words
+from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.words import row_total
 
-__all__ = ["LEXICAL_WINDOW", "RARE_MATCHES", "search"]
+__all__ = ["CONTEXT_WEIGHT", "LEXICAL_WINDOW", "RARE_MATCHES", "Words", "search"]
+
+# BM25 weight of a memory's temporal context (its neighbours' words) against its own words.
+CONTEXT_WEIGHT = 0.3
 
 LEXICAL_WINDOW = 10_000
 RARE_MATCHES = 2_000
@@ -87,3 +94,32 @@ def _rarest(conn: sqlite3.Connection, words: list[str]) -> list[str]:
         rare.append(word)
         total += count
     return rare
+
+
+class Words:
+    """The lexical index of one database: word search, its size, and word shares for ranking."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+        self._term_counts = word_sql.TermCounts()
+
+    def search(self, text: str, limit: int) -> list[tuple[str, float]]:
+        """BM25 over content (weight 1) and temporal context (weight CONTEXT_WEIGHT), best first;
+        its cost stays bounded in a large store (see the module docstring)."""
+        return self._db.read(lambda conn: search(conn, text, limit, CONTEXT_WEIGHT))
+
+    def row_total(self) -> int:
+        """How many memories the lexical index holds (a point read of FTS5's own count)."""
+        return self._db.read(word_sql.row_total)
+
+    def shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
+        """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);
+        memories holding none of them are left out."""
+        return self._db.read(lambda conn: self._shares(conn, query, rows))
+
+    def _shares(self, conn: sqlite3.Connection, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
+        missing = [row for row in rows if row.terms is None]
+        found = word_sql.terms_of(conn, [row.content for row in missing])
+        terms = {row.id: row.terms for row in rows if row.terms is not None}
+        terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
+        return word_sql.word_shares(conn, query_words(query), terms, self._term_counts)

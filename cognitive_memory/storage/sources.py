@@ -1,6 +1,6 @@
-"""SQL for loaded sources (files, repositories) and their chunks, run inside SQLiteMemoryStore's
-transactions. A source's memories are replaced in one transaction, so no reader ever sees a file
-with some of its sections missing."""
+"""Loaded sources (files, repositories) and their chunks: the SQL, and ``Sources``, the store's
+repository over it. A source's memories are replaced in one transaction, so no reader ever sees a
+file with some of its sections missing."""
 
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory, content_key
 from cognitive_memory.errors import StorageError
+from cognitive_memory.storage import associations
+from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.rows import delete_memories, insert_memories, queue_vector_writes
 
 __all__ = [
     "STRUCTURE_KINDS",
     "ChunkRow",
     "SourceRecord",
     "SourceWrite",
+    "Sources",
     "chunks_of",
     "digests_of",
     "forget_source",
@@ -192,3 +196,54 @@ def _rewrite_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         content_key(memory.content),
         memory.id,
     )
+
+
+class Sources:
+    """The loaded sources of one database, with their chunks and digests."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def write(self, writes: Sequence[SourceWrite]) -> None:
+        """Apply loader syncs in one transaction: a reader sees each source before or after, never
+        half-replaced. Vector writes (new and rewritten upserts, deletions) go to the outbox."""
+        now = datetime.now(UTC).timestamp()
+        with self._db.transaction() as conn:
+            for write in writes:
+                delete_memories(conn, write.removed, now)
+                insert_memories(conn, write.added, now)
+                rewritten = write_source(conn, write, now)
+                for memory_id in rewritten:
+                    associations.index_memory(conn, memory_id)
+                queue_vector_writes(conn, rewritten, "upsert", now)
+            resolve_links(conn, now)
+            if any(write.added or write.rewritten for write in writes):
+                conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+
+    def forget(self, keys: Sequence[str]) -> list[str]:
+        """Delete loaded sources and all their memories; returns the memory ids removed."""
+        now = datetime.now(UTC).timestamp()
+        removed: list[str] = []
+        with self._db.transaction() as conn:
+            for key in keys:
+                ids = [chunk.memory_id for chunk in chunks_of(conn, key)]
+                removed += delete_memories(conn, ids, now)
+                forget_source(conn, key)
+        return removed
+
+    def chunks(self, key: str) -> list[ChunkRow]:
+        """The chunks a source holds, in order."""
+        return self._db.read(lambda conn: chunks_of(conn, key))
+
+    def under(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
+        """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""
+        return self._db.read(lambda conn: sources_under(conn, loader_type, prefix))
+
+    def digests(self, key: str) -> list[str]:
+        """The per-item digests a loader keeps for a source (one per commit, say), oldest first."""
+        return self._db.read(lambda conn: digests_of(conn, key))
+
+    def save_digests(self, key: str, items: Sequence[tuple[str, str]], *, replace: bool = False) -> None:
+        """Append ``(item_key, data)`` digests to a source's, or replace them all, in one transaction."""
+        with self._db.transaction() as conn:
+            save_digests(conn, key, items, replace)

@@ -1,16 +1,20 @@
-"""SQL for updating a memory in place and keeping its earlier state as a version."""
+"""Updating a memory in place and keeping its earlier state as a version: the SQL, and
+``Versions``, the store's repository of those versions."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 
 from cognitive_memory.core.memory import CognitiveMemory, content_key
 from cognitive_memory.errors import EditConflictError, NotFoundError, StorageError
 from cognitive_memory.storage import associations
+from cognitive_memory.storage.browse import VersionRow, versions_of
+from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, memory_from_row, queue_vector_writes
 
-__all__ = ["check_unchanged", "rewrite_memory"]
+__all__ = ["VersionHistory", "check_unchanged", "rewrite_memory"]
 
 
 def check_unchanged(conn: sqlite3.Connection, previous: CognitiveMemory) -> None:
@@ -83,3 +87,14 @@ def rewrite_memory(
             associations.index_memory(conn, memory_id)
     queue_vector_writes(conn, [memory.id], "upsert", at)
     return int(last) + 1
+
+
+class VersionHistory:
+    """The earlier versions of memories in one database (``Memories.rewrite`` writes them)."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def of(self, ids: Sequence[str]) -> dict[str, list[VersionRow]]:
+        """The earlier versions of each of ``ids`` that was updated, oldest first."""
+        return self._db.read(lambda conn: versions_of(conn, ids))

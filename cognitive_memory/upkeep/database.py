@@ -66,13 +66,13 @@ def check_rows(system: CognitiveSystem, repair: bool = False) -> CheckResult:
     """Every memory's row can be read and indexed; ``repair`` sets aside those that cannot (moved,
     whole, to the ``set_aside`` table: never deleted), before the index is rebuilt."""
     try:
-        found = system.memories.damaged_rows(system.encoder.dimension)
+        found = system.records.damaged.find(system.encoder.dimension)
         if found and repair:
-            system.memories.set_aside(found)
-        kept = system.memories.set_aside_count()
+            system.records.damaged.set_aside(found)
+        kept = system.records.damaged.set_aside_count()
     except StorageError as exc:
         return CheckResult("rows", "fail", exc.message)
-    where = f"the set_aside table of {system.memories.path}"
+    where = f"the set_aside table of {system.records.path}"
     if not found:
         earlier = (
             f"; {count_phrase(kept, 'memory', 'memories')} set aside earlier, kept in {where}" if kept else ""

@@ -56,6 +56,6 @@ def _store_recall_delete(service: MemoryService) -> str | None:
             return "recall did not return the scratch memory as core #1"
     finally:
         deleted = service.delete_memories([stored.memory_id]).deleted
-    if deleted != [stored.memory_id] or service.system.memories.get([stored.memory_id]):
+    if deleted != [stored.memory_id] or service.system.records.memories.get([stored.memory_id]):
         return "the scratch memory could not be deleted"
     return None

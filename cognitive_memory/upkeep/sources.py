@@ -27,7 +27,7 @@ LOADED_TYPES = ("markdown", "git")
 def orphaned_memories(system: CognitiveSystem) -> list[str]:
     """Ids of memories marked as loaded that no source's chunk table holds (read-only query)."""
     marks = ",".join("?" * len(LOADED_TYPES))
-    uri = system.memories.path.resolve().as_uri() + "?mode=ro"
+    uri = system.records.path.resolve().as_uri() + "?mode=ro"
     with closing(sqlite3.connect(uri, uri=True)) as conn:
         rows = conn.execute(
             f"SELECT id FROM memories WHERE loader_type IN ({marks}) "

@@ -129,7 +129,7 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
     try:
         system.flush()
         memories, vectors = totals(system)
-        pending = len(system.memories.pending_vector_writes())
+        pending = len(system.records.outbox.pending())
     except StorageError as exc:
         return CheckResult("counts", "fail", exc.message)
     detail = (
@@ -143,4 +143,4 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
 
 def totals(system: CognitiveSystem) -> tuple[int, int]:
     """(memories in SQLite, points in the index)."""
-    return system.memories.counts().total, system.vectors.count()
+    return system.records.memories.counts().total, system.vectors.count()

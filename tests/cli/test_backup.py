@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cognitive_memory import linking
 from cognitive_memory.backup import (
     DATABASE_NAME,
     PARTIAL_MARK,
@@ -47,8 +48,8 @@ def _fill(count: int = 12) -> list[str]:
             for n in range(count)
         ]
         if count >= 3:
-            system.link(ids[0], ids[1], "relates_to", note="same rack")
-            system.link(ids[2], ids[1], "supersedes")
+            linking.link(system.records, ids[0], ids[1], "relates_to", note="same rack")
+            linking.link(system.records, ids[2], ids[1], "supersedes")
     finally:
         system.close()
     return ids
@@ -105,7 +106,7 @@ def test_restore_into_a_fresh_directory_holds_every_memory_tag_and_link_and_reca
     try:
         found = system.retrieve("Fact 7: the 7th service listens on port 8007.", include_bridges=False)
         assert found.core[0].memory.id == ids[7]
-        assert system.memories.pending_vector_writes() == []
+        assert system.records.outbox.pending() == []
     finally:
         system.close()
 
@@ -326,6 +327,6 @@ def test_a_restore_interrupted_after_placing_the_database_heals_at_the_next_star
     system = build_system(settings, encoder=HashEncoder())
     try:
         assert system.vectors.count() == len(ids)
-        assert system.memories.pending_vector_writes() == []
+        assert system.records.outbox.pending() == []
     finally:
         system.close()

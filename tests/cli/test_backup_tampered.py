@@ -92,7 +92,7 @@ def test_a_snapshot_whose_trigger_deletes_stored_memories_is_refused(data_dir: P
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
         stored = system.store("Acknowledged after the attempted restore.").memory.id
-        assert [m.id for m in system.memories.get([stored])] == [stored]
+        assert [m.id for m in system.records.memories.get([stored])] == [stored]
     finally:
         system.close()
 
@@ -182,7 +182,7 @@ def test_a_snapshot_of_an_older_schema_restores_and_is_upgraded(
     settings.storage.data_dir = fork
     system = build_system(settings, encoder=HashEncoder())
     try:
-        assert [m.content for m in system.memories.get(["0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"])] == [
+        assert [m.content for m in system.records.memories.get(["0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"])] == [
             "An old fact."
         ]
     finally:

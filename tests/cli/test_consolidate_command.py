@@ -99,14 +99,14 @@ def _pairs(directory: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> None
 def _state(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
     """(memories, trashed) after checking that each pair is whole or merged, never half of it."""
     system = opened(directory, monkeypatch)
-    memories = [m for batch in system.memories.iter_memories() for m in batch]
-    trashed, total = system.memories.trash.entries(10_000)
+    memories = [m for batch in system.records.memories.batches() for m in batch]
+    trashed, total = system.records.trash.entries(10_000)
     alive = {m.id: m for m in memories}
     for row in trashed:
         assert row.reason == "consolidated" and row.consolidated_into in alive
         n = row.content.split(":")[0].removeprefix("Pair ")
         assert set(alive[row.consolidated_into].tags) == {f"a{n}", f"b{n}"}
-        assert system.memories.versions([row.consolidated_into])
+        assert system.records.history.of([row.consolidated_into])
     for memory in memories:
         if len(memory.tags) == 2:
             assert memory.id in {row.consolidated_into for row in trashed}

@@ -90,7 +90,7 @@ def test_a_row_no_command_writes_is_named_by_doctor_and_set_aside_by_repair(
         assert runner.invoke(app, ["store", fact]).exit_code == 0
     database = data_dir / "cognitive_memory.db"
     with closing(SQLiteMemoryStore(database)) as memories:
-        (like, *_) = next(memories.iter_memories())
+        (like, *_) = next(memories.memories.batches())
     bad_id = write_bad_row(database, like, damage)
 
     assert runner.invoke(app, ["status"]).exit_code == 0

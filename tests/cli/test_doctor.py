@@ -45,7 +45,7 @@ def test_doctor_passes_on_a_fresh_data_directory_and_leaves_nothing_behind(data_
     memories = SQLiteMemoryStore(data_dir / "cognitive_memory.db")
     vectors = EdgeVectorStore(data_dir / "vectors")
     try:
-        assert (memories.counts().total, vectors.count(), memories.pending_vector_writes()) == (0, 0, [])
+        assert (memories.memories.counts().total, vectors.count(), memories.outbox.pending()) == (0, 0, [])
     finally:
         vectors.close()
         memories.close()
@@ -160,7 +160,7 @@ def test_rebuild_index_restores_missing_vectors_and_drops_unknown_points(any_sys
     stored = [system.store(f"note {i} about the build", tags=[f"t{i}"]).memory for i in range(3)]
     system.vectors.delete([stored[0].id])
     unindexed = replace(stored[1], id=str(uuid.uuid4()), session_id=None)
-    system.memories.add([unindexed])  # in SQLite with a queued outbox row, not in the index
+    system.records.memories.add([unindexed])  # in SQLite with a queued outbox row, not in the index
     stored.append(unindexed)
     stray = np.ones(384, dtype=np.float32) / np.sqrt(384)
     system.vectors.upsert([VectorPoint(str(uuid.uuid4()), stray, {})])
@@ -169,7 +169,7 @@ def test_rebuild_index_restores_missing_vectors_and_drops_unknown_points(any_sys
 
     assert written == 4
     assert sorted(system.vectors.ids()) == sorted(m.id for m in stored)
-    assert system.memories.pending_vector_writes() == []
+    assert system.records.outbox.pending() == []
     vector = stored[0].cognitive_embedding
     assert vector is not None
     assert [hit.id for hit in system.vectors.search(vector, 3, VectorFilter(tags=("t0",)))] == [stored[0].id]

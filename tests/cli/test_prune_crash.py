@@ -22,7 +22,7 @@ def _counts(directory: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]
     monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(directory))
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
-        return system.memories.counts().total, system.memories.trash.entries(1)[1]
+        return system.records.memories.counts().total, system.records.trash.entries(1)[1]
     finally:
         system.close()
 

@@ -70,7 +70,7 @@ def test_migrate_copies_every_vector_unchanged_and_says_how_to_use_it(
     client = QdrantClient(path=str(local_server))
     try:
         assert client.count("cognitive_memory", exact=True).count == 1234
-        kept = memories.vectors(stored[::100])
+        kept = memories.memories.vectors(stored[::100])
         copied = client.retrieve("cognitive_memory", list(kept), with_vectors=True)
         assert len(copied) == len(kept) == 13
         for record in copied:
@@ -129,7 +129,7 @@ def test_migrate_copies_the_rest_and_names_a_memory_the_server_cannot_take(
     database = data_dir / "cognitive_memory.db"
     memories = SQLiteMemoryStore(database)
     try:
-        (like,) = memories.get(stored[:1])
+        (like,) = memories.memories.get(stored[:1])
     finally:
         memories.close()
     write_bad_row(database, like, "id not a UUID")

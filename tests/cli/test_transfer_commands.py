@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from cognitive_memory import linking
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
@@ -67,9 +68,11 @@ def fill(system: CognitiveSystem) -> list[str]:
     d = system.store(
         "Global rule: never force-push to main.", project="global", memory_type="episodic"
     ).memory.id
-    system.update(b, MemoryEdit(text="The staging database was restored from Sunday's dump.", tags=["db"]))
-    system.link(b, a, "caused_by", note="the restore delayed the deploy")
-    system.link(c, d, "relates_to")
+    system.edits.update(
+        b, MemoryEdit(text="The staging database was restored from Sunday's dump.", tags=["db"])
+    )
+    linking.link(system.records, b, a, "caused_by", note="the restore delayed the deploy")
+    linking.link(system.records, c, d, "relates_to")
     system.retrieve("staging database dump", max_results=3)
     system.flush()
     return [a, b, c, d]
@@ -77,13 +80,13 @@ def fill(system: CognitiveSystem) -> list[str]:
 
 def snapshot(system: CognitiveSystem) -> dict[str, Any]:
     """Every memory, vector, version and link of a store, by id."""
-    memories = {m.id: m for batch in system.memories.iter_memories() for m in batch}
+    memories = {m.id: m for batch in system.records.memories.batches() for m in batch}
     ids = list(memories)
     return {
         "memories": memories,
-        "vectors": system.memories.vectors(ids),
-        "versions": system.memories.versions(ids),
-        "links": system.memories.links_from(ids),
+        "vectors": system.records.memories.vectors(ids),
+        "versions": system.records.history.of(ids),
+        "links": system.records.links.outgoing(ids),
     }
 
 
@@ -147,8 +150,8 @@ def test_a_changed_memory_becomes_an_update_that_keeps_a_version(
 
     assert (report["added"], report["updated"], report["unchanged"], report["embedded"]) == (0, 1, 3, 1)
     system = opened(tmp_path / "source", monkeypatch)
-    (memory,) = system.memories.get([first["id"]])
-    versions = system.memories.versions([first["id"]])[first["id"]]
+    (memory,) = system.records.memories.get([first["id"]])
+    versions = system.records.history.of([first["id"]])[first["id"]]
     system.close()
     assert (memory.content, memory.tags) == (first["content"], ("ops",))
     assert memory.access_count == source["memories"][first["id"]].access_count
@@ -166,7 +169,7 @@ def test_a_dry_run_writes_nothing_and_reports_the_real_counts(
     dry = imported("-", "--dry-run", input=exported)
     text = invoke("import", "-", "--dry-run", input=exported).stdout
     after_dry = opened(tmp_path / "fresh", monkeypatch)
-    count = after_dry.memories.counts().total
+    count = after_dry.records.memories.counts().total
     after_dry.close()
     real = imported("-", input=exported)
 
@@ -224,7 +227,7 @@ def test_a_bad_line_is_refused_with_its_number_and_nothing_is_written(
     assert result.exit_code == 1
     assert result.output.startswith(f"Error: {message}") and result.output.count("\n") == 1, result.output
     system = opened(tmp_path / "fresh", monkeypatch)
-    assert system.memories.counts().total == 0
+    assert system.records.memories.counts().total == 0
     system.close()
 
 
@@ -263,8 +266,8 @@ def test_an_official_memory_jsonl_imports_once(tmp_path: Path, monkeypatch: pyte
     ]
     assert (second["added"], second["updated"], second["unchanged"], second["links_added"]) == (0, 0, 2, 0)
     system = opened(tmp_path / "data", monkeypatch)
-    (john,) = system.memories.get([entity_id("John_Smith")])
-    links = system.memories.links_from([john.id])[john.id]
+    (john,) = system.records.memories.get([entity_id("John_Smith")])
+    links = system.records.links.outgoing([john.id])[john.id]
     system.close()
     assert john.content == "John_Smith (person)\n- Speaks Spanish"
     assert (john.project, int(john.hierarchy_level)) == ("people", 0)
@@ -309,11 +312,11 @@ def test_kill_9_during_an_import_leaves_the_old_state_or_the_new_one(
     for n, share in enumerate((0.3, 0.5, 0.65, 0.8, 0.95)):
         run_memory_system(tmp_path / f"killed-{n}", ("import", str(out)), whole * share)
         system = opened(tmp_path / f"killed-{n}", monkeypatch)
-        counts.append(system.memories.counts().total)
+        counts.append(system.records.memories.counts().total)
         system.close()
 
     complete = opened(tmp_path / "whole", monkeypatch)
-    assert complete.memories.counts().total == 3000
+    assert complete.records.memories.counts().total == 3000
     complete.close()
     # Kills spread over the run land before, during and after its one write transaction (on this
     # machine: 0, 0, 0, 3000, 3000); whichever it hit, no store holds part of the file.
@@ -334,6 +337,6 @@ def test_a_text_the_store_already_holds_is_skipped_and_its_links_follow(
     assert (report["added"], report["links_added"]) == (3, 2)
     system = opened(tmp_path / "fresh", monkeypatch)
     cause = [m for m in source["memories"].values() if "staging" in m.content][0]
-    (link,) = system.memories.links_from([cause.id])[cause.id]
+    (link,) = system.records.links.outgoing([cause.id])[cause.id]
     system.close()
     assert (link.to_id, link.note) == (mine["memory_id"], "the restore delayed the deploy")

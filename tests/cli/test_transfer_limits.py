@@ -68,7 +68,7 @@ def export_file(tmp_path: Path, lines: list[dict[str, Any]], name: str = "export
 def stored_count(tmp_path: Path) -> int:
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
-        return system.memories.counts().total
+        return system.records.memories.counts().total
     finally:
         system.close()
 
@@ -125,8 +125,8 @@ def test_any_uuid_spelling_is_stored_in_its_canonical_form_with_its_links(tmp_pa
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["links_added"] == 1
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
-    stored = sorted(m.id for m in system.memories.get([str(a), str(b)]))
-    links = system.memories.links_from([str(b)])
+    stored = sorted(m.id for m in system.records.memories.get([str(a), str(b)]))
+    links = system.records.links.outgoing([str(b)])
     system.close()
     assert stored == sorted([str(a), str(b)])
     assert [link.to_id for link in links[str(b)]] == [str(a)]
@@ -212,7 +212,7 @@ def test_a_naive_date_is_read_as_utc(tmp_path: Path) -> None:
 
     assert result.exit_code == 0, result.output
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
-    (stored,) = system.memories.get([line["id"]])
+    (stored,) = system.records.memories.get([line["id"]])
     system.close()
     assert stored.created_date.isoformat() == "2024-05-01T12:00:00+00:00"
     assert stored.source_date is not None and stored.source_date.year == 1
@@ -285,7 +285,7 @@ def test_a_memory_loaded_from_markdown_is_not_overwritten_by_an_import(tmp_path:
     (skip,) = report["skipped"]
     assert skip["line"] == 2 and "loaded from" in skip["reason"] and "ops.md" in skip["reason"]
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
-    (stored,) = system.memories.get([line["id"]])
+    (stored,) = system.records.memories.get([line["id"]])
     system.close()
     assert "Tuesdays" in stored.content and stored.loader_type == "markdown"
     assert reloaded.exit_code == 0, reloaded.output

@@ -17,10 +17,10 @@ def test_each_trash_entry_restores_its_own_text(
 ) -> None:
     old, updated = "The build cache lives on the NFS share.", "The build cache moved to the local SSD."
     memory_id = service.store_experience(old).memory_id
-    (exported,) = hash_system.memories.get([memory_id])
+    (exported,) = hash_system.records.memories.get([memory_id])
     service.update_memory(memory_id, MemoryChanges(text=updated))
     service.forget_memories([memory_id])
-    hash_system.memories.add([exported])  # what an import of the old export writes
+    hash_system.records.memories.add([exported])  # what an import of the old export writes
     service.forget_memories([memory_id])
 
     page = client.get("/trash").text

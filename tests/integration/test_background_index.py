@@ -76,9 +76,9 @@ def test_one_by_one_stores_get_the_index_built_in_another_process(system: Cognit
     _wait_for_build(indexer)
     info = system.vectors.info()
     assert info.details["indexed_vectors"] >= 700
-    assert info.vector_count == 800 == system.memories.counts().total
+    assert info.vector_count == 800 == system.records.memories.counts().total
     for memory_id in [*before[:5], *during]:
-        memory = system.memories.get([memory_id])[0]
+        memory = system.records.memories.get([memory_id])[0]
         assert memory.cognitive_embedding is not None
         hit = system.vectors.search(memory.cognitive_embedding, 1)[0]
         assert hit.id == memory_id and hit.score > 0.999
@@ -152,7 +152,7 @@ def test_a_shard_moved_aside_by_an_interrupted_swap_is_found_again(tmp_path: Pat
 def test_the_child_builds_an_indexed_copy_of_sqlites_vectors(system: CognitiveSystem, tmp_path: Path) -> None:
     system.store_many([f"copied note {n}" for n in range(800)])
     target = tmp_path / "copy"
-    assert build(system.memories.path, target) == 800
+    assert build(system.records.path, target) == 800
     copy = EdgeVectorStore(target, 384)
     try:
         assert copy.count() == 800

@@ -49,7 +49,7 @@ def all_pages(store: SQLiteMemoryStore, order_by: str, limit: int, where: Vector
     ids: list[str] = []
     after: PageKey | None = None
     while True:
-        page = store.list_memories(where, order_by, limit, after)
+        page = store.memories.browse(where, order_by, limit, after)
         ids += [m.id for m in page.memories]
         if page.next_key is None:
             return ids
@@ -57,20 +57,20 @@ def all_pages(store: SQLiteMemoryStore, order_by: str, limit: int, where: Vector
 
 
 def test_pages_hold_every_match_once_newest_first_with_the_total(store: SQLiteMemoryStore) -> None:
-    store.add([memory(f"m{n:02}", minute=n // 2) for n in range(25)])
+    store.memories.add([memory(f"m{n:02}", minute=n // 2) for n in range(25)])
 
-    first = store.list_memories(VectorFilter(), "created", 10)
+    first = store.memories.browse(VectorFilter(), "created", 10)
 
     assert first.total == 25 and len(first.memories) == 10
     assert all_pages(store, "created", 10, VectorFilter()) == [f"m{n:02}" for n in reversed(range(25))]
 
 
 def test_memories_stored_between_pages_neither_repeat_nor_push_one_out(store: SQLiteMemoryStore) -> None:
-    store.add([memory(f"old{n}", minute=n) for n in range(6)])
-    first = store.list_memories(VectorFilter(), "created", 3)
+    store.memories.add([memory(f"old{n}", minute=n) for n in range(6)])
+    first = store.memories.browse(VectorFilter(), "created", 3)
 
-    store.add([memory("newer", minute=60), memory("same-minute", minute=3)])
-    rest = store.list_memories(VectorFilter(), "created", 10, first.next_key)
+    store.memories.add([memory("newer", minute=60), memory("same-minute", minute=3)])
+    rest = store.memories.browse(VectorFilter(), "created", 10, first.next_key)
 
     assert [m.id for m in first.memories] == ["old5", "old4", "old3"]
     assert [m.id for m in rest.memories] == ["old2", "old1", "old0"]
@@ -78,7 +78,7 @@ def test_memories_stored_between_pages_neither_repeat_nor_push_one_out(store: SQ
 
 
 def test_each_order_sorts_highest_first_and_never_accessed_last(store: SQLiteMemoryStore) -> None:
-    store.add(
+    store.memories.add(
         [
             memory("a", 0, importance_score=0.2, access_count=5),
             memory("b", 1, importance_score=0.9, access_count=1),
@@ -86,8 +86,8 @@ def test_each_order_sorts_highest_first_and_never_accessed_last(store: SQLiteMem
             memory("d", 3, importance_score=0.5),
         ]
     )
-    store.record_access(["a"], T0 + timedelta(days=2))
-    store.record_access(["b"], T0 + timedelta(days=1))
+    store.memories.record_access(["a"], T0 + timedelta(days=2))
+    store.memories.record_access(["b"], T0 + timedelta(days=1))
 
     def order(order_by: str) -> list[str]:
         return all_pages(store, order_by, 1, VectorFilter())
@@ -99,7 +99,7 @@ def test_each_order_sorts_highest_first_and_never_accessed_last(store: SQLiteMem
 
 
 def test_filters_select_by_tag_project_kind_and_store_time(store: SQLiteMemoryStore) -> None:
-    store.add(
+    store.memories.add(
         [
             memory("ops-api", 0, tags=("ops", "db"), project="api"),
             memory("ops-web", 1, tags=("ops",), project="web"),
@@ -121,11 +121,11 @@ def test_filters_select_by_tag_project_kind_and_store_time(store: SQLiteMemorySt
     assert ids(created_before=hour) == ["plain-api", "ops-web", "ops-api"]
     assert ids(created_after=T0.timestamp(), created_before=T0.timestamp() + 60) == ["ops-api"]
     assert ids(tags=("nothing",)) == []
-    assert store.list_memories(VectorFilter(tags=("nothing",)), "created", 5).total == 0
+    assert store.memories.browse(VectorFilter(tags=("nothing",)), "created", 5).total == 0
 
 
 def test_versions_are_read_oldest_first_for_the_ids_asked(store: SQLiteMemoryStore) -> None:
-    store.add([memory("edited"), memory("untouched", 1)])
+    store.memories.add([memory("edited"), memory("untouched", 1)])
     with closing(sqlite3.connect(store.path)) as conn, conn:
         conn.executemany(
             "INSERT INTO memory_versions (memory_id, version, content, hierarchy_level, memory_type, "
@@ -137,7 +137,7 @@ def test_versions_are_read_oldest_first_for_the_ids_asked(store: SQLiteMemorySto
             ],
         )
 
-    versions = store.versions(["edited", "untouched", "unknown"])
+    versions = store.history.of(["edited", "untouched", "unknown"])
 
     assert list(versions) == ["edited"]
     assert [(v.version, v.content, v.tags, v.metadata) for v in versions["edited"]] == [
@@ -145,4 +145,4 @@ def test_versions_are_read_oldest_first_for_the_ids_asked(store: SQLiteMemorySto
         (2, "second text", ("b",), {}),
     ]
     assert versions["edited"][0].replaced_by_session == "s1"
-    assert store.versions([]) == {}
+    assert store.history.of([]) == {}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cognitive_memory import consolidation, forgetting
+from cognitive_memory import consolidation, forgetting, linking
 from cognitive_memory.service import MemoryService
 from cognitive_memory.storage import consolidation as consolidation_sql
 from cognitive_memory.system import CognitiveSystem
@@ -23,7 +23,7 @@ def stored(system: CognitiveSystem, text: str, **fields: object) -> str:
 
 
 def trash_row(system: CognitiveSystem, memory_id: str) -> tuple[str, str | None]:
-    (row,) = system.memories.trash.find([memory_id])
+    (row,) = system.records.trash.find([memory_id])
     return row.reason, row.consolidated_into
 
 
@@ -37,15 +37,15 @@ def duplicates(hash_system: CognitiveSystem) -> dict[str, str]:
         "elsewhere": stored(hash_system, BASE + "!!", project="billing"),
         "elsewhere_too": stored(hash_system, BASE, project="other"),
     }
-    hash_system.memories.record_access([ids["loud"]], datetime(2026, 1, 1, tzinfo=UTC))
-    hash_system.memories.record_access([ids["loud"], ids["longer"]], datetime(2026, 2, 1, tzinfo=UTC))
+    hash_system.records.memories.record_access([ids["loud"]], datetime(2026, 1, 1, tzinfo=UTC))
+    hash_system.records.memories.record_access([ids["loud"], ids["longer"]], datetime(2026, 2, 1, tzinfo=UTC))
     return ids
 
 
 def test_the_dry_run_finds_one_group_per_project_and_changes_nothing(
     hash_system: CognitiveSystem, duplicates: dict[str, str]
 ) -> None:
-    before = hash_system.memories.counts().total
+    before = hash_system.records.memories.counts().total
 
     plan = consolidation.plan_consolidation(hash_system)
 
@@ -55,61 +55,64 @@ def test_the_dry_run_finds_one_group_per_project_and_changes_nothing(
     assert group.survivor.id == duplicates["loud"]  # the most accessed
     assert {m.id for m in group.others} == {duplicates["first"], duplicates["longer"]}
     assert all(m.similarity >= 0.92 for m in group.members)
-    assert hash_system.memories.counts().total == before
-    assert hash_system.memories.trash.entries(10) == ([], 0)
-    assert hash_system.memories.meta("last_consolidation") is None
+    assert hash_system.records.memories.counts().total == before
+    assert hash_system.records.trash.entries(10) == ([], 0)
+    assert hash_system.records.properties.get("last_consolidation") is None
 
 
 def test_apply_merges_tags_accesses_and_links_into_the_survivor(
     hash_system: CognitiveSystem, duplicates: dict[str, str]
 ) -> None:
     survivor, first, longer = duplicates["loud"], duplicates["first"], duplicates["longer"]
-    hash_system.link(duplicates["unrelated"], first, "relates_to")
-    hash_system.link(longer, duplicates["unrelated"], "caused_by")
-    hash_system.link(first, survivor, "supersedes")  # becomes a self-link: dropped
+    linking.link(hash_system.records, duplicates["unrelated"], first, "relates_to")
+    linking.link(hash_system.records, longer, duplicates["unrelated"], "caused_by")
+    linking.link(hash_system.records, first, survivor, "supersedes")  # becomes a self-link: dropped
 
     (merged,) = consolidation.apply_plan(hash_system, consolidation.plan_consolidation(hash_system), "s1")
 
     assert (merged.survivor, set(merged.trashed), merged.links) == (survivor, {first, longer}, 2)
-    (kept,) = hash_system.memories.get([survivor])
+    (kept,) = hash_system.records.memories.get([survivor])
     assert set(kept.tags) == {"api", "limits", "ops"}
     assert kept.importance_score == 0.9
     assert kept.access_count == 3
     assert kept.last_accessed == datetime(2026, 2, 1, tzinfo=UTC)
-    assert hash_system.memories.get([first, longer]) == []
+    assert hash_system.records.memories.get([first, longer]) == []
     assert trash_row(hash_system, first) == ("consolidated", survivor)
     unrelated = duplicates["unrelated"]
-    links = hash_system.memories.links_from([unrelated, survivor])
+    links = hash_system.records.links.outgoing([unrelated, survivor])
     assert {(row.from_id, row.to_id, row.relation) for group in links.values() for row in group} == {
         (unrelated, survivor, "relates_to"),
         (survivor, unrelated, "caused_by"),
     }
-    assert len(hash_system.memories.versions([survivor])[survivor]) == 1
-    assert hash_system.memories.get([duplicates["elsewhere"], duplicates["elsewhere_too"]])
-    last = json.loads(hash_system.memories.meta("last_consolidation") or "{}")
+    assert len(hash_system.records.history.of([survivor])[survivor]) == 1
+    assert hash_system.records.memories.get([duplicates["elsewhere"], duplicates["elsewhere_too"]])
+    last = json.loads(hash_system.records.properties.get("last_consolidation") or "{}")
     assert (last["groups"], last["trashed"], last["links"]) == (1, 2, 2)
 
 
 def test_a_consolidated_memory_comes_back_with_trash_restore(
     hash_system: CognitiveSystem, duplicates: dict[str, str]
 ) -> None:
-    hash_system.link(duplicates["first"], duplicates["unrelated"], "relates_to")
+    linking.link(hash_system.records, duplicates["first"], duplicates["unrelated"], "relates_to")
     consolidation.apply_plan(hash_system, consolidation.plan_consolidation(hash_system), None)
 
     restored = forgetting.restore(hash_system, [duplicates["first"]])
 
-    (memory,) = hash_system.memories.get([duplicates["first"]])
+    (memory,) = hash_system.records.memories.get([duplicates["first"]])
     assert [memory_id for _, memory_id in restored.restored] == [duplicates["first"]]
     assert memory.content == BASE and memory.tags == ("api",)
-    assert any(n.memory_id == duplicates["unrelated"] for n in hash_system.related(duplicates["first"]).found)
-    assert hash_system.memories.trash.find([duplicates["first"]]) == []
+    assert any(
+        n.memory_id == duplicates["unrelated"]
+        for n in linking.related(hash_system.records, duplicates["first"]).found
+    )
+    assert hash_system.records.trash.find([duplicates["first"]]) == []
 
 
 def test_loaded_memories_are_never_candidates(hash_system: CognitiveSystem, tmp_path: Path) -> None:
     note = tmp_path / "notes.md"
     note.write_text("# Limits\n\n" + BASE + "\n")
     MemoryService(hash_system).load_markdown(str(note))
-    (loaded,) = [m for batch in hash_system.memories.iter_memories() for m in batch]
+    (loaded,) = [m for batch in hash_system.records.memories.batches() for m in batch]
     stored(hash_system, loaded.content + "!!")
 
     plan = consolidation.plan_consolidation(hash_system)
@@ -129,11 +132,11 @@ def test_a_group_fails_whole_and_leaves_the_old_state(
     with pytest.raises(RuntimeError):
         consolidation.apply_plan(hash_system, plan, None)
 
-    (kept,) = hash_system.memories.get([duplicates["loud"]])
+    (kept,) = hash_system.records.memories.get([duplicates["loud"]])
     assert (kept.tags, kept.access_count) == (("limits",), 2)
-    assert hash_system.memories.versions([duplicates["loud"]]) == {}
-    assert len(hash_system.memories.get(list(duplicates.values()))) == len(duplicates)
-    assert hash_system.memories.trash.entries(10)[1] == 0
+    assert hash_system.records.history.of([duplicates["loud"]]) == {}
+    assert len(hash_system.records.memories.get(list(duplicates.values()))) == len(duplicates)
+    assert hash_system.records.trash.entries(10)[1] == 0
 
 
 def test_the_index_search_finds_the_same_groups_as_the_exact_one(

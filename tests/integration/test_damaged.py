@@ -25,20 +25,22 @@ def test_every_reader_leaves_a_damaged_row_out_and_doctor_sets_it_aside(
     system = hash_system
     kept = system.store(FACT, tags=["ops"]).memory
     system.store(FACT + " Really.", tags=["ops"])  # a near duplicate, for consolidation
-    bad_id = write_bad_row(system.memories.path, kept, damage)
+    bad_id = write_bad_row(system.records.path, kept, damage)
     tagged = VectorFilter(tags=("ops",))
 
     system.retrieve(BAD_TEXT, where=tagged)  # the bad row's own words, with and without a tag filter
     system.retrieve(BAD_TEXT)
-    assert system.memories.list_memories(tagged, "created", 10).memories
+    assert system.records.memories.browse(tagged, "created", 10).memories
     apply_plan(system, plan_consolidation(system, threshold=0.5), None)
     assert plan_prune(system, PruneCriteria(max_importance=1.0, tags=("ops",))).matching >= 1
-    assert [bad.id for bad in system.memories.damaged_rows(system.encoder.dimension)] == [bad_id]
-    assert system.memories.get([kept.id]) or system.memories.trash.find([kept.id])  # merged, never lost
+    assert [bad.id for bad in system.records.damaged.find(system.encoder.dimension)] == [bad_id]
+    assert system.records.memories.get([kept.id]) or system.records.trash.find(
+        [kept.id]
+    )  # merged, never lost
 
-    assert system.memories.set_aside(system.memories.damaged_rows()) == [bad_id]
-    assert system.memories.damaged_rows() == []
-    with closing(sqlite3.connect(system.memories.path)) as conn:
+    assert system.records.damaged.set_aside(system.records.damaged.find()) == [bad_id]
+    assert system.records.damaged.find() == []
+    with closing(sqlite3.connect(system.records.path)) as conn:
         (row,) = conn.execute("SELECT id, content, problem FROM set_aside").fetchall()
     assert row[:2] == (bad_id, BAD_TEXT)
-    assert system.memories.set_aside_count() == 1
+    assert system.records.damaged.set_aside_count() == 1

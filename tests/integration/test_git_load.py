@@ -17,8 +17,8 @@ from tests.gitrepo import GitRepo, build_sample_history
 
 def git_memories(system: CognitiveSystem, repo: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     """chunk key -> (content, metadata) of the repository's stored memories."""
-    rows = system.memories.source_chunks(f"git:{repo.resolve()}")
-    memories = {m.id: m for m in system.memories.get([row.memory_id for row in rows])}
+    rows = system.records.sources.chunks(f"git:{repo.resolve()}")
+    memories = {m.id: m for m in system.records.memories.get([row.memory_id for row in rows])}
     return {
         row.chunk_key: (memories[row.memory_id].content, dict(memories[row.memory_id].metadata))
         for row in rows
@@ -31,7 +31,7 @@ def repo(tmp_path: Path) -> GitRepo:
 
 
 def test_first_load_finds_the_exact_patterns(hash_system: CognitiveSystem, repo: GitRepo) -> None:
-    report = load_git(hash_system, repo.path / "src")
+    report = load_git(hash_system.loaded, repo.path / "src")
     assert (report.commits_read, report.commits_total, report.full_walk) == (11, 11, True)
     assert (report.cochanges, report.hotspots, report.solutions) == (2, 1, 2)
     assert report.memories == SyncCounts(added=5)
@@ -83,7 +83,7 @@ def test_first_load_finds_the_exact_patterns(hash_system: CognitiveSystem, repo:
 def test_solution_memory_holds_the_message_and_the_shape_of_the_change(
     hash_system: CognitiveSystem, repo: GitRepo
 ) -> None:
-    load_git(hash_system, repo.path)
+    load_git(hash_system.loaded, repo.path)
     fix_sha = repo.git("rev-parse", "topic")
     content, meta = git_memories(hash_system, repo.path)[f"solution:{fix_sha}"]
     assert content == (
@@ -100,9 +100,9 @@ def test_solution_memory_holds_the_message_and_the_shape_of_the_change(
 
 
 def test_a_rerun_without_new_commits_changes_nothing(hash_system: CognitiveSystem, repo: GitRepo) -> None:
-    load_git(hash_system, repo.path)
+    load_git(hash_system.loaded, repo.path)
     before = git_memories(hash_system, repo.path)
-    again = load_git(hash_system, repo.path)
+    again = load_git(hash_system.loaded, repo.path)
     assert (again.commits_read, again.commits_total, again.full_walk) == (0, 11, False)
     assert (again.cochanges, again.hotspots, again.solutions) == (2, 1, 2)
     assert again.memories == SyncCounts(unchanged=5)
@@ -112,10 +112,10 @@ def test_a_rerun_without_new_commits_changes_nothing(hash_system: CognitiveSyste
 def test_a_new_commit_is_read_alone_and_updates_only_what_it_touches(
     hash_system: CognitiveSystem, repo: GitRepo
 ) -> None:
-    load_git(hash_system, repo.path)
+    load_git(hash_system.loaded, repo.path)
     before = git_memories(hash_system, repo.path)
     sha = repo.commit("Fix parser error messages", 12, "src/parser.py")
-    report = load_git(hash_system, repo.path)
+    report = load_git(hash_system.loaded, repo.path)
     assert (report.commits_read, report.commits_total, report.full_walk) == (1, 12, False)
     assert report.memories == SyncCounts(added=1, updated=2, unchanged=3)
     after = git_memories(hash_system, repo.path)
@@ -132,20 +132,20 @@ def test_a_branch_merged_after_a_load_is_read_with_its_merge_only(
     fix = repo.commit("Fix lexer tokens", 12, "src/lexer.py")
     repo.git("checkout", "--quiet", "main")
     repo.commit("Polish the README", 13, "README.md")
-    first = load_git(hash_system, repo.path)
+    first = load_git(hash_system.loaded, repo.path)
     assert first.commits_total == 12 and f"solution:{fix}" not in git_memories(hash_system, repo.path)
     repo.git("merge", "--quiet", "--no-ff", "-m", "Merge branch 'late'", "late", day=14)
-    report = load_git(hash_system, repo.path)
+    report = load_git(hash_system.loaded, repo.path)
     assert (report.commits_read, report.commits_total, report.full_walk) == (2, 14, False)
     assert f"solution:{fix}" in git_memories(hash_system, repo.path)
 
 
 def test_a_rewritten_history_is_read_again_in_full(hash_system: CognitiveSystem, repo: GitRepo) -> None:
     dropped = repo.commit("Fix parser error messages", 12, "src/parser.py")
-    load_git(hash_system, repo.path)
+    load_git(hash_system.loaded, repo.path)
     repo.git("reset", "--quiet", "--hard", "HEAD~1")
     repo.commit("Tidy the parser", 12, "src/parser.py")
-    report = load_git(hash_system, repo.path)
+    report = load_git(hash_system.loaded, repo.path)
     assert (report.commits_read, report.commits_total, report.full_walk) == (12, 12, True)
     assert report.memories == SyncCounts(updated=1, removed=1, unchanged=4)
     after = git_memories(hash_system, repo.path)
@@ -154,9 +154,9 @@ def test_a_rewritten_history_is_read_again_in_full(hash_system: CognitiveSystem,
 
 
 def test_an_amended_last_commit_is_followed(hash_system: CognitiveSystem, repo: GitRepo) -> None:
-    load_git(hash_system, repo.path)
+    load_git(hash_system.loaded, repo.path)
     repo.git("commit", "--quiet", "--amend", "-m", "Fix the flag descriptions", day=11)
-    report = load_git(hash_system, repo.path)
+    report = load_git(hash_system.loaded, repo.path)
     assert report.full_walk and report.solutions == 3
     assert report.memories == SyncCounts(added=1, unchanged=5)
 
@@ -167,13 +167,13 @@ def test_a_directory_that_is_not_a_repository_is_refused(
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     (tmp_path / "plain").mkdir()
     with pytest.raises(InvalidInputError, match="is not a git repository") as caught:
-        load_git(hash_system, tmp_path / "plain")
+        load_git(hash_system.loaded, tmp_path / "plain")
     assert caught.value.code == "not_a_repository"
 
 
 def test_a_repository_without_commits_loads_nothing(hash_system: CognitiveSystem, tmp_path: Path) -> None:
     empty = GitRepo(tmp_path / "empty")
-    report = load_git(hash_system, empty.path)
+    report = load_git(hash_system.loaded, empty.path)
     assert report.head is None and report.commits_read == 0 and report.memories == SyncCounts()
 
 
@@ -182,4 +182,4 @@ def test_a_missing_git_is_reported_clearly(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "no-binaries-here"))
     with pytest.raises(InvalidInputError, match="git is not installed"):
-        load_git(hash_system, repo.path)
+        load_git(hash_system.loaded, repo.path)

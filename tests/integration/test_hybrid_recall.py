@@ -43,23 +43,23 @@ def store(tmp_path: Path) -> SQLiteMemoryStore:
 
 
 def test_memories_in_one_session_link_to_their_two_predecessors(store: SQLiteMemoryStore) -> None:
-    store.add([memory(f"m{i}", f"turn {i}", at=T0 + timedelta(minutes=i)) for i in range(4)])
-    graph = store.neighbours(["m0", "m1", "m2", "m3"])
+    store.memories.add([memory(f"m{i}", f"turn {i}", at=T0 + timedelta(minutes=i)) for i in range(4)])
+    graph = store.links.neighbours(["m0", "m1", "m2", "m3"])
     assert sorted(graph["m3"]) == [("m1", 0.5), ("m2", 1.0)]
     assert sorted(graph["m0"]) == [("m1", 1.0), ("m2", 0.5)]
     assert sorted(graph["m1"]) == [("m0", 1.0), ("m2", 1.0), ("m3", 0.5)]
 
 
 def test_other_sessions_and_old_memories_are_not_linked_in_time(store: SQLiteMemoryStore) -> None:
-    store.add([memory("old", "turn", at=T0)])
-    store.add([memory("other", "turn", session="elsewhere", at=T0 + timedelta(hours=7))])
-    store.add([memory("no-session", "turn", session=None, at=T0 + timedelta(hours=7))])
-    store.add([memory("new", "turn", at=T0 + timedelta(hours=7))])
-    assert store.neighbours(["old", "other", "no-session", "new"]) == {}
+    store.memories.add([memory("old", "turn", at=T0)])
+    store.memories.add([memory("other", "turn", session="elsewhere", at=T0 + timedelta(hours=7))])
+    store.memories.add([memory("no-session", "turn", session=None, at=T0 + timedelta(hours=7))])
+    store.memories.add([memory("new", "turn", at=T0 + timedelta(hours=7))])
+    assert store.links.neighbours(["old", "other", "no-session", "new"]) == {}
 
 
 def test_a_question_is_answered_by_the_next_memory_of_its_session(store: SQLiteMemoryStore) -> None:
-    store.add(
+    store.memories.add(
         [
             memory("ask", "Melanie: what inspired the painting?", at=T0),
             memory("reply", "Caroline: a visit to the lake.", at=T0 + timedelta(seconds=1)),
@@ -67,13 +67,13 @@ def test_a_question_is_answered_by_the_next_memory_of_its_session(store: SQLiteM
             memory("elsewhere", "Gina: the store opens tomorrow.", session="other", at=T0),
         ]
     )
-    store.add([memory("next", "Caroline: long but fine.", at=T0 + timedelta(seconds=3))])
-    found = store.answers(["ask", "reply", "later", "elsewhere", "next"])
+    store.memories.add([memory("next", "Caroline: long but fine.", at=T0 + timedelta(seconds=3))])
+    found = store.links.answers(["ask", "reply", "later", "elsewhere", "next"])
     assert found == {"ask": "reply", "later": "next"}
 
 
 def test_a_note_holding_a_question_passes_nothing_to_the_next_note(store: SQLiteMemoryStore) -> None:
-    store.add(
+    store.memories.add(
         [
             memory("q", "TODO: should the cache expire after an hour?", turn=False),
             memory(
@@ -84,13 +84,13 @@ def test_a_note_holding_a_question_passes_nothing_to_the_next_note(store: SQLite
         ]
     )
     # Neither the note's question nor a turn followed by a note makes a question and its answer.
-    assert store.answers(["q", "n", "t", "u"]) == {}
+    assert store.links.answers(["q", "n", "t", "u"]) == {}
 
 
 def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context(
     store: SQLiteMemoryStore,
 ) -> None:
-    store.add(
+    store.memories.add(
         [
             memory("question", "Melanie: what did you research last week?", at=T0),
             memory(
@@ -99,7 +99,7 @@ def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context
             memory("unrelated", "Caroline: the weather was lovely.", at=T0 + timedelta(hours=8)),
         ]
     )
-    direct = dict(store.lexical_search("Zanzibar", 10))
+    direct = dict(store.words.search("Zanzibar", 10))
     assert list(direct)[0] == "answer"
     assert direct["question"] < direct["answer"]  # found through the answer's words in its context
     assert "unrelated" not in direct
@@ -108,29 +108,33 @@ def test_lexical_search_ranks_a_rare_word_and_reaches_neighbours_through_context
 def test_lexical_search_past_its_window_ranks_the_newest_matches_and_every_rare_one(
     store: SQLiteMemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store.add([memory("old-rare", "The deploy key for cluster kestrel rotates monthly.", session=None)])
-    store.add([memory(f"d{i}", f"deploy note {i} about the cluster", session=None) for i in range(40)])
-    full = store.lexical_search("deploy kestrel", 50)
+    store.memories.add(
+        [memory("old-rare", "The deploy key for cluster kestrel rotates monthly.", session=None)]
+    )
+    store.memories.add(
+        [memory(f"d{i}", f"deploy note {i} about the cluster", session=None) for i in range(40)]
+    )
+    full = store.words.search("deploy kestrel", 50)
     # Every match scored: the rare word's memory first, then the 40 sharing only "deploy".
     assert [memory_id for memory_id, _ in full][0] == "old-rare" and len(full) == 41
     monkeypatch.setattr(lexical, "LEXICAL_WINDOW", 10)
     monkeypatch.setattr(lexical, "RARE_MATCHES", 3)
-    windowed = store.lexical_search("deploy kestrel", 50)
+    windowed = store.words.search("deploy kestrel", 50)
     # The 10 newest matches, and the old memory holding the rare word (a lower bound of its score).
     assert [memory_id for memory_id, _ in windowed][0] == "old-rare"
     assert {memory_id for memory_id, _ in windowed[1:]} == {f"d{i}" for i in range(30, 40)}
     assert dict(windowed)["old-rare"] <= dict(full)["old-rare"]
     assert dict(windowed)["d39"] == pytest.approx(dict(full)["d39"])  # the window's scores are BM25's own
-    common = store.lexical_search("cluster", 50)  # no rare word: the newest 10 alone
+    common = store.words.search("cluster", 50)  # no rare word: the newest 10 alone
     assert {memory_id for memory_id, _ in common} == {f"d{i}" for i in range(30, 40)}
 
 
 def test_the_lexical_index_row_total_follows_stores_and_deletes(store: SQLiteMemoryStore) -> None:
-    store.add([memory(f"m{i}", f"note {i}", session=None) for i in range(300)])
-    store.delete(["m3", "m7"])
-    with store._lock:  # the count FTS5 keeps, read where recall's word weights read it
-        total = words.row_total(store._conn)
-        (counted,) = store._conn.execute("SELECT count(*) FROM memories").fetchone()
+    store.memories.add([memory(f"m{i}", f"note {i}", session=None) for i in range(300)])
+    store.memories.delete(["m3", "m7"])
+    with store.database._lock:  # the count FTS5 keeps, read where recall's word weights read it
+        total = words.row_total(store.database._conn)
+        (counted,) = store.database._conn.execute("SELECT count(*) FROM memories").fetchone()
     assert total == counted == 298
 
 
@@ -153,9 +157,9 @@ def test_sqlite_varints_decode(encoded: bytes, value: int | None) -> None:
     ['" OR 1=1 --', "NEAR(a b)", "col:value", "*", "a AND", "'; DROP TABLE memories; --", '"""', "^start"],
 )
 def test_query_text_is_never_read_as_fts_syntax(store: SQLiteMemoryStore, hostile: str) -> None:
-    store.add([memory("m", "DROP TABLE memories is a dangerous statement")])
-    store.lexical_search(hostile, 10)
-    assert [m.id for m in store.get(["m"])] == ["m"]
+    store.memories.add([memory("m", "DROP TABLE memories is a dangerous statement")])
+    store.words.search(hostile, 10)
+    assert [m.id for m in store.memories.get(["m"])] == ["m"]
 
 
 def test_a_word_match_ranks_where_meaning_alone_would_not(real_system: CognitiveSystem) -> None:
@@ -238,16 +242,16 @@ def test_deleting_a_memory_removes_it_everywhere_and_reindexes_its_neighbours(
 ) -> None:
     first = hash_system.store("Melanie asked about the pottery class", session_id="chat").memory
     second = hash_system.store("Caroline signed up for ceramics on Tuesday", session_id="chat").memory
-    assert [m for m, _ in hash_system.memories.lexical_search("ceramics", 5)] == [second.id, first.id]
+    assert [m for m, _ in hash_system.records.words.search("ceramics", 5)] == [second.id, first.id]
 
     assert hash_system.delete([second.id, "no-such-id"]) == [second.id]
     hash_system.flush()
 
-    assert hash_system.memories.get([second.id]) == []
-    assert hash_system.memories.neighbours([first.id]) == {}
-    assert hash_system.memories.lexical_search("ceramics", 5) == []  # first no longer carries its words
+    assert hash_system.records.memories.get([second.id]) == []
+    assert hash_system.records.links.neighbours([first.id]) == {}
+    assert hash_system.records.words.search("ceramics", 5) == []  # first no longer carries its words
     assert hash_system.vectors.count() == 1
-    assert hash_system.memories.pending_vector_writes() == []
+    assert hash_system.records.outbox.pending() == []
     assert [r.memory.id for r in hash_system.retrieve("Melanie asked about the pottery class").core] == [
         first.id
     ]
@@ -269,9 +273,9 @@ def test_store_many_stores_in_order_links_in_time_and_refuses_all_on_a_bad_text(
         (1, "semantic"),
     ]
     assert not any(outcome.queued for outcome in outcomes)
-    graph = hash_system.memories.neighbours([memories[2].id])
+    graph = hash_system.records.links.neighbours([memories[2].id])
     assert sorted(graph[memories[2].id]) == sorted([(memories[1].id, 1.0), (memories[0].id, 0.5)])
     with pytest.raises(InvalidInputError):
         hash_system.store_many(["a fine text", "   "])
-    assert hash_system.memories.counts().total == 3
+    assert hash_system.records.memories.counts().total == 3
     assert hash_system.vectors.count() == 3

@@ -40,13 +40,13 @@ def tree(tmp_path: Path) -> Path:
 def _by_section(system: CognitiveSystem) -> dict[str, str]:
     return {
         f"{Path(m.metadata['source_path']).name}:{m.metadata['section']}": m.id
-        for batch in system.memories.iter_memories()
+        for batch in system.records.memories.batches()
         for m in batch
     }
 
 
 def test_a_tree_loads_every_section_once_with_its_source(hash_system: CognitiveSystem, tree: Path) -> None:
-    report = load_markdown(hash_system, tree)
+    report = load_markdown(hash_system.loaded, tree)
     assert (report.files, report.files_loaded, report.chunks.added, report.skipped) == (3, 3, 6, ())
     assert set(_by_section(hash_system)) == {
         "guide.md:Guide",
@@ -56,7 +56,7 @@ def test_a_tree_loads_every_section_once_with_its_source(hash_system: CognitiveS
         "faq.md:Tokens",
         "plain.markdown:plain",
     }
-    memories = [m for batch in hash_system.memories.iter_memories() for m in batch]
+    memories = [m for batch in hash_system.records.memories.batches() for m in batch]
     memory = next(m for m in memories if m.metadata["section"] == "Install")
     assert memory.metadata["loader_type"] == "markdown"
     assert memory.metadata["source_path"] == str(tree.resolve() / "guide.md")
@@ -64,9 +64,9 @@ def test_a_tree_loads_every_section_once_with_its_source(hash_system: CognitiveS
 
 
 def test_a_second_load_of_an_unchanged_tree_changes_nothing(hash_system: CognitiveSystem, tree: Path) -> None:
-    load_markdown(hash_system, tree)
-    before = {m.id: m for b in hash_system.memories.iter_memories() for m in b}
-    report = load_markdown(hash_system, tree)
+    load_markdown(hash_system.loaded, tree)
+    before = {m.id: m for b in hash_system.records.memories.batches() for m in b}
+    report = load_markdown(hash_system.loaded, tree)
     assert (report.files_loaded, report.files_unchanged) == (0, 3)
     assert (report.chunks.added, report.chunks.updated, report.chunks.removed, report.chunks.unchanged) == (
         0,
@@ -74,32 +74,32 @@ def test_a_second_load_of_an_unchanged_tree_changes_nothing(hash_system: Cogniti
         0,
         6,
     )
-    after = {m.id: m for b in hash_system.memories.iter_memories() for m in b}
+    after = {m.id: m for b in hash_system.records.memories.batches() for m in b}
     assert after == before
 
 
 def test_an_edit_updates_exactly_the_changed_section_and_keeps_the_others(
     hash_system: CognitiveSystem, tree: Path
 ) -> None:
-    load_markdown(hash_system, tree)
+    load_markdown(hash_system.loaded, tree)
     before = _by_section(hash_system)
     guide = tree / "guide.md"
     guide.write_text(guide.read_text().replace("## Usage\n\n", "## Usage\n\nRun it daily. "))
-    report = load_markdown(hash_system, tree)
+    report = load_markdown(hash_system.loaded, tree)
     counts = report.chunks
     assert (report.files_loaded, counts.updated, counts.added, counts.removed) == (1, 1, 0, 0)
     assert _by_section(hash_system) == before
-    usage = hash_system.memories.get([before["guide.md:Usage"]])[0]
+    usage = hash_system.records.memories.get([before["guide.md:Usage"]])[0]
     assert "Run it daily." in usage.content and usage.modified_date is not None
 
 
 def test_added_and_deleted_sections_and_files_are_followed(hash_system: CognitiveSystem, tree: Path) -> None:
-    load_markdown(hash_system, tree)
+    load_markdown(hash_system.loaded, tree)
     guide = tree / "guide.md"
     text = guide.read_text()
     guide.write_text(text[: text.index("## Usage")] + f"## Upgrade\n\n{FILLER}")
     (tree / "plain.markdown").unlink()
-    report = load_markdown(hash_system, tree)
+    report = load_markdown(hash_system.loaded, tree)
     counts = report.chunks
     # Upgrade took the place of Usage: a renamed header updates the memory in place.
     assert (report.files_removed, counts.added, counts.updated, counts.removed) == (1, 0, 1, 1)
@@ -110,10 +110,10 @@ def test_added_and_deleted_sections_and_files_are_followed(hash_system: Cognitiv
 
 
 def test_remove_file_forgets_a_file_or_a_directory(hash_system: CognitiveSystem, tree: Path) -> None:
-    load_markdown(hash_system, tree)
-    assert remove_markdown(hash_system, tree / "faq") == (1, 2)
-    assert remove_markdown(hash_system, tree / "guide.md") == (1, 3)
-    assert remove_markdown(hash_system, tree / "nothing-here.md") == (0, 0)
+    load_markdown(hash_system.loaded, tree)
+    assert remove_markdown(hash_system.loaded, tree / "faq") == (1, 2)
+    assert remove_markdown(hash_system.loaded, tree / "guide.md") == (1, 3)
+    assert remove_markdown(hash_system.loaded, tree / "nothing-here.md") == (0, 0)
     assert set(_by_section(hash_system)) == {"plain.markdown:plain"}
     assert hash_system.status().healthy
 
@@ -121,9 +121,9 @@ def test_remove_file_forgets_a_file_or_a_directory(hash_system: CognitiveSystem,
 def test_sections_are_connected_in_their_file_and_along_links(
     hash_system: CognitiveSystem, tree: Path
 ) -> None:
-    load_markdown(hash_system, tree)
+    load_markdown(hash_system.loaded, tree)
     ids = _by_section(hash_system)
-    graph = hash_system.memories.neighbours(list(ids.values()))
+    graph = hash_system.records.links.neighbours(list(ids.values()))
     install = dict(graph[ids["guide.md:Install"]])
     assert ids["guide.md:Guide"] in install
     assert ids["guide.md:Usage"] in install
@@ -136,16 +136,16 @@ def test_a_link_to_a_file_loaded_later_is_connected_then(
 ) -> None:
     source = _write(tmp_path / "a" / "a.md", f"# A\n\n{FILLER} See [b](../b/b.md).")
     target = _write(tmp_path / "b" / "b.md", f"# B\n\n{FILLER}")
-    load_markdown(hash_system, source)
-    load_markdown(hash_system, target)
+    load_markdown(hash_system.loaded, source)
+    load_markdown(hash_system.loaded, target)
     ids = _by_section(hash_system)
-    assert ids["b.md:B"] in dict(hash_system.memories.neighbours([ids["a.md:A"]])[ids["a.md:A"]])
+    assert ids["b.md:B"] in dict(hash_system.records.links.neighbours([ids["a.md:A"]])[ids["a.md:A"]])
 
 
 def test_a_failed_sync_leaves_the_previous_memories_whole(
     hash_system: CognitiveSystem, tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    load_markdown(hash_system, tree)
+    load_markdown(hash_system.loaded, tree)
     before = _by_section(hash_system)
     guide = tree / "guide.md"
     guide.write_text(guide.read_text().replace("## Usage", "## Usage changed") + "\n\n## New\n\n" + FILLER)
@@ -155,10 +155,10 @@ def test_a_failed_sync_leaves_the_previous_memories_whole(
 
     monkeypatch.setattr(source_sql, "write_source", broken)
     with pytest.raises(StorageError):
-        load_markdown(hash_system, tree)
+        load_markdown(hash_system.loaded, tree)
     assert _by_section(hash_system) == before
     monkeypatch.undo()
-    counts = load_markdown(hash_system, tree).chunks
+    counts = load_markdown(hash_system.loaded, tree).chunks
     assert (counts.added, counts.updated, counts.removed) == (1, 1, 0)
 
 
@@ -175,7 +175,7 @@ def test_unreadable_files_are_skipped_with_a_reason_and_the_rest_loads(
     os.symlink(tree / "missing.md", tree / "dangling.md")
     os.symlink(tree / "faq", tree / "faq-again")
     os.symlink(tree / "guide.md", tree / "guide-alias.md")
-    report = load_markdown(hash_system, tree)
+    report = load_markdown(hash_system.loaded, tree)
     reasons = {Path(item.path).name: item.reason for item in report.skipped}
     assert reasons["binary.md"].startswith("binary file")
     assert reasons["latin1.md"].startswith("not UTF-8 text")
@@ -190,20 +190,20 @@ def test_unreadable_files_are_skipped_with_a_reason_and_the_rest_loads(
 
 def test_a_path_that_does_not_exist_is_an_error(hash_system: CognitiveSystem, tmp_path: Path) -> None:
     with pytest.raises(InvalidInputError, match="does not exist"):
-        load_markdown(hash_system, tmp_path / "nowhere")
+        load_markdown(hash_system.loaded, tmp_path / "nowhere")
 
 
 def test_watch_batches_follow_moved_in_and_deleted_directories(
     hash_system: CognitiveSystem, tree: Path, tmp_path: Path
 ) -> None:
     root = tree.resolve()
-    load_markdown(hash_system, root)
+    load_markdown(hash_system.loaded, root)
     incoming = _write(tmp_path / "elsewhere" / "new" / "deep" / "n.md", f"# New\n\n{FILLER}").parents[1]
     incoming.rename(root / "new")
-    batch = apply_changes(hash_system, root, [root / "new"])
+    batch = apply_changes(hash_system.loaded, root, [root / "new"])
     assert (batch.chunks.added, batch.changed) == (1, (str(root / "new" / "deep" / "n.md"),))
     shutil.rmtree(root / "faq")
-    batch = apply_changes(hash_system, root, [root / "faq"])
+    batch = apply_changes(hash_system.loaded, root, [root / "faq"])
     assert (batch.removed, batch.chunks.removed) == ((str(root / "faq"),), 2)
     assert "faq.md:FAQ" not in _by_section(hash_system) and "n.md:New" in _by_section(hash_system)
 
@@ -221,9 +221,9 @@ def test_progress_counts_kilobytes_stored_up_to_the_whole_tree(
     total_kb = -(-sum(path.stat().st_size for path in root.iterdir()) // 1024)
     seen: list[tuple[int, int]] = []
 
-    load_markdown(hash_system, root, on_progress=lambda done, total: seen.append((done, total)))
+    load_markdown(hash_system.loaded, root, on_progress=lambda done, total: seen.append((done, total)))
     again: list[tuple[int, int]] = []
-    load_markdown(hash_system, root, on_progress=lambda done, total: again.append((done, total)))
+    load_markdown(hash_system.loaded, root, on_progress=lambda done, total: again.append((done, total)))
 
     assert {total for _, total in seen} == {total_kb} and total_kb > 3
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)

@@ -201,7 +201,7 @@ def test_a_failed_word_search_beside_the_embedding_reaches_the_caller(
         def broken(text: str, limit: int) -> list[tuple[str, float]]:
             raise StorageError("The memory database failed a read: disk I/O error")
 
-        monkeypatch.setattr(system.memories, "lexical_search", broken)
+        monkeypatch.setattr(system.records.words, "search", broken)
         with pytest.raises(StorageError, match="disk I/O error"):
             system.retrieve("what broke")
     finally:

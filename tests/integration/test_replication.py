@@ -55,23 +55,23 @@ def test_a_bad_row_fails_its_own_vector_write_and_never_the_batch_or_the_start(
 ) -> None:
     first = opener()
     stored = [first.store(f"note {n} about the deploy pipeline").memory for n in range(2)]
-    bad_id = write_bad_row(first.memories.path, stored[0], damage)
+    bad_id = write_bad_row(first.records.path, stored[0], damage)
     text = "a queued note about kafka lag"
     vector = HashEncoder().encode([text])[0]
     queued = dataclasses.replace(stored[1], id=str(uuid.uuid4()), content=text, cognitive_embedding=vector)
-    write_row(first.memories.path, queued)
+    write_row(first.records.path, queued)
 
     system = opener()  # its start replays the outbox: the bad row and the good one queued with it
 
     good = sorted([*(m.id for m in stored), queued.id])
     assert sorted(system.vectors.ids()) == good
     system.flush()
-    assert system.memories.pending_vector_writes() == [(bad_id, "upsert")]
+    assert system.records.outbox.pending() == [(bad_id, "upsert")]
     assert system.rebuild_index() == 3
     assert sorted(system.vectors.ids()) == good
     # A write the index refused stays queued; an unreadable row is named by doctor (test_doctor_rows).
     refused = [(bad_id, "upsert")] if damage in REFUSED_BY_THE_INDEX else []
-    assert system.memories.pending_vector_writes() == refused
+    assert system.records.outbox.pending() == refused
     assert system.retrieve("kafka lag").core[0].memory.id == queued.id
     system.retrieve("the flaky build server, written by hand")  # the bad row's own words: no crash
     assert system.store("a new note after the bad row").queued is False

@@ -80,9 +80,9 @@ def test_store_commits_the_cleaned_memory_and_indexes_its_vector(hash_system: Co
     assert outcome.queued is False
     assert outcome.memory.content == "The deploy script needs the AWS profile set"
     assert outcome.memory.tags == ("aws", "deploy")
-    assert hash_system.memories.get([outcome.memory.id]) == [outcome.memory]
+    assert hash_system.records.memories.get([outcome.memory.id]) == [outcome.memory]
     assert hash_system.vectors.count() == 1
-    assert hash_system.memories.pending_vector_writes() == []
+    assert hash_system.records.outbox.pending() == []
 
 
 def test_status_reports_counts_index_and_encoder(hash_system: CognitiveSystem) -> None:
@@ -124,9 +124,9 @@ def test_bad_input_is_refused_and_nothing_is_stored(
     hash_system.flush()
 
     assert caught.value.code == code
-    assert hash_system.memories.counts().total == 1
+    assert hash_system.records.memories.counts().total == 1
     assert hash_system.vectors.count() == 1
-    assert hash_system.memories.pending_vector_writes() == []
+    assert hash_system.records.outbox.pending() == []
 
 
 def _store_all(system: CognitiveSystem, texts: Sequence[str]) -> dict[str, str]:
@@ -207,10 +207,10 @@ def test_retrieval_counts_an_access_once_bookkeeping_is_flushed(hash_system: Cog
     hash_system.retrieve("deploy script AWS profile")
     hash_system.flush()
 
-    hit, miss = hash_system.memories.get([found.id, missed.id])
+    hit, miss = hash_system.records.memories.get([found.id, missed.id])
     assert hit.access_count == 2
     assert hit.last_accessed is not None
-    assert hash_system.memories.activity()["last_retrieval"] == hit.last_accessed
+    assert hash_system.records.properties.activity()["last_retrieval"] == hit.last_accessed
     assert (miss.access_count, miss.last_accessed) == (0, None)
 
 
@@ -229,7 +229,7 @@ def test_a_session_lesson_gets_the_configured_boost(build: Build, monkeypatch: p
     assert by_id[lesson.id].total - by_id[plain.id].total == pytest.approx(
         0.5 * by_id[lesson.id].similarity, abs=1e-4
     )
-    assert system.memories.counts().session_lessons == 1
+    assert system.records.memories.counts().session_lessons == 1
 
 
 def test_a_memory_survives_closing_and_reopening_the_system(build: Build) -> None:
@@ -256,8 +256,8 @@ def test_a_failed_index_write_is_queued_and_replayed_on_the_next_start(
     outcome = first.store("The deploy script needs the AWS profile set")
 
     assert outcome.queued is True
-    assert first.memories.get([outcome.memory.id]) == [outcome.memory]
-    assert first.memories.pending_vector_writes() == [(outcome.memory.id, "upsert")]
+    assert first.records.memories.get([outcome.memory.id]) == [outcome.memory]
+    assert first.records.outbox.pending() == [(outcome.memory.id, "upsert")]
     assert first.vectors.count() == 0
     assert first.status().healthy is False
     first.close()
@@ -266,7 +266,7 @@ def test_a_failed_index_write_is_queued_and_replayed_on_the_next_start(
     result = second.retrieve("deploy script AWS profile")
     second.flush()
 
-    assert second.memories.pending_vector_writes() == []
+    assert second.records.outbox.pending() == []
     assert second.vectors.count() == 1
     assert result.core[0].memory.id == outcome.memory.id
     assert second.status().healthy is True
@@ -392,41 +392,41 @@ def test_an_update_racing_another_is_applied_over_it_not_in_place_of_it(build: B
     encoder = MeddlingEncoder()
     system = build(encoder)
     memory_id = system.store("Backups run nightly.", tags=["ops"]).memory.id
-    encoder.meddle = lambda: system.update(
+    encoder.meddle = lambda: system.edits.update(
         memory_id, MemoryEdit(tags=["ops", "backup"], importance_score=0.9)
     )
 
-    system.update(memory_id, MemoryEdit(text="Backups run hourly."))
+    system.edits.update(memory_id, MemoryEdit(text="Backups run hourly."))
 
-    (stored,) = system.memories.get([memory_id])
+    (stored,) = system.records.memories.get([memory_id])
     assert (stored.content, stored.tags, stored.importance_score) == (
         "Backups run hourly.",
         ("ops", "backup"),
         0.9,
     )
-    assert [v.version for v in system.memories.versions([memory_id])[memory_id]] == [1, 2]
+    assert [v.version for v in system.records.history.of([memory_id])[memory_id]] == [1, 2]
 
 
 def test_an_update_with_an_expected_revision_is_refused_once_the_memory_changed(build: Build) -> None:
     encoder = MeddlingEncoder()
     system = build(encoder)
     memory_id = system.store("Backups run nightly.", tags=["ops"]).memory.id
-    read = system.memories.get([memory_id])[0].revision
-    encoder.meddle = lambda: system.update(memory_id, MemoryEdit(tags=["backup"]))
+    read = system.records.memories.get([memory_id])[0].revision
+    encoder.meddle = lambda: system.edits.update(memory_id, MemoryEdit(tags=["backup"]))
 
     with pytest.raises(EditConflictError, match="changed"):  # between the read and the write
-        system.update(memory_id, MemoryEdit(text="Backups run hourly."), expected_revision=read)
+        system.edits.update(memory_id, MemoryEdit(text="Backups run hourly."), expected_revision=read)
     with pytest.raises(EditConflictError, match="Read it again"):  # before it
-        system.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=read)
+        system.edits.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=read)
 
-    (stored,) = system.memories.get([memory_id])
+    (stored,) = system.records.memories.get([memory_id])
     assert (stored.content, stored.tags, stored.importance_score) == (
         "Backups run nightly.",
         ("backup",),
         0.5,
     )
     now = stored.revision
-    assert system.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=now).changed
+    assert system.edits.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=now).changed
 
 
 def test_the_data_directory_a_first_start_makes_is_closed_to_other_users(data_dir: Path) -> None:

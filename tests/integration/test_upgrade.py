@@ -48,7 +48,7 @@ def test_an_old_store_joins_the_default_project_everywhere(
 
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
-        (memory,) = system.memories.get([OLD_ID])
+        (memory,) = system.records.memories.get([OLD_ID])
         vector = HashEncoder().encode([text])[0]
         in_default = system.vectors.search(vector, 5, VectorFilter(projects=("default",)))
         elsewhere = system.vectors.search(vector, 5, VectorFilter(projects=("other",)))
@@ -69,7 +69,7 @@ def test_an_old_store_gets_the_terms_of_its_memories_from_its_lexical_index(
 
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
-        (row,) = system.memories.ranking_rows([OLD_ID])
+        (row,) = system.records.memories.ranking_rows([OLD_ID])
     finally:
         system.close()
 
@@ -99,9 +99,9 @@ def test_an_old_store_keeps_its_links_when_they_are_clustered(
 
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
-        graph, timeless = system.memories.neighbourhood([OLD_ID, other])
+        graph, timeless = system.records.links.neighbourhood([OLD_ID, other])
         system.delete([other])
-        after, _ = system.memories.neighbourhood([OLD_ID])
+        after, _ = system.records.links.neighbourhood([OLD_ID])
     finally:
         system.close()
     with sqlite3.connect(db) as check:
@@ -139,9 +139,9 @@ def test_trash_entries_of_an_old_store_get_numbers_and_stay_restorable(
 
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     try:
-        (entry,), total = system.memories.trash.entries(10)
+        (entry,), total = system.records.trash.entries(10)
         restored = forgetting.restore(system, [OLD_ID])
-        (memory,) = system.memories.get([OLD_ID])
+        (memory,) = system.records.memories.get([OLD_ID])
     finally:
         system.close()
 

@@ -21,6 +21,6 @@ def test_a_file_that_is_not_a_database_fails_the_sqlite_check(data_dir: Path) ->
 
 
 def test_the_sqlite_check_reads_integrity_wal_and_migrations(hash_system: CognitiveSystem) -> None:
-    result = check_sqlite(hash_system.memories.path)
+    result = check_sqlite(hash_system.records.path)
 
     assert (result.status, result.detail) == ("ok", f"integrity ok, WAL, {len(MIGRATIONS)} migrations")

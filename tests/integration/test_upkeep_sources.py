@@ -42,10 +42,10 @@ def test_orphaned_loaded_memories_warn_until_repair_deletes_them(
         )
     system = build_system(Settings(env_file=None), encoder=real_encoder)
     try:
-        load_markdown(system, tree)
-        _damage_like_two_racing_loads(system.memories.path)
-        load_markdown(system, tree)
-        assert system.memories.counts().total == 6
+        load_markdown(system.loaded, tree)
+        _damage_like_two_racing_loads(system.records.path)
+        load_markdown(system.loaded, tree)
+        assert system.records.memories.counts().total == 6
     finally:
         system.close()
 
@@ -62,7 +62,7 @@ def test_orphaned_loaded_memories_warn_until_repair_deletes_them(
     assert _sources(real_encoder).status == "ok"
     system = build_system(Settings(env_file=None), encoder=real_encoder)
     try:
-        assert system.memories.counts().total == 3
-        assert load_markdown(system, tree).files_unchanged == 3
+        assert system.records.memories.counts().total == 3
+        assert load_markdown(system.loaded, tree).files_unchanged == 3
     finally:
         system.close()

@@ -41,7 +41,7 @@ async def page(client: Client, **arguments: Any) -> dict[str, Any]:
 
 def add_version(system: CognitiveSystem, memory_id: str, version: int, content: str) -> None:
     """A row as update_memory keeps it (written directly: this test is about reading versions)."""
-    with closing(sqlite3.connect(system.memories.path)) as conn, conn:
+    with closing(sqlite3.connect(system.records.path)) as conn, conn:
         conn.execute(
             "INSERT INTO memory_versions (memory_id, version, content, hierarchy_level, memory_type, "
             "importance_score, tags, metadata, project, replaced_at, replaced_by_session) "

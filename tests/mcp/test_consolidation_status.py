@@ -26,7 +26,7 @@ async def test_memory_status_reports_the_last_consolidation(
 
     service = MemoryService(real_system, session_id="s1")
     dry = service.consolidate()
-    untouched = [m.id for m in real_system.memories.get([kept, gone])]
+    untouched = [m.id for m in real_system.records.memories.get([kept, gone])]
     done = service.consolidate(apply=True)
     last = (await call(client, "memory_status", {}))["last_consolidation"]
 

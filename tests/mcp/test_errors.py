@@ -72,7 +72,7 @@ async def test_bad_call_is_an_error_result_and_stores_nothing(
     assert body["success"] is False
     assert body["error"] == code
     assert len(body["message"]) > 10
-    assert real_system.memories.counts().total == 0
+    assert real_system.records.memories.counts().total == 0
     assert real_system.vectors.count() == 0
     follow_up = await client.call_tool("store_memory", {"text": "The server still answers after an error."})
     assert not follow_up.is_error
@@ -110,7 +110,7 @@ async def test_an_unexpected_crash_is_reported_without_internals_and_the_server_
             body = error_body(crashed)
             assert body["error"] == "internal_error"
             assert "secret internal detail" not in body["message"]
-            assert system.memories.counts().total == 0
+            assert system.records.memories.counts().total == 0
             fine = await client.call_tool("store_memory", {"text": "this one works"})
             assert not fine.is_error
     finally:

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 async def test_recall_finds_git_patterns_with_their_sources(
     client: Client, real_system: CognitiveSystem, tmp_path: Path, query: str, source: str
 ) -> None:
-    report = load_git(real_system, build_sample_history(tmp_path / "toolkit").path)
+    report = load_git(real_system.loaded, build_sample_history(tmp_path / "toolkit").path)
     assert report.memories.added == 5
     result = await client.call_tool("recall_memories", {"query": query, "types": ["core"], "detail": "full"})
     assert not result.is_error, result.content
@@ -43,7 +43,7 @@ async def test_git_patterns_are_kept_when_asked_to_forget_them(
     client: Client, real_system: CognitiveSystem, tmp_path: Path
 ) -> None:
     repository = build_sample_history(tmp_path / "toolkit").path
-    load_git(real_system, repository)
+    load_git(real_system.loaded, repository)
     recalled = await client.call_tool("recall_memories", {"query": "which file keeps needing bug fixes?"})
     assert recalled.structured_content is not None
     hotspot = recalled.structured_content["memories"]["core"][0]["id"]

@@ -97,7 +97,7 @@ def test_any_arguments_get_an_answer_or_a_known_error_and_nothing_half_written(
 ) -> None:
     server, system = hostile_server
     tool, arguments = call
-    before = system.memories.counts().total
+    before = system.records.memories.counts().total
 
     async def run() -> Any:
         async with Client(server) as client:
@@ -105,7 +105,7 @@ def test_any_arguments_get_an_answer_or_a_known_error_and_nothing_half_written(
 
     result = anyio.run(run)
     system.flush()
-    after = system.memories.counts().total
+    after = system.records.memories.counts().total
     if result.is_error:
         body = body_of(result)
         assert body["success"] is False
@@ -146,7 +146,7 @@ async def _store_and_recall_injections(server: MemoryServer, system: CognitiveSy
     first = found.structured_content["memories"]["core"][0]
     assert first["id"] == stored.structured_content["memory_id"]
     assert first["tags"] == INJECTIONS[:5]
-    assert system.memories.counts().total == 1
+    assert system.records.memories.counts().total == 1
 
 
 @pytest.mark.subprocess

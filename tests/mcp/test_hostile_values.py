@@ -61,7 +61,7 @@ async def test_text_with_no_visible_character_is_refused(
         body = _error(result)
         assert body["error"] == "empty_text"
         assert "no visible characters" in body["message"]
-    assert system.memories.counts().total == 0
+    assert system.records.memories.counts().total == 0
 
 
 async def test_text_with_a_visible_character_among_invisible_ones_is_stored(
@@ -71,7 +71,7 @@ async def test_text_with_a_visible_character_among_invisible_ones_is_stored(
         stored = await client.call_tool("store_memory", {"text": "\u200bok\x00"})
 
     assert not stored.is_error
-    assert system.memories.counts().total == 1
+    assert system.records.memories.counts().total == 1
 
 
 @pytest.mark.parametrize(
@@ -119,7 +119,7 @@ async def test_a_string_or_boolean_where_a_number_belongs_is_refused(
     body = _error(result)
     assert body["error"] == "invalid_type"
     assert field in body["message"] and "should be a number" in body["message"]
-    assert system.memories.counts().total == 0
+    assert system.records.memories.counts().total == 0
 
 
 async def test_numbers_are_still_accepted_where_the_schema_says_integer(

@@ -34,7 +34,7 @@ async def error_of(client: Client, arguments: dict[str, Any]) -> str:
 
 
 def memory_ids(system: CognitiveSystem) -> set[str]:
-    with sqlite3.connect(system.memories.path) as conn:
+    with sqlite3.connect(system.records.path) as conn:
         return {row[0] for row in conn.execute("SELECT id FROM memories")}
 
 
@@ -102,7 +102,7 @@ async def test_an_expired_token_is_refused(client: Client, real_system: Cognitiv
     memory_id = await store(client, "Scratch note about an old benchmark run.", ["scratch"])
     criteria = PruneCriteria(tags=("scratch",))
     listed = plan_prune(real_system, criteria).candidates  # makes the secret
-    secret = real_system.memories.meta("prune_secret") or ""
+    secret = real_system.records.properties.get("prune_secret") or ""
     expired = make_token(secret, criteria, listed, int(time.time()) - 1)
 
     text = await error_of(client, {"tags": ["scratch"], "dry_run": False, "confirm": expired})

@@ -251,11 +251,11 @@ async def test_a_link_is_an_activation_edge_in_both_directions(
     system, (client, other) = hash_systems[0], hash_clients
     # Stored by two servers (two sessions), so they are not neighbours in time.
     a, b = await store(client, "Redis holds the sessions."), await store(other, "Sessions expire in 30 min.")
-    assert system.memories.neighbours([a, b]) == {}
+    assert system.records.links.neighbours([a, b]) == {}
 
     await call(client, "link_memories", {"from_id": a, "to_id": b, "relation": "caused_by"})
 
-    assert system.memories.neighbours([a, b]) == {a: [(b, USER_LINK_WEIGHT)], b: [(a, USER_LINK_WEIGHT)]}
+    assert system.records.links.neighbours([a, b]) == {a: [(b, USER_LINK_WEIGHT)], b: [(a, USER_LINK_WEIGHT)]}
 
 
 @pytest.mark.slow
@@ -265,7 +265,7 @@ async def test_ten_thousand_links_on_one_memory_stay_bounded_and_fast(
     system, client = hash_systems[0], hash_clients[0]
     hub = await store(client, "The hub memory everything points at.")
     leaves = [outcome.memory.id for outcome in system.store_many([f"leaf note {n}" for n in range(10_000)])]
-    with sqlite3.connect(system.memories.path) as other_writer:
+    with sqlite3.connect(system.records.path) as other_writer:
         other_writer.executemany(
             "INSERT INTO relations (from_id, to_id, relation, created_at) VALUES (?, ?, 'part_of', ?)",
             [(leaf, hub, float(n)) for n, leaf in enumerate(leaves)],

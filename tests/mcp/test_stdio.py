@@ -225,7 +225,7 @@ async def test_a_server_starts_and_answers_over_a_row_no_command_writes(data_dir
     database = data_dir / "cognitive_memory.db"
     memories = SQLiteMemoryStore(database)
     try:
-        (like,) = next(memories.iter_memories())
+        (like,) = next(memories.memories.batches())
     finally:
         memories.close()
     write_bad_row(database, like, "id not a UUID")

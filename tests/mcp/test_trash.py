@@ -26,7 +26,7 @@ async def recalled_ids(client: Client, query: str) -> set[str]:
 
 def stored_rows(system: CognitiveSystem, memory_id: str) -> tuple[list[object], ...]:
     """Every column of the memory's row, its versions and its user links, as SQLite holds them."""
-    with sqlite3.connect(system.memories.path) as conn:
+    with sqlite3.connect(system.records.path) as conn:
         return (
             conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchall(),
             conn.execute("SELECT * FROM memory_versions WHERE memory_id = ?", (memory_id,)).fetchall(),
@@ -116,7 +116,7 @@ async def test_the_trash_is_purged_at_start_up_after_the_trash_days(
     old = await store(client, "An old note about the retired FTP server.")
     recent = await store(client, "A recent note about the SFTP migration.")
     await call(client, "forget_memories", {"memory_ids": [old, recent]})
-    path = real_system.memories.path
+    path = real_system.records.path
     with sqlite3.connect(path) as conn:  # forgotten three days ago
         conn.execute("UPDATE trash SET trashed_at = trashed_at - 3 * 86400 WHERE id = ?", (old,))
     monkeypatch.setenv("COGNITIVE_MEMORY_TRASH_DAYS", "2")
@@ -132,7 +132,7 @@ async def test_a_failing_statement_mid_move_leaves_the_memory_in_place(
     client: Client, real_system: CognitiveSystem, data_dir: Path
 ) -> None:
     memory_id = await store(client, "The on-call rotation changes every Monday at 10:00.")
-    with sqlite3.connect(real_system.memories.path) as conn:  # the delete fails after the copy
+    with sqlite3.connect(real_system.records.path) as conn:  # the delete fails after the copy
         conn.execute(
             "CREATE TRIGGER refuse BEFORE DELETE ON memories BEGIN SELECT RAISE(ABORT, 'disk gone'); END"
         )
@@ -143,7 +143,7 @@ async def test_a_failing_statement_mid_move_leaves_the_memory_in_place(
     got = await call(client, "get_memories", {"memory_ids": [memory_id]})
     assert [m["id"] for m in got["memories"]] == [memory_id]
     assert MemoryService(real_system).trash_list().total == 0
-    assert real_system.memories.pending_vector_writes() == []
+    assert real_system.records.outbox.pending() == []
     assert memory_id in await recalled_ids(client, "when does the on-call rotation change")
 
 
@@ -160,7 +160,7 @@ async def test_restore_skips_and_reports_a_link_that_would_close_a_supersedes_cy
 
     restored = MemoryService(real_system).trash_restore([b])
 
-    with sqlite3.connect(real_system.memories.path) as conn:
+    with sqlite3.connect(real_system.records.path) as conn:
         links = conn.execute("SELECT from_id, to_id FROM relations WHERE relation = 'supersedes'").fetchall()
     assert sorted(links) == sorted([(a, b), (c, a)])
     assert restored.restored == [b]

@@ -62,9 +62,9 @@ async def test_an_update_changes_the_text_in_place_and_recall_finds_the_new_word
     assert by_archive[memory_id]["access_count"] >= 1  # its access history survived the update
     assert by_archive[memory_id]["score"]["lexical"] > 0
     # The old words left the lexical index (and so "vault" alone is no longer evidence for it).
-    assert real_system.memories.lexical_search("vault", 10) == []
+    assert real_system.records.words.search("vault", 10) == []
     assert memory_id not in {m["id"] for m in await recalled(client, "vault")}
-    (memory,) = real_system.memories.get([memory_id])
+    (memory,) = real_system.records.memories.get([memory_id])
     assert memory.tags == ("ops",)
     assert real_system.vectors.count() == 1
 
@@ -120,7 +120,7 @@ async def test_a_loaded_memory_is_refused_with_the_file_to_edit(
     notes = tmp_path / "notes.md"
     notes.write_text("# Deploys\n\nDeploys happen on Tuesdays after the change review.\n")
     MemoryService(real_system).load_markdown(str(notes))
-    (loaded,) = [m for batch in real_system.memories.iter_memories() for m in batch]
+    (loaded,) = [m for batch in real_system.records.memories.batches() for m in batch]
 
     body = await refusal(client, "update_memory", {"memory_id": loaded.id, "text": "Deploys happen daily."})
 
@@ -137,7 +137,7 @@ async def test_the_same_text_stored_twice_answers_duplicate_with_the_first_id(
 
     assert (again["duplicate"], again["memory_id"]) == (True, first["memory_id"])
     assert first["duplicate"] is False and first["novelty"] == 1.0
-    assert real_system.memories.counts().total == 1
+    assert real_system.records.memories.counts().total == 1
 
 
 async def test_a_near_duplicate_is_stored_with_its_similar_memory_named(client: Client) -> None:

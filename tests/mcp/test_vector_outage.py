@@ -82,7 +82,7 @@ async def test_an_outage_queues_stores_degrades_recall_and_drains_by_itself(
     assert body is not None
     assert body["queued"] is True and body["retry_in_seconds"] == pytest.approx(0.05)
     assert "indexed automatically" in during.content[0].text  # type: ignore[union-attr]  # TextContent
-    assert system.memories.counts().total == 2  # acknowledged means committed to SQLite
+    assert system.records.memories.counts().total == 2  # acknowledged means committed to SQLite
 
     recalled = await client.call_tool("recall_memories", {"query": "payroll export ledger"})
     assert not recalled.is_error
@@ -98,7 +98,7 @@ async def test_an_outage_queues_stores_degrades_recall_and_drains_by_itself(
 
     vectors.down = False
     with anyio.fail_after(10):
-        while system.memories.pending_vector_writes():
+        while system.records.outbox.pending():
             await anyio.sleep(0.02)
     assert vectors.count() == 2
     healed = await client.call_tool("recall_memories", {"query": "payroll export ledger"})

@@ -1,0 +1,92 @@
+"""Changing a memory in place: its id, access history and links stay, its previous state is kept
+as a version, and a new text is embedded and indexed again."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from datetime import datetime
+
+from cognitive_memory.core.records import EDITABLE_FIELDS, MemoryEdit, apply_edit
+from cognitive_memory.encoding.base import Encoder
+from cognitive_memory.errors import EditConflictError, InvalidInputError, NotFoundError
+from cognitive_memory.linking import unknown
+from cognitive_memory.outcomes import UpdateOutcome
+from cognitive_memory.replication import IndexReplication
+from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+
+__all__ = ["UPDATE_ATTEMPTS", "Edits"]
+
+# An update without an expected revision that meets another's write is applied again over it,
+# up to this many times in all (each read, apply and compare-and-set is short).
+UPDATE_ATTEMPTS = 3
+
+
+class Edits:
+    """Updates of memories; built by ``CognitiveSystem`` over its store, encoder and index."""
+
+    def __init__(
+        self,
+        records: SQLiteMemoryStore,
+        encoder: Encoder,
+        replication: IndexReplication,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._records = records
+        self._encoder = encoder
+        self._replication = replication
+        self._clock = clock
+
+    def update(
+        self,
+        memory_id: str,
+        edit: MemoryEdit,
+        *,
+        session_id: str | None = None,
+        expected_revision: str | None = None,
+    ) -> UpdateOutcome:
+        """Change a memory in place: its id, access history and links stay; its previous state is
+        kept as a version. A new text is embedded again and re-indexed (words and vector) in the
+        same crash-safe way as a store.
+
+        With ``expected_revision`` (the memory's ``revision`` when the caller read it) the update
+        is refused with ``EditConflictError`` if the memory changed since, up to the write itself.
+        Without it, an update that races another is applied again over what that one wrote, so
+        neither undoes the other."""
+        attempt = 1
+        while True:
+            try:
+                return self._update_once(memory_id, edit, session_id, expected_revision)
+            except EditConflictError:
+                if expected_revision is not None or attempt >= UPDATE_ATTEMPTS:
+                    raise
+                attempt += 1
+
+    def _update_once(
+        self, memory_id: str, edit: MemoryEdit, session_id: str | None, expected_revision: str | None
+    ) -> UpdateOutcome:
+        (previous,) = self._records.memories.get([memory_id]) or (None,)
+        if previous is None:
+            raise NotFoundError(unknown([memory_id]))
+        if expected_revision is not None and previous.revision != expected_revision:
+            raise EditConflictError(
+                f"Memory {memory_id} changed after it was read for this edit; nothing was written. "
+                "Read it again and redo the edit over what it holds now."
+            )
+        memory = apply_edit(previous, edit, self._clock())
+        changed = tuple(name for name in EDITABLE_FIELDS if getattr(memory, name) != getattr(previous, name))
+        if not changed:
+            return UpdateOutcome(previous, ())
+        if "content" in changed:
+            same = self._records.memories.find_same_text(memory.content, memory.project)
+            if same is not None and same.id != memory.id:
+                raise InvalidInputError(
+                    f"Memory {same.id} of project {memory.project!r} already holds this text: forget one "
+                    "of the two instead of making them equal.",
+                    code="duplicate",
+                )
+            memory = dataclasses.replace(
+                memory, cognitive_embedding=self._encoder.encode([memory.content])[0]
+            )
+        version = self._records.memories.rewrite(memory, previous, session_id)
+        return UpdateOutcome(memory, changed, version, queued=not self._replication.index([memory]))

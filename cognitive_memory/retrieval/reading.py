@@ -1,0 +1,76 @@
+"""What recall reads from the store of record: narrow protocols, so ranking depends on no one
+store (``storage.SQLiteMemoryStore`` is the implementation; a second store of record would be
+another)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.index.vector_store import VectorFilter
+from cognitive_memory.storage.associations import Graph
+from cognitive_memory.storage.ranking import RankingRow
+
+__all__ = ["LinkReads", "MemoryReads", "RecallReads", "WordReads"]
+
+
+class MemoryReads(Protocol):
+    """The memories recall ranks and returns."""
+
+    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories with these ids, in the order given (unknown ids are skipped)."""
+        ...
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored vectors of these ids."""
+        ...
+
+    def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
+        """The few fields ranking needs, for many candidates at once."""
+        ...
+
+    def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
+        """``where`` as the vector index needs it (None when every memory passes it)."""
+        ...
+
+
+class LinkReads(Protocol):
+    """The links activation spreads over, and the links that change a ranking."""
+
+    def neighbourhood(self, ids: Sequence[str]) -> tuple[Graph, Graph]:
+        """Each id's neighbours over every edge kind, and the same without links in time."""
+        ...
+
+    def answers(self, ids: Sequence[str]) -> dict[str, str]:
+        """For each question turn among ``ids``, the turn that answers it."""
+        ...
+
+    def superseded_by(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        """For each of ``ids`` that other memories supersede, their ids."""
+        ...
+
+
+class WordReads(Protocol):
+    """The lexical index."""
+
+    def search(self, text: str, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best word matches of ``text`` as (memory id, score), best first."""
+        ...
+
+    def shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
+        """Each memory's share of the query's words, weighted by rarity."""
+        ...
+
+
+class RecallReads(Protocol):
+    """The store of record as recall reads it."""
+
+    @property
+    def memories(self) -> MemoryReads: ...
+
+    @property
+    def links(self) -> LinkReads: ...
+
+    @property
+    def words(self) -> WordReads: ...

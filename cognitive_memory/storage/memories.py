@@ -1,0 +1,196 @@
+"""The memories of the store: their rows, vectors, access counts, pages and counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+
+from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
+from cognitive_memory.index.vector_store import VectorFilter
+from cognitive_memory.storage import associations, browse, ranking
+from cognitive_memory.storage import relations as relation_sql
+from cognitive_memory.storage import transfer as transfer_sql
+from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.ranking import RankingRow
+from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
+from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
+
+__all__ = ["MemoryCounts", "Memories"]
+
+_LAST_STORAGE = "INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCounts:
+    """How many memories there are, by level, by type, and how many are session lessons."""
+
+    total: int
+    by_level: dict[int, int]
+    by_type: dict[str, int]
+    session_lessons: int
+    by_project: dict[str, int] = field(default_factory=dict)
+
+
+class Memories:
+    """The ``memories`` rows of one database, with what is written beside them in the same
+    transaction (lexical entries, links in time, the vector outbox, activity)."""
+
+    def __init__(self, database: Database, dimension: Callable[[], int | None]) -> None:
+        self._db = database
+        self._dimension = dimension
+        self._unreadable: set[str] = set()  # ids of rows that could not be read, logged once
+
+    def add(self, memories: Sequence[CognitiveMemory]) -> None:
+        """Insert memories in one transaction: rows, lexical index, links in time, vector outbox."""
+        now = datetime.now(UTC).timestamp()
+        with self._db.transaction() as conn:
+            insert_memories(conn, memories, now)
+            conn.execute(_LAST_STORAGE, (now,))
+
+    def delete(self, ids: Sequence[str]) -> list[str]:
+        """Delete memories with their links and lexical entries, queue their vector deletions,
+        and re-index their neighbours in time. Returns the ids that existed."""
+        with self._db.transaction() as conn:
+            return delete_memories(conn, ids, datetime.now(UTC).timestamp())
+
+    def rewrite(self, memory: CognitiveMemory, previous: CognitiveMemory, session_id: str | None) -> int:
+        """Update a memory in place, keeping ``previous`` as a version (see ``versions.rewrite_memory``);
+        returns that version's number. Refused (``EditConflictError``) if the stored memory is no
+        longer ``previous``: compare and set in one transaction."""
+        now = datetime.now(UTC).timestamp()
+        with self._db.transaction() as conn:
+            check_unchanged(conn, previous)
+            version = rewrite_memory(conn, memory, previous, session_id, now)
+            conn.execute(_LAST_STORAGE, (now,))
+        return version
+
+    def write_import(
+        self, write: transfer_sql.ImportWrite, session_id: str | None, *, dry_run: bool = False
+    ) -> list[relation_sql.LinkWrite]:
+        """Write an import in one transaction (``transfer.write_import``); a dry run rolls it back."""
+        try:
+            with self._db.transaction() as conn:
+                return transfer_sql.write_import(conn, write, session_id, dry_run)
+        except transfer_sql.RolledBack as rolled:
+            return rolled.links
+
+    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories with these ids, in the order given (unknown ids are skipped)."""
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self._db.rows(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
+        by_id = {memory.id: memory for memory in readable_memories(rows, self._unreadable)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
+        """A memory of ``project`` whose text equals ``text`` up to whitespace and case."""
+        rows = self._db.rows(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE content_key = ? AND project = ? "
+            "ORDER BY rowid LIMIT 1",
+            (content_key(text), project),
+        )
+        return next(iter(readable_memories(rows, self._unreadable)), None)
+
+    def batches(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
+        """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""
+        last_rowid = 0
+        while True:
+            rows = self._db.rows(
+                f"SELECT {MEMORY_COLUMNS}, rowid FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (last_rowid, batch_size),
+            )
+            if not rows:
+                return
+            yield readable_memories(rows, self._unreadable)
+            last_rowid = rows[-1][-1]
+
+    def browse(
+        self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
+    ) -> browse.MemoryPage:
+        """A page of the memories matching ``where``, highest ``order_by`` first (a key of
+        ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
+        page = self._db.read(
+            lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after)
+        )
+        return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
+
+    def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
+        """The few fields ranking needs, for many candidates at once (``storage/ranking.py``)."""
+        dimension = self._dimension()
+        return self._db.read(lambda conn: ranking.ranking_rows(conn, ids, dimension))
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        """The stored vectors of these ids (a vector of another size, or not made of 32-bit
+        floats, is left out: ``memory_system doctor`` names its memory)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        dimension = self._dimension()
+        size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
+        rows = self._db.rows(
+            f"SELECT id, embedding FROM memories WHERE id IN ({marks}) AND typeof(embedding) = 'blob' "
+            f"AND {size}",
+            [*ids, *([4 * dimension] if dimension else [])],
+        )
+        return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
+
+    def record_access(
+        self, ids: Sequence[str], at: datetime, co_recalled: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        """Count one access for each id, remember the time of the retrieval and strengthen the
+        co-recall links of ``co_recalled`` (see ``Links.strengthen``), in one transaction."""
+        stamp = at.timestamp()
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                [(stamp, i) for i in ids],
+            )
+            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (stamp,))
+            if co_recalled:
+                associations.strengthen(conn, co_recalled, datetime.now(UTC).timestamp())
+
+    def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
+        """``where`` as the vector index needs it: None when it names only projects and every
+        memory is in one of them (one user's store), since Qdrant checks a filter at every point
+        a search visits, even one every point passes."""
+        if where is None or where.is_empty():
+            return None
+        if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
+            return None
+        return where
+
+    def only_in(self, projects: Sequence[str]) -> bool:
+        """True when every memory belongs to one of ``projects``: a probe of the project index
+        below, between and above them (each stops at the first row), never a scan."""
+        bounds = sorted(set(projects))
+        if not bounds:
+            return False
+        gaps: list[tuple[str, tuple[str, ...]]] = [
+            ("project < ?", (bounds[0],)),
+            ("project > ?", (bounds[-1],)),
+        ]
+        gaps += [("project > ? AND project < ?", pair) for pair in zip(bounds, bounds[1:], strict=False)]
+        probe = " UNION ALL ".join(
+            f"SELECT 1 FROM (SELECT 1 FROM memories WHERE {gap} LIMIT 1)" for gap, _ in gaps
+        )
+        return not self._db.rows(probe, [value for _, values in gaps for value in values])
+
+    def counts(self) -> MemoryCounts:
+        """How many memories there are, by level, type and project."""
+        rows = self._db.rows(
+            "SELECT hierarchy_level, memory_type, loader_type = 'session_lesson', COUNT(*) "
+            "FROM memories GROUP BY 1, 2, 3"
+        )
+        by_level = dict.fromkeys(range(3), 0)
+        by_type = {kind.value: 0 for kind in MemoryType}
+        lessons = 0
+        for level, kind, is_lesson, n in rows:
+            by_level[level] += n
+            by_type[kind] += n
+            lessons += n if is_lesson else 0
+        projects = self._db.rows("SELECT project, COUNT(*) FROM memories GROUP BY project ORDER BY 2 DESC")
+        return MemoryCounts(sum(by_level.values()), by_level, by_type, lessons, dict(projects))

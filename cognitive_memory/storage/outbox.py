@@ -1,0 +1,29 @@
+"""The vector outbox: index writes SQLite committed that the vector index has not confirmed.
+
+Rows are queued in the transaction that writes their memory (``rows.queue_vector_writes``);
+``replication.IndexReplication`` applies them and clears them here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from cognitive_memory.storage.database import Database
+
+__all__ = ["Outbox"]
+
+
+class Outbox:
+    """The ``vector_outbox`` rows of one database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def pending(self) -> list[tuple[str, str]]:
+        """(memory id, operation) of vector writes not yet confirmed by the vector store."""
+        return [(r[0], r[1]) for r in self._db.rows("SELECT memory_id, operation FROM vector_outbox")]
+
+    def clear(self, ids: Iterable[str]) -> None:
+        """Drop the queued writes of these memories (the index confirmed them)."""
+        with self._db.transaction() as conn:
+            conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(i,) for i in ids])

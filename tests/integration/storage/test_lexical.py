@@ -1,0 +1,61 @@
+"""The words repository (storage/lexical.py): terms kept beside memories, word shares and weights."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from cognitive_memory.storage import SQLiteMemoryStore
+from tests.integration.storage.stored import stored_memory
+
+
+def test_a_memory_s_terms_are_kept_beside_it_and_go_with_it(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("kept", content="Running the nightly backups"), stored_memory("gone")])
+
+    (row,) = store.memories.ranking_rows(["kept"])
+    shares = store.words.shares("run backup nightly", [row])
+    store.memories.delete(["gone"])
+
+    assert row.terms == frozenset({"run", "the", "nightli", "backup"})
+    assert shares == {"kept": 1.0}
+    with closing(sqlite3.connect(store.path)) as conn:
+        assert conn.execute("SELECT count(*) FROM memory_words").fetchone() == (1,)
+
+
+def test_word_shares_tokenize_a_memory_whose_terms_were_never_kept(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("old", content="The blue bucket holds the backups")])
+    with closing(sqlite3.connect(store.path)) as conn, conn:
+        conn.execute("DELETE FROM memory_words")
+
+    (row,) = store.memories.ranking_rows(["old"])
+
+    assert row.terms is None
+    assert store.words.shares("blue bucket", [row]) == {"old": 1.0}
+
+
+def test_word_weights_follow_every_write_to_the_lexical_index(
+    store: SQLiteMemoryStore, db_path: Path
+) -> None:
+    """Word counts are kept between recalls, but never past a write: another memory holding
+    "apple" makes it commoner, so the memory holding only apple gets a smaller share, exactly
+    the share a store opened afresh computes."""
+    store.memories.add(
+        [stored_memory("apple", content="apple pie"), stored_memory("banana", content="banana bread")]
+    )
+    (row,) = store.memories.ranking_rows(["apple"])
+    before = store.words.shares("apple banana", [row])
+    assert store.words.shares("apple banana", [row]) == before  # kept, same answer
+
+    store.memories.add([stored_memory("more", content="apple juice")])
+    after = store.words.shares("apple banana", [row])
+    store.memories.delete(["more"])
+    again = store.words.shares("apple banana", [row])
+    fresh = SQLiteMemoryStore(db_path)
+    try:
+        opened = fresh.words.shares("apple banana", [row])
+    finally:
+        fresh.close()
+
+    assert after["apple"] < before["apple"]
+    assert again == before == opened

@@ -1,0 +1,39 @@
+"""The links repository: co-recall links, strengthened and capped."""
+
+from __future__ import annotations
+
+import pytest
+
+from cognitive_memory.storage import SQLiteMemoryStore
+from tests.integration.storage.stored import STORED_AT, stored_memory
+
+
+def test_each_memory_keeps_only_its_most_recently_strengthened_co_recall_links(
+    store: SQLiteMemoryStore,
+) -> None:
+    ids = [f"m{n}" for n in range(8)]
+    store.memories.add([stored_memory(memory_id) for memory_id in ids])
+    for other in ids[1:]:
+        store.links.strengthen([("m0", other)], 0.1, keep=3)
+    store.links.strengthen([("m1", "m2")], 0.1, keep=3)
+
+    graph = store.links.neighbours(ids)
+
+    assert sorted(target for target, _ in graph["m0"]) == ["m5", "m6", "m7"]
+    # A dropped link goes in both directions; m1 keeps its link to m2, made later.
+    assert [target for target, _ in graph["m1"]] == ["m2"]
+    assert all(("m0", 0.1) in graph[kept] for kept in ("m5", "m6", "m7"))
+    assert "m0" not in dict(graph.get("m4", []))
+
+
+def test_recording_an_access_strengthens_the_links_of_memories_recalled_together(
+    store: SQLiteMemoryStore,
+) -> None:
+    store.memories.add([stored_memory("a"), stored_memory("b"), stored_memory("c")])
+
+    store.memories.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
+    store.memories.record_access(["a", "b"], STORED_AT, co_recalled=[("a", "b")])
+
+    graph = store.links.neighbours(["a", "b", "c"])
+    assert graph["a"] == [("b", pytest.approx(0.2))] and graph["b"] == [("a", pytest.approx(0.2))]
+    assert "c" not in graph

@@ -1,0 +1,167 @@
+"""The memories repository: round trips, vectors, access, counts, atomic batches, projects."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from cognitive_memory.core.memory import HierarchyLevel, MemoryType
+from cognitive_memory.errors import StorageError
+from cognitive_memory.index.vector_store import VectorFilter
+from cognitive_memory.storage import SQLiteMemoryStore
+from tests.integration.storage.stored import STORED_AT, stored_memory
+
+
+def test_add_then_get_round_trips_every_field(store: SQLiteMemoryStore) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    memory = stored_memory(
+        "full",
+        content="Ünïcödé content — with “quotes” and emoji 🚀",
+        hierarchy_level=HierarchyLevel.EPISODE,
+        memory_type=MemoryType.EPISODIC,
+        created_date=datetime(2024, 5, 1, 14, 30, 15, 123456, tzinfo=plus_two),
+        modified_date=datetime(2024, 4, 30, 9, 0, tzinfo=UTC),
+        source_date=datetime(2023, 12, 24, 18, 0, 1, 5, tzinfo=UTC),
+        last_accessed=datetime(2024, 5, 2, 8, 0, 0, 654321, tzinfo=UTC),
+        access_count=4,
+        importance_score=0.75,
+        strength=0.6,
+        metadata={"project": "café", "loader_type": "git", "session_id": "s-1", "nested": {"k": [1, "二"]}},
+        tags=("ci", "docker", "日本語"),
+        dimensions={"urgency": 0.25, "valence": -0.5},
+    )
+
+    store.memories.add([memory])
+    [loaded] = store.memories.get(["full"])
+
+    assert loaded == memory  # every field but the embedding
+    assert memory.cognitive_embedding is not None and loaded.cognitive_embedding is not None
+    assert loaded.cognitive_embedding.dtype == np.float32
+    assert loaded.cognitive_embedding.tobytes() == memory.cognitive_embedding.tobytes()
+    assert loaded.created_date.utcoffset() == timedelta(hours=2)
+
+
+def test_vectors_returns_the_stored_embeddings(store: SQLiteMemoryStore) -> None:
+    first, second = stored_memory("a"), stored_memory("b")
+    store.memories.add([first, second])
+
+    vectors = store.memories.vectors(["b", "a", "missing"])
+
+    assert set(vectors) == {"a", "b"}
+    assert first.cognitive_embedding is not None
+    np.testing.assert_array_equal(vectors["a"], first.cognitive_embedding)
+
+
+def test_record_access_counts_each_access_and_stamps_the_time(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("a"), stored_memory("b")])
+    first, second = STORED_AT + timedelta(hours=1), STORED_AT + timedelta(hours=2)
+
+    store.memories.record_access(["a", "b"], first)
+    store.memories.record_access(["a", "unknown"], second)
+
+    a, b = store.memories.get(["a", "b"])
+    assert (a.access_count, a.last_accessed) == (2, second)
+    assert (b.access_count, b.last_accessed) == (1, first)
+    assert store.properties.activity()["last_retrieval"] == second
+
+
+def test_counts_by_level_type_and_session_lessons(store: SQLiteMemoryStore) -> None:
+    lesson = {"loader_type": "session_lesson"}
+    store.memories.add(
+        [
+            stored_memory("c1", hierarchy_level=HierarchyLevel.CONCEPT, metadata=lesson),
+            stored_memory("c2", hierarchy_level=HierarchyLevel.CONCEPT, metadata={"loader_type": "git"}),
+            stored_memory("x1"),
+            stored_memory("e1", hierarchy_level=HierarchyLevel.EPISODE, memory_type=MemoryType.EPISODIC),
+            stored_memory(
+                "e2",
+                hierarchy_level=HierarchyLevel.EPISODE,
+                memory_type=MemoryType.EPISODIC,
+                metadata=lesson,
+            ),
+        ]
+    )
+
+    counts = store.memories.counts()
+
+    assert counts.total == 5
+    assert counts.by_level == {0: 2, 1: 1, 2: 2}
+    assert counts.by_type == {"episodic": 2, "semantic": 3}
+    assert counts.session_lessons == 2
+
+
+def test_counts_of_an_empty_store_are_all_zero(store: SQLiteMemoryStore) -> None:
+    counts = store.memories.counts()
+
+    assert (counts.total, counts.by_level, counts.by_type, counts.session_lessons) == (
+        0,
+        {0: 0, 1: 0, 2: 0},
+        {"episodic": 0, "semantic": 0},
+        0,
+    )
+
+
+def test_get_keeps_the_order_given_and_skips_unknown_ids(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("a"), stored_memory("b"), stored_memory("c")])
+
+    assert [m.id for m in store.memories.get(["c", "missing", "a", "b"])] == ["c", "a", "b"]
+    assert store.memories.get([]) == []
+
+
+def test_a_failed_batch_leaves_nothing_behind(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("existing")])
+
+    with pytest.raises(StorageError):
+        store.memories.add([stored_memory("new"), stored_memory("existing")])
+
+    assert store.memories.get(["new"]) == []
+    assert store.memories.counts().total == 1
+    assert store.outbox.pending() == [("existing", "upsert")]
+
+
+def test_a_batch_with_a_duplicate_id_stores_neither(store: SQLiteMemoryStore) -> None:
+    with pytest.raises(StorageError) as caught:
+        store.memories.add([stored_memory("twin"), stored_memory("twin", content="second")])
+
+    assert caught.value.code == "storage_error"
+    assert store.memories.counts().total == 0
+    assert store.outbox.pending() == []
+
+
+def test_a_memory_without_an_embedding_is_refused(store: SQLiteMemoryStore) -> None:
+    with pytest.raises(StorageError):
+        store.memories.add(
+            [stored_memory("ok"), dataclasses.replace(stored_memory("bare"), cognitive_embedding=None)]
+        )
+
+    assert store.memories.counts().total == 0
+
+
+def test_only_in_says_whether_every_memory_is_in_the_given_projects(store: SQLiteMemoryStore) -> None:
+    assert store.memories.only_in(["default"])  # an empty store: nothing lies outside
+    store.memories.add(
+        [
+            stored_memory("m1", project="alpha"),
+            stored_memory("m2", project="beta"),
+            stored_memory("m3", project="gamma"),
+        ]
+    )
+
+    assert store.memories.only_in(["alpha", "beta", "gamma"])
+    assert store.memories.only_in(["gamma", "beta", "alpha", "delta"])
+    assert not store.memories.only_in(["alpha", "gamma"])  # beta lies between them
+    assert not store.memories.only_in(["beta", "gamma"])  # alpha below
+    assert not store.memories.only_in(["alpha", "beta"])  # gamma above
+    assert not store.memories.only_in([])
+    # The vector index is searched without a filter that every memory passes, and only then.
+    every = VectorFilter(projects=("alpha", "beta", "gamma"))
+    assert store.memories.index_filter(every) is None and store.memories.index_filter(None) is None
+    for kept in (
+        VectorFilter(projects=("alpha", "beta")),
+        VectorFilter(projects=("alpha", "beta", "gamma"), tags=("deploy",)),
+        VectorFilter(projects=("alpha", "beta", "gamma"), created_after=0.0),
+    ):
+        assert store.memories.index_filter(kept) is kept

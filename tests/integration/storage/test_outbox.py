@@ -1,0 +1,21 @@
+"""The vector outbox: one row per write, cleared by id."""
+
+from __future__ import annotations
+
+from cognitive_memory.storage import SQLiteMemoryStore
+from tests.integration.storage.stored import stored_memory
+
+
+def test_add_queues_one_outbox_row_per_memory(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("a"), stored_memory("b")])
+    store.memories.add([stored_memory("c")])
+
+    assert sorted(store.outbox.pending()) == [("a", "upsert"), ("b", "upsert"), ("c", "upsert")]
+
+
+def test_clear_outbox_removes_only_the_given_ids(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("a"), stored_memory("b"), stored_memory("c")])
+
+    store.outbox.clear(["a", "c"])
+
+    assert store.outbox.pending() == [("b", "upsert")]

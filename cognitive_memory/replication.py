@@ -90,8 +90,8 @@ class CopyReport:
         return self.target_count == self.copied
 
 
-# The background build (cognitive_memory.background_index) stalls nobody, so it starts earlier:
-# exact search over 2,000 vectors costs about 0.13 ms a query here.
+# The background build (cognitive_memory.background_index) stalls nobody, so it starts earlier,
+# while exact search is still cheap (docs/performance.md: "Measurements behind the code").
 BACKGROUND_MIN_UNINDEXED = 2_000
 
 

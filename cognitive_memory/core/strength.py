@@ -11,8 +11,8 @@ beyond the access it already records.
 A memory just stored holds ``BASE_STRENGTH`` (0.5); each use (recalled as core, opened with
 get_memories, stored again as a duplicate) closes a tenth of the gap to 1.0, so the first uses
 count most: 0.5, 0.55, 0.595, 0.635 ... 0.785 after eight, 0.94 after twenty. Strength follows
-sustained use rather than a burst of recalls in one session (a gain of a quarter cost LoCoMo one
-evidence turn at recall@5: docs/recall-experiments.md). From its last use (or, never used, from
+sustained use rather than a burst of recalls in one session (a larger gain ranked worse:
+docs/recall-experiments.md). From its last use (or, never used, from
 when it was stored) it halves every half-life of its level: concepts (L0) and session lessons
 hold for half a year, contexts (L1) for a quarter, episodes (L2) a month, the same half-life as
 recall's recency term, since a specific event is most useful while it is recent.

@@ -282,9 +282,9 @@ class EdgeVectorStore:
     def build_index(self, min_unindexed: int) -> bool:
         """Run Edge's optimizers (HNSW for large segments) if enough vectors are unindexed.
 
-        Edge never indexes by itself, and exact search grows with the store (about 7 ms per query
-        at 100k vectors here, 0.3 ms with the index). ``optimize()`` holds the GIL while it runs
-        (11-45 s for 100k vectors here, by the vectors), so only bulk paths call this.
+        Edge never indexes by itself, and exact search grows with the store. ``optimize()`` holds
+        the GIL while it runs (seconds to tens of seconds for a large store: docs/performance.md,
+        "Measurements behind the code"), so only bulk paths call this.
         """
         shard = self._call("info")
         if shard.points_count - shard.indexed_vectors_count < min_unindexed:

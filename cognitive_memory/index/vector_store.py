@@ -107,9 +107,8 @@ class VectorStoreInfo:
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
-# How wide a precise HNSW search looks (Qdrant's `hnsw_ef`). Measured on 100,000 real embeddings
-# against exact search: the default found 0.915 of the true top 50, 256 found 0.968 and 512
-# found 0.997, at 0.17, 0.25 and 0.38 ms per query alone.
+# How wide a precise HNSW search looks (Qdrant's `hnsw_ef`): wide enough to find nearly all of
+# exact search's top 50 (docs/performance.md: "Measurements behind the code").
 SEARCH_EF = 512
 
 

@@ -10,8 +10,8 @@ something the store never mentions still ranks a best memory. The floor reads ab
 ``anchor``; then a memory enters it when its own evidence reaches ``floor`` or when memories that
 passed pass it at least ``activation`` over its links (neighbours in time, co-recall, a file's
 structure, user links, a question's answer). A core memory needs ``core``. The values were chosen
-on LoCoMo (on-topic and off-topic questions) and checked on the npm READMEs; the numbers are in
-docs/recall-experiments.md.
+on conversations (on-topic and off-topic questions) and checked on notes; docs/recall-experiments.md
+has the measurements.
 """
 
 from __future__ import annotations

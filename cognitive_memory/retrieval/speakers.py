@@ -2,9 +2,8 @@
 
 A memory stored with a speaker (``context.speaker`` of ``store_memory``, ``--speaker`` of
 ``memory_system store``) is a turn of a conversation said by that person. A query that names the
-speaker is more likely about what they said than about what others said to them. Measured on
-LoCoMo (docs/recall-experiments.md): a 0.1 boost for turns whose speaker the query names lifted
-recall@5 in every development conversation. Only recorded speakers count: a note that opens
+speaker is more likely about what they said than about what others said to them (the boost's
+measurement: docs/recall-experiments.md). Only recorded speakers count: a note that opens
 with ``Warning:``, ``Note:`` or ``TODO:`` was said by nobody.
 """
 

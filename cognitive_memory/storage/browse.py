@@ -136,8 +136,8 @@ def page_rows(
     if after is not None:
         keyset, keyset_params = _after_sql(column, after)
         condition, params = f"{condition} AND {keyset}", [*params, *keyset_params]
-    # Sort keys only, then read the page's rows: sorting whole rows (a 1.5 kB vector each) made
-    # the newest 20 of 100,000 take 430 ms instead of 45.
+    # Sort keys only, then read the page's rows: sorting whole rows (a 1.5 kB vector each) costs
+    # ten times as much in a large store (docs/performance.md: "Measurements behind the code").
     keys = conn.execute(
         f"SELECT {column}, rowid FROM memories WHERE {condition} "
         f"ORDER BY {column} IS NULL, {column} DESC, rowid DESC LIMIT ?",

@@ -1,14 +1,14 @@
 """BM25 over the lexical index (FTS5) with a bounded cost.
 
-FTS5 ranks by computing BM25 for every row that holds a query word before it sorts, about a
-microsecond a row here: at 1,000,000 memories a query whose words are common matched 67,000
-rows and took 60-80 ms (up to 230 ms), most of a recall. So when the query's words occur in
+FTS5 ranks by computing BM25 for every row that holds a query word before it sorts: in a large
+store a query of common words matches tens of thousands of rows, and that is most of a recall
+(docs/performance.md: "Measurements behind the code"). So when the query's words occur in
 more than LEXICAL_WINDOW memories, BM25 ranks the newest LEXICAL_WINDOW of them, and every
 memory holding the query's rarest words (those whose matches together stay within
 RARE_MATCHES) is ranked too, on those words alone (its score without the common words is a lower
 bound of its full one: FTS5 recomputes its statistics on every lookup of a single row, so
 scoring them on the whole query cost as much as scoring every match). Below the window nothing
-changes: the benchmarks' stores (3,435 turns, 1,584 sections) never reach it.
+changes: the benchmarks' stores never reach it.
 """
 
 from __future__ import annotations

@@ -73,9 +73,9 @@ _AVERAGES, _STRUCTURE = 1, 10
 class TermCounts:
     """How many memories hold each term, kept between recalls while the lexical index is unchanged.
 
-    FTS5 counts a term's memories by walking its whole list of rows: 7 ms for two common terms
-    at 1,000,000 memories, at every recall. The counts are kept until the index's structure
-    record changes (FTS5 rewrites it in every transaction that writes to the index).
+    FTS5 counts a term's memories by walking its whole list of rows, at every recall, a cost
+    that grows with the store. The counts are kept until the index's structure record changes
+    (FTS5 rewrites it in every transaction that writes to the index).
     """
 
     _stamp: bytes | None = None
@@ -136,7 +136,7 @@ def word_shares(
 def row_total(conn: sqlite3.Connection) -> int:
     """How many rows the lexical index holds (one per memory), read from the count FTS5 keeps
     in its averages record (rowid 1 of ``memory_fts_data``, a varint first) instead of counting
-    rows, which took 6 ms at 1,000,000 memories; counted when that record cannot be read."""
+    rows, a cost that grows with the store; counted when that record cannot be read."""
     return _total(conn, _averages(conn))
 
 

@@ -1,4 +1,5 @@
-"""Dependencies point one way: memory_system -> interfaces -> cognitive_memory, and no circle."""
+"""Dependencies point one way: memory_system -> interfaces -> cognitive_memory, down the core's
+layers inside it (docs/architecture.md draws them), and no circle."""
 
 from __future__ import annotations
 
@@ -40,6 +41,25 @@ FORBIDDEN = {
         "cognitive_memory.main",
     ),
 }
+
+
+# The core's parts from the top down, as docs/architecture.md draws them: a module imports only
+# modules of its own part or of the parts below it. A top-level module named in no part is a use
+# case beside system.py (editing, sync, replication, ...) and sits in its part; the package's own
+# ``__init__`` re-exports from any part.
+CORE_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("upkeep",),
+    ("service",),
+    ("main",),
+    ("system",),
+    ("loaders",),
+    ("retrieval",),
+    ("storage",),
+    ("index",),
+    ("encoding",),
+    ("core",),
+    ("errors", "processes", "settings"),
+)
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -202,3 +222,27 @@ def test_no_import_circle_even_through_imports_inside_functions() -> None:
     hook_command once reached ``memory_system.cli._facade`` this way (issue 28)."""
     circles = import_circles(import_graph(in_functions=True))
     assert [c for c in circles if c not in ACCEPTED_CIRCLES] == []
+
+
+def core_layer(module: str) -> int | None:
+    """The depth of ``module``'s part in CORE_LAYERS (0 is the top); None outside the core's parts."""
+    parts = module.split(".")
+    if parts[0] != "cognitive_memory" or len(parts) == 1:
+        return None
+    return next(
+        (depth for depth, names in enumerate(CORE_LAYERS) if parts[1] in names),
+        CORE_LAYERS.index(("system",)),
+    )
+
+
+def test_the_core_imports_point_down_its_layers() -> None:
+    """Type-only imports and imports inside functions count: a part never reaches up."""
+    offences = [
+        f"{module} imports {target}"
+        for module, targets in sorted(import_graph(in_functions=True).items())
+        for target in sorted(targets)
+        if (here := core_layer(module)) is not None
+        and (there := core_layer(target)) is not None
+        and there < here
+    ]
+    assert offences == []

@@ -24,7 +24,7 @@ import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from hashlib import sha1
 from pathlib import Path
 from typing import Any
@@ -68,9 +68,9 @@ def _rankings(system: CognitiveSystem, service: MemoryService) -> dict[str, Rank
     return {"recall": recall, "bm25": bm25, "minilm": minilm}
 
 
-def _memory_key(metadata: Mapping[str, Any], root: Path) -> str:
+def _memory_key(memory: CognitiveMemory, root: Path) -> str:
     """A memory's stable name: its README's path under ``root``, section path and part."""
-    source = str(metadata.get("source_path", ""))
+    metadata, source = memory.metadata, memory.origin or ""
     with contextlib.suppress(ValueError):
         source = str(Path(source).relative_to(root))
     key = f"{source}#{' > '.join(metadata.get('section_path', []))}"
@@ -80,7 +80,7 @@ def _memory_key(metadata: Mapping[str, Any], root: Path) -> str:
 def _memory_keys(memories: Sequence[CognitiveMemory], root: Path) -> dict[str, str]:
     """Memory id -> its stable name; two sections of one README with the same heading path are
     told apart by their text."""
-    keys = {m.id: _memory_key(m.metadata, root) for m in memories}
+    keys = {m.id: _memory_key(m, root) for m in memories}
     counts = Counter(keys.values())
     for m in memories:
         if counts[keys[m.id]] > 1:
@@ -136,7 +136,7 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             service = MemoryService(system)
             loaded = service.load_markdown(str(data / "readmes"))
             memories = [m for batch in system.records.memories.batches() for m in batch]
-            file_of = {m.id: str(m.metadata.get("source_path", "")) for m in memories}
+            file_of = {m.id: m.origin or "" for m in memories}
             key_of = _memory_keys(memories, data / "readmes")
 
             def record(question: str, scored: list[tuple[str, float]]) -> None:

@@ -12,6 +12,7 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from cognitive_memory.core.memory import LOADED_KINDS
 from cognitive_memory.core.pruning import (
     DAY_SECONDS,
     MAX_PRUNE,
@@ -22,15 +23,13 @@ from cognitive_memory.core.pruning import (
     make_token,
 )
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.loaders.git_load import GIT_LOADER_TYPE
-from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
 from cognitive_memory.storage.trash import Restored
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["LOADED_TYPES", "PrunePlan", "plan_prune", "prune", "purge_expired", "restore", "trash"]
 
 # Memories of these loaders are never pruned: their file or repository is their source.
-LOADED_TYPES = (MARKDOWN_LOADER, GIT_LOADER_TYPE)
+LOADED_TYPES = tuple(kind.value for kind in LOADED_KINDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,28 +18,10 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import Clock, CognitiveSystem
 
-__all__ = ["PROFILES", "build_system", "initialize_system", "initialize_with_config", "model_encoder"]
+__all__ = ["PROFILES", "build_system", "model_encoder"]
 
 EMBEDDING_DIMENSION = 384
 PROFILES = ("default", "test")
-
-
-def initialize_system(profile: str = "default", *, encoder: Encoder | None = None) -> CognitiveSystem:
-    """Build the system from the environment and ``./.env``.
-
-    Profiles: ``default`` (all-MiniLM-L6-v2, Qdrant Edge or QDRANT_URL) and ``test``
-    (the deterministic hash encoder and an in-memory vector index, SQLite still on disk).
-    ``encoder`` overrides the profile's encoder (tests share one loaded model this way).
-    """
-    return build_system(Settings(), profile, encoder=encoder)
-
-
-def initialize_with_config(path: Path | str, profile: str = "default") -> CognitiveSystem:
-    """Build the system from the settings in the ``.env``-style file at ``path`` (and the environment)."""
-    config = Path(path)
-    if not config.is_file():
-        raise CognitiveMemoryError(f"Configuration file {config} does not exist.", code="config_not_found")
-    return build_system(Settings(env_file=config), profile)
 
 
 def build_system(

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.core.memory import CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
 from cognitive_memory.core.validation import check_text
 from cognitive_memory.encoding.base import Encoder
@@ -98,7 +98,7 @@ def build_write(plan: SyncPlan, vectors: Iterator[Vector], now: datetime) -> tup
     unchanged = 0
     for position, match in enumerate(plan.matches):
         vector = next(vectors) if match.needs_vector else None
-        memory = _memory_for(match, vector, now, plan.update.project)
+        memory = _memory_for(match, vector, now, plan.update)
         if match.stored is None:
             added.append(memory)
         elif memory != match.stored or vector is not None:
@@ -123,7 +123,7 @@ def build_write(plan: SyncPlan, vectors: Iterator[Vector], now: datetime) -> tup
     return write, SyncCounts(len(added), len(rewritten), len(plan.removed), unchanged)
 
 
-def _memory_for(match: _Match, vector: Vector | None, now: datetime, project: str) -> CognitiveMemory:
+def _memory_for(match: _Match, vector: Vector | None, now: datetime, update: SourceUpdate) -> CognitiveMemory:
     chunk, stored = match.chunk, match.stored
     if stored is None:
         stored = CognitiveMemory(
@@ -143,7 +143,9 @@ def _memory_for(match: _Match, vector: Vector | None, now: datetime, project: st
         metadata=dict(chunk.metadata),
         tags=chunk.tags,
         source_date=chunk.source_date,
-        project=project,
+        project=update.project,
+        source=SourceKind(update.loader_type),
+        origin=chunk.origin,
     )
     if match.stored is None:
         return dataclasses.replace(fresh, cognitive_embedding=vector)

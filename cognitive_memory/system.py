@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.core.levels import classify
-from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, Vector
+from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.records import check_kind, check_level, new_memory
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
@@ -47,7 +47,7 @@ _CORES = os.cpu_count() or 1
 
 
 class CognitiveSystem:
-    """The memory engine. Built by ``cognitive_memory.main.initialize_system``."""
+    """The memory engine. Built by ``cognitive_memory.main.build_system``."""
 
     def __init__(
         self,
@@ -124,6 +124,8 @@ class CognitiveSystem:
         source_date: datetime | None = None,
         session_id: str | None = None,
         project: str = DEFAULT_PROJECT,
+        source: SourceKind = SourceKind.BY_HAND,
+        speaker: str | None = None,
     ) -> StoreOutcome:
         """Validate, embed, commit to SQLite, then index the vector (queued if the index fails).
 
@@ -148,6 +150,7 @@ class CognitiveSystem:
         memory = new_memory(
             content, vector, level, kind, now, importance, labels, extra, source_date, session_id, project
         )
+        memory = dataclasses.replace(memory, source=source, speaker=speaker)
         outcome = self._commit([memory])[0]
         return dataclasses.replace(outcome, novelty=novelty, similar=similar)
 

@@ -22,7 +22,6 @@ import numpy as np
 from cognitive_memory.core.memory import CognitiveMemory, Vector, content_key
 from cognitive_memory.core.records import EDITABLE_FIELDS
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.forgetting import LOADED_TYPES
 from cognitive_memory.storage.relations import LinkWrite
 from cognitive_memory.storage.transfer import ImportWrite, LinkRow
 from cognitive_memory.system import CognitiveSystem
@@ -178,7 +177,7 @@ def _plan(
         stored = {m.id: m for m in system.records.memories.get([r.memory.id for r in batch])}
         for record in batch:
             memory, previous = record.memory, stored.get(record.memory.id)
-            if previous is not None and previous.loader_type in LOADED_TYPES and _differs(previous, memory):
+            if previous is not None and previous.source.is_loaded and _differs(previous, memory):
                 report.skipped.append(Skip(record.line, memory.id, _loaded(previous)))
                 continue
             key = (content_key(memory.content), memory.project)
@@ -200,7 +199,7 @@ def _plan(
 
 def _loaded(memory: CognitiveMemory) -> str:
     """Why an import leaves a memory loaded from a file or a repository as it is."""
-    source = memory.metadata.get("source_path") or memory.metadata.get("repository_path") or "its source"
+    source = memory.origin or memory.metadata.get("repository_path") or "its source"
     return (
         f"memory {memory.id} was loaded from {source}: an import does not change it (its source "
         "does: edit it and load it again)"

@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import PydanticCustomError
 
 from cognitive_memory.core.links import check_note
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector, split_metadata
 from cognitive_memory.core.validation import (
     check_memory_id,
     check_metadata,
@@ -125,7 +125,9 @@ class LinkLine(_Line):
 
 
 class MemoryLine(_Line):
-    """One memory with every stored field (``dimensions``: its named feature scores)."""
+    """One memory with every stored field. ``metadata`` holds the source kind, the speaker and the
+    origin under ``loader_type``, ``speaker`` and ``source_path``, as every release wrote them;
+    ``strength`` and ``dimensions``, written by releases before 0013, are read and ignored."""
 
     id: MemoryId
     content: Text
@@ -138,10 +140,8 @@ class MemoryLine(_Line):
     last_accessed: Date | None = None
     access_count: int = Field(default=0, ge=0, le=MAX_INT)
     importance_score: Importance = 0.5
-    strength: float = Field(default=1.0, ge=0.0, le=1.0)
     metadata: Metadata = Field(default_factory=dict)
     tags: Tags = Field(default_factory=list)
-    dimensions: dict[str, float] = Field(default_factory=dict)
     session_id: str | None = None
     project: Project
     versions: list[VersionLine] = Field(default_factory=list)
@@ -149,6 +149,7 @@ class MemoryLine(_Line):
     embedding: str | None = None
 
     def memory(self, vector: Vector | None) -> CognitiveMemory:
+        source, speaker, origin, metadata = split_metadata(self.metadata)
         return CognitiveMemory(
             id=self.id,
             content=self.content,
@@ -161,13 +162,14 @@ class MemoryLine(_Line):
             last_accessed=self.last_accessed,
             access_count=self.access_count,
             importance_score=self.importance_score,
-            strength=self.strength,
-            metadata=self.metadata,
+            metadata=metadata,
             tags=tuple(self.tags),
             cognitive_embedding=vector,
-            dimensions=self.dimensions,
             session_id=self.session_id,
             project=self.project,
+            source=source,
+            speaker=speaker,
+            origin=origin,
         )
 
     def version_rows(self) -> list[VersionRow]:
@@ -219,10 +221,8 @@ def memory_line(
         "last_accessed": _iso(memory.last_accessed),
         "access_count": memory.access_count,
         "importance_score": memory.importance_score,
-        "strength": memory.strength,
-        "metadata": dict(memory.metadata),
+        "metadata": memory.shown_metadata,
         "tags": list(memory.tags),
-        "dimensions": dict(memory.dimensions),
         "session_id": memory.session_id,
         "project": memory.project,
         "versions": [_version(v) for v in versions],

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from cognitive_memory.core.memory import LOADED_KINDS, SourceKind
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service import (
@@ -59,7 +60,7 @@ RECALLED = 5  # memories recalled for a prompt, at most
 LISTED = 5  # memories of each kind a session starts with, at most
 ITEM_CHARS = 300  # characters of one memory in the context
 SESSION_TAGS = ("claude-code", "session")
-_LOADED = ("markdown", "git")  # loader types of memories whose source is a file or a repository
+_LOADED = tuple(kind.value for kind in LOADED_KINDS)  # kept in step with a file or a repository
 _PROJECT: TypeAdapter[str] = TypeAdapter(ProjectName)
 
 
@@ -136,7 +137,7 @@ def _session_start(service: MemoryService, request: HookRequest) -> str:
     memories loaded from markdown or git are left out."""
     project = service.scope(request.scope)
     sections = [
-        ("Lessons", _listed(service, project, "importance", sources=["session_lesson"])),
+        ("Lessons", _listed(service, project, "importance", sources=[SourceKind.SESSION_LESSON])),
         ("Concepts", _listed(service, project, "importance", hierarchy_levels=[0])),
         ("Recent", _listed(service, project, "created", hierarchy_levels=[1, 2])),
     ]

@@ -10,6 +10,7 @@ from mcp import MCPError
 from mcp.server.mcpserver import Context
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import CognitiveMemoryError, InvalidInputError
 from cognitive_memory.service import RecallFilters
 from interfaces.mcp_tools.state import ServerState, call_project, off_loop, service_of
@@ -17,7 +18,7 @@ from interfaces.mcp_tools.state import ServerState, call_project, off_loop, serv
 __all__ = ["LESSONS", "current_project", "facade_call"]
 
 # list_memories' filter for the session lessons.
-LESSONS = RecallFilters(sources=["session_lesson"])
+LESSONS = RecallFilters(sources=[SourceKind.SESSION_LESSON])
 
 T = TypeVar("T")
 

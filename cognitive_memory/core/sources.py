@@ -27,7 +27,8 @@ def content_hash(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class SourceChunk:
     """One memory-to-be of a source. ``key`` is stable across loads (a section path, a file pair);
-    ``parent`` names the key of the enclosing chunk; ``links`` are keys of other sources it refers to."""
+    ``parent`` names the key of the enclosing chunk; ``links`` are keys of other sources it refers to;
+    ``origin`` is the file it was read from (a markdown note)."""
 
     key: str
     content: str
@@ -39,6 +40,7 @@ class SourceChunk:
     source_date: datetime | None = None
     parent: str | None = None
     links: tuple[str, ...] = ()
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

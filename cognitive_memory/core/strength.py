@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, SourceKind
 
 __all__ = [
     "BASE_STRENGTH",
@@ -70,5 +70,5 @@ def memory_strength(memory: CognitiveMemory, now: datetime) -> float:
         memory.access_count,
         idle_days,
         memory.hierarchy_level,
-        is_lesson=memory.loader_type == "session_lesson",
+        is_lesson=memory.source is SourceKind.SESSION_LESSON,
     )

@@ -195,8 +195,8 @@ def payload_for(memory: CognitiveMemory) -> dict[str, Any]:
         "tags": list(memory.tags),
         "created_at": memory.timestamp.timestamp(),
     }
-    if memory.loader_type is not None:
-        payload["loader_type"] = memory.loader_type
+    if memory.source.loader_type is not None:
+        payload["loader_type"] = memory.source.loader_type
     payload["project"] = memory.project
     return payload
 

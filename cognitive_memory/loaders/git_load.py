@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cognitive_memory.core.memory import DEFAULT_PROJECT
+from cognitive_memory.core.memory import DEFAULT_PROJECT, SourceKind
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
 from cognitive_memory.loaders.files import check_utf8_path
 from cognitive_memory.loaders.git_history import (
@@ -47,7 +47,7 @@ from cognitive_memory.storage.sources import SourceRecord
 
 __all__ = ["GIT_LOADER_TYPE", "PATTERN_VERSION", "GitLoadReport", "load_git"]
 
-GIT_LOADER_TYPE = "git"
+GIT_LOADER_TYPE = SourceKind.GIT.value
 # Bumped when the pattern rules change: the next load recomputes patterns from the stored digests.
 PATTERN_VERSION = 1
 _PROGRESS_EVERY = 100

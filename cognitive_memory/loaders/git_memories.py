@@ -36,7 +36,6 @@ def _day(time: int) -> str:
 
 def _base(pattern_type: str, repository: str, repository_path: str) -> dict[str, Any]:
     return {
-        "loader_type": "git",
         "pattern_type": pattern_type,
         "repository": repository,
         "repository_path": repository_path,

@@ -329,8 +329,6 @@ def _chunk(
         trail.insert(0, title)
     content = text if first or not trail else BREADCRUMB_SEPARATOR.join(trail) + "\n\n" + text
     metadata: dict[str, Any] = {
-        "loader_type": "markdown",
-        "source_path": str(document),
         "title": title,
         "section": section.path[-1] if section.path else title,
         "section_path": list(section.path),
@@ -346,4 +344,5 @@ def _chunk(
         tags=tags,
         parent=parent,
         links=link_targets(text, document),
+        origin=str(document),
     )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from cognitive_memory.core.memory import DEFAULT_PROJECT
+from cognitive_memory.core.memory import DEFAULT_PROJECT, SourceKind
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.core.validation import check_text
 from cognitive_memory.errors import InvalidInputError
@@ -47,7 +47,7 @@ __all__ = [
     "sync_files",
 ]
 
-LOADER_TYPE = "markdown"
+LOADER_TYPE = SourceKind.MARKDOWN.value
 # Files are synced in batches of about this many chunks: one embedding call, one transaction.
 BATCH_CHUNKS = 256
 _NEVER_LOADED = (

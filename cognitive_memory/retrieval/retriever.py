@@ -9,7 +9,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, Vector
+from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
@@ -273,7 +273,7 @@ class Retriever:
             # From SQLite's 32-bit vector: the embedded index keeps 16-bit ones, a cosine off by
             # up to about 1e-3, enough to reorder near-duplicates.
             similarity = float(row.embedding @ query_vector)
-            lesson = row.loader_type == "session_lesson"
+            lesson = row.loader_type == SourceKind.SESSION_LESSON
             score = score_candidate(
                 similarity,
                 semantic=semantic,

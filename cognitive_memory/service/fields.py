@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.core.validation import MAX_PROJECT_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_project
 from cognitive_memory.errors import InvalidInputError
 
@@ -35,7 +36,7 @@ __all__ = [
 # Values the filters accept (one definition for the MCP schema and the facade's check).
 LevelValue = Literal[0, 1, 2]
 MemoryTypeName = Literal["episodic", "semantic"]
-RecallSource = Literal["markdown", "git", "session_lesson"]
+RecallSource = Literal[SourceKind.MARKDOWN, SourceKind.GIT, SourceKind.SESSION_LESSON]
 
 
 def _check_project(value: str) -> str:

@@ -8,12 +8,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.memory import CognitiveMemory, SourceKind
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from cognitive_memory.errors import LoadedMemoryError
-from cognitive_memory.forgetting import LOADED_TYPES, trash
-from cognitive_memory.loaders.notes import LOADER_TYPE as MARKDOWN_LOADER
+from cognitive_memory.forgetting import trash
 from cognitive_memory.service.fields import Importance, Kind, Level, SourceInfo, Tags
 from cognitive_memory.service.records import MemoryOut, memory_out
 from cognitive_memory.system import CognitiveSystem
@@ -90,12 +89,12 @@ class DeleteResult(BaseModel):
 
 def _is_loaded(memory: CognitiveMemory | None) -> bool:
     """Loaded from a markdown file or a git history: their source, not forget, changes them."""
-    return memory is not None and memory.loader_type in LOADED_TYPES
+    return memory is not None and memory.source.is_loaded
 
 
 def _loaded_reason(memory: CognitiveMemory) -> str:
-    if memory.loader_type == MARKDOWN_LOADER:
-        path = memory.metadata.get("source_path", "its file")
+    if memory.source is SourceKind.MARKDOWN:
+        path = memory.origin or "its file"
         return (
             f"loaded from {path}: edit the file and load it again, or run `memory_system remove-file {path}`"
         )

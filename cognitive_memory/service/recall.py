@@ -203,7 +203,7 @@ def _brief(memory: CognitiveMemory, score: float, reason: str, superseded_by: li
         type=memory.memory_type.value,
         score=score,
         reason=reason,
-        source=format_source_info(memory.metadata),
+        source=format_source_info(memory),
         date=(memory.source_date or memory.created_date).date().isoformat(),
         tags=list(memory.tags) or None,
         project=memory.project,

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.memory import CognitiveMemory, SourceKind
 from cognitive_memory.core.strength import memory_strength
 
 __all__ = [
@@ -101,7 +100,7 @@ def memory_fields(memory: CognitiveMemory, now: datetime | None = None) -> dict[
         "memory_type": memory.memory_type.value,
         "strength": memory_strength(memory, now or datetime.now(UTC)),
         "importance_score": memory.importance_score,
-        "source_info": format_source_info(memory.metadata),
+        "source_info": format_source_info(memory),
         "created_date": memory.created_date.isoformat(),
         "source_date": iso(memory.source_date),
         "modified_date": iso(memory.modified_date),
@@ -109,7 +108,7 @@ def memory_fields(memory: CognitiveMemory, now: datetime | None = None) -> dict[
         "access_count": memory.access_count,
         "tags": list(memory.tags),
         "project": memory.project,
-        "metadata": dict(memory.metadata),
+        "metadata": memory.shown_metadata,
     }
 
 
@@ -129,13 +128,13 @@ def preview(text: str) -> str:
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 3] + "..."
 
 
-def format_source_info(metadata: Mapping[str, Any]) -> str:
+def format_source_info(memory: CognitiveMemory) -> str:
     """📄 markdown, 🔄 🔥 💡 git patterns, 📝 session lessons, 💭 everything stored by hand."""
-    loader = metadata.get("loader_type")
-    if loader == "markdown":
-        name = PurePath(str(metadata.get("source_path", "document"))).name
+    metadata = memory.metadata
+    if memory.source is SourceKind.MARKDOWN:
+        name = PurePath(memory.origin or "document").name
         return f"📄 {name} → {metadata.get('section') or metadata.get('title', 'document')}"
-    if loader == "git":
+    if memory.source is SourceKind.GIT:
         repo = metadata.get("repository", "repository")
         pattern = metadata.get("pattern_type")
         if pattern == "cochange":
@@ -143,7 +142,7 @@ def format_source_info(metadata: Mapping[str, Any]) -> str:
         if pattern == "hotspot":
             return f"🔥 {repo} → {metadata.get('file_path', '?')}"
         return f"💡 {repo} → {metadata.get('solution_type', 'solution')}"
-    if loader == "session_lesson":
+    if memory.source is SourceKind.SESSION_LESSON:
         return f"📝 Session Lesson ({metadata.get('lesson_type', 'insight')})"
     source = metadata.get("source_info")
     return f"💭 {source}" if source else "💭 Manual Entry"

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.outcomes import StoreOutcome
 from cognitive_memory.service.fields import Importance, Kind, Level, ProjectName, SourceInfo, Tags
 from cognitive_memory.service.records import LEVEL_NAMES, preview
@@ -143,8 +144,6 @@ def store(
     stored again: the answer names it as a duplicate."""
     given = context or StoreContext()
     metadata: dict[str, Any] = {"source_info": given.source_info} if given.source_info else {}
-    if given.speaker:
-        metadata["speaker"] = given.speaker
     outcome = system.store(
         text,
         hierarchy_level=given.hierarchy_level,
@@ -154,6 +153,7 @@ def store(
         metadata=metadata,
         session_id=session_id,
         project=given.project or project,
+        speaker=given.speaker or None,
     )
     memory = outcome.memory
     return StoreResult(
@@ -220,6 +220,7 @@ def store_lesson(
         metadata=_lesson_metadata(lesson_type, session_context, importance, session_id),
         session_id=session_id,
         project=project,
+        source=SourceKind.SESSION_LESSON,
     )
     return LessonResult(
         lesson_id=outcome.memory.id,
@@ -243,7 +244,6 @@ def _lesson_metadata(
     lesson_type: str, session_context: str | None, importance: str, session_id: str
 ) -> dict[str, Any]:
     metadata: dict[str, Any] = {
-        "loader_type": "session_lesson",
         "lesson_type": lesson_type,
         "session_id": session_id,
         "importance_level": importance,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from cognitive_memory.core.memory import LOADED_KINDS
 from cognitive_memory.core.sources import SyncCounts
 from cognitive_memory.loaders import GitLoadReport, LoadReport, load_git, load_markdown, remove_markdown
 from cognitive_memory.loaders.watch import watch_markdown
@@ -190,7 +191,7 @@ def loaded_sources(system: CognitiveSystem) -> list[LoadedSourceOut]:
     """Every loaded markdown file and git repository, the latest loaded first."""
     found = [
         LoadedSourceOut(key=record.key, loader_type=record.loader_type, loaded_at=record.loaded_at)
-        for loader in ("markdown", "git")
-        for record in system.loaded.sources(loader)
+        for kind in LOADED_KINDS
+        for record in system.loaded.sources(kind.value)
     ]
     return sorted(found, key=lambda source: source.loaded_at, reverse=True)

@@ -72,8 +72,7 @@ class Links:
             "JOIN memories q ON q.id = c.source_id JOIN memories a ON a.id = c.target_id "
             f"WHERE c.source_id IN ({marks}) AND c.kind = 'temporal' AND a.rowid > q.rowid "
             "AND instr(q.content, '?') > 0 "
-            "AND CASE WHEN json_valid(q.metadata) THEN json_extract(q.metadata, '$.speaker') END IS NOT NULL "
-            "AND CASE WHEN json_valid(a.metadata) THEN json_extract(a.metadata, '$.speaker') END IS NOT NULL "
+            "AND q.speaker IS NOT NULL AND a.speaker IS NOT NULL "
             "ORDER BY a.rowid DESC",
             ids,
         )

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from cognitive_memory.core.memory import CognitiveMemory, MemoryType, Vector, content_key
+from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import associations, browse, ranking
 from cognitive_memory.storage import relations as relation_sql
@@ -182,8 +182,8 @@ class Memories:
     def counts(self) -> MemoryCounts:
         """How many memories there are, by level, type and project."""
         rows = self._db.rows(
-            "SELECT hierarchy_level, memory_type, loader_type = 'session_lesson', COUNT(*) "
-            "FROM memories GROUP BY 1, 2, 3"
+            "SELECT hierarchy_level, memory_type, loader_type = ?, COUNT(*) FROM memories GROUP BY 1, 2, 3",
+            (SourceKind.SESSION_LESSON.value,),
         )
         by_level = dict.fromkeys(range(3), 0)
         by_type = {kind.value: 0 for kind in MemoryType}

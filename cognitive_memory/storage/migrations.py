@@ -290,6 +290,45 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX set_aside_id ON set_aside (id);
         """,
     ),
+    (
+        # The speaker and the origin (the file a note was loaded from) become columns, and the
+        # source kind lives only in loader_type: the keys leave ``metadata``, which keeps the rest.
+        # A key leaves only when its value is one a record holds (a text, a known kind), as
+        # core/memory.py's split_metadata reads an export line; an unknown loader_type becomes
+        # NULL. Trash entries (``row``: the columns as JSON, metadata as a JSON text) move the same
+        # way, so a restore brings the columns back (``|| ''`` keeps the metadata a JSON text there:
+        # json_set would nest json_remove's JSON as an object).
+        "0013_speaker_origin_columns",
+        """
+        ALTER TABLE memories ADD COLUMN speaker TEXT;
+        ALTER TABLE memories ADD COLUMN origin TEXT;
+        UPDATE memories SET speaker = metadata ->> '$.speaker', metadata = json_remove(metadata, '$.speaker')
+            WHERE CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.speaker') = 'text' END;
+        UPDATE memories SET origin = metadata ->> '$.source_path',
+            metadata = json_remove(metadata, '$.source_path')
+            WHERE CASE WHEN json_valid(metadata) THEN json_type(metadata, '$.source_path') = 'text' END;
+        UPDATE memories SET metadata = json_remove(metadata, '$.loader_type')
+            WHERE CASE WHEN json_valid(metadata)
+                THEN metadata ->> '$.loader_type' IN ('markdown', 'git', 'session_lesson') END;
+        UPDATE memories SET loader_type = NULL
+            WHERE loader_type NOT IN ('markdown', 'git', 'session_lesson');
+        UPDATE trash SET row = json_set(row, '$.speaker', (row ->> '$.metadata') ->> '$.speaker',
+            '$.metadata', json_remove(row ->> '$.metadata', '$.speaker') || '')
+            WHERE CASE WHEN json_valid(row) AND json_valid(row ->> '$.metadata')
+                THEN json_type(row ->> '$.metadata', '$.speaker') = 'text' END;
+        UPDATE trash SET row = json_set(row, '$.origin', (row ->> '$.metadata') ->> '$.source_path',
+            '$.metadata', json_remove(row ->> '$.metadata', '$.source_path') || '')
+            WHERE CASE WHEN json_valid(row) AND json_valid(row ->> '$.metadata')
+                THEN json_type(row ->> '$.metadata', '$.source_path') = 'text' END;
+        UPDATE trash SET row = json_set(row,
+            '$.metadata', json_remove(row ->> '$.metadata', '$.loader_type') || '')
+            WHERE CASE WHEN json_valid(row) AND json_valid(row ->> '$.metadata')
+                THEN (row ->> '$.metadata') ->> '$.loader_type' IN ('markdown', 'git', 'session_lesson') END;
+        UPDATE trash SET row = json_set(row, '$.loader_type', NULL)
+            WHERE CASE WHEN json_valid(row)
+                THEN row ->> '$.loader_type' NOT IN ('markdown', 'git', 'session_lesson') END
+        """,
+    ),
 )
 
 

@@ -63,7 +63,7 @@ def ranking_rows(
     rows = conn.execute(
         "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
         "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-        "CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$.speaker') END, w.terms FROM memories "
+        "speaker, w.terms FROM memories "
         f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks}) "
         f"AND typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)",
         [*ids, *([4 * dimension] if dimension else [])],

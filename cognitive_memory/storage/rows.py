@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, content_key
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind, content_key
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
 
@@ -33,9 +33,14 @@ logger = logging.getLogger(__name__)
 
 MEMORY_COLUMNS = (
     "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
-    "last_accessed, access_count, importance_score, strength, metadata, tags, dimensions, embedding, "
-    "session_id, project"
+    "last_accessed, access_count, importance_score, metadata, tags, embedding, session_id, project, "
+    "loader_type, speaker, origin"
 )
+
+
+# The columns ``strength`` and ``dimensions`` of the first schema are written (NOT NULL) but no
+# longer read: recall computes strength from uses (core/strength.py).
+UNUSED_STRENGTH = 1.0
 
 
 def fill_content_keys(conn: sqlite3.Connection) -> None:
@@ -58,8 +63,8 @@ def fill_content_keys(conn: sqlite3.Connection) -> None:
 def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
     """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
     conn.executemany(
-        f"INSERT INTO memories ({MEMORY_COLUMNS}, loader_type, content_key) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO memories ({MEMORY_COLUMNS}, content_key, strength, dimensions) "
+        f"VALUES ({', '.join('?' * 20)}, {UNUSED_STRENGTH}, '{{}}')",
         [memory_row(memory) for memory in memories],
     )
     for memory in memories:
@@ -123,14 +128,14 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         memory.last_accessed.timestamp() if memory.last_accessed else None,
         memory.access_count,
         memory.importance_score,
-        memory.strength,
         json.dumps(dict(memory.metadata), ensure_ascii=False),
         json.dumps(list(memory.tags), ensure_ascii=False),
-        json.dumps(dict(memory.dimensions)),
         memory.cognitive_embedding.astype("<f4").tobytes(),
         memory.session_id,
         memory.project,
-        memory.loader_type,
+        memory.source.loader_type,
+        memory.speaker,
+        memory.origin,
         content_key(memory.content),
     )
 
@@ -195,11 +200,12 @@ def memory_from_row(row: Sequence[Any]) -> CognitiveMemory:
         last_accessed=datetime.fromtimestamp(row[8], UTC) if row[8] is not None else None,
         access_count=row[9],
         importance_score=row[10],
-        strength=row[11],
-        metadata=_parsed(row[12], dict, "metadata"),
-        tags=tuple(str(tag) for tag in _parsed(row[13], list, "tags")),
-        dimensions=_parsed(row[14], dict, "dimensions"),
-        cognitive_embedding=_vector(row[15]),
-        session_id=row[16],
-        project=row[17],
+        metadata=_parsed(row[11], dict, "metadata"),
+        tags=tuple(str(tag) for tag in _parsed(row[12], list, "tags")),
+        cognitive_embedding=_vector(row[13]),
+        session_id=row[14],
+        project=row[15],
+        source=SourceKind.of(row[16]),
+        speaker=row[17],
+        origin=row[18],
     )

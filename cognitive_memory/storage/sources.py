@@ -103,7 +103,7 @@ def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> lis
     conn.executemany(
         "UPDATE memories SET content = ?, hierarchy_level = ?, memory_type = ?, modified_date = ?, "
         "source_date = ?, importance_score = ?, metadata = ?, tags = ?, embedding = ?, loader_type = ?, "
-        "project = ?, content_key = ? WHERE id = ?",
+        "speaker = ?, origin = ?, project = ?, content_key = ? WHERE id = ?",
         [_rewrite_row(memory) for memory in write.rewritten],
     )
     conn.execute("DELETE FROM source_chunks WHERE source_key = ?", (write.key,))
@@ -191,7 +191,9 @@ def _rewrite_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         json.dumps(dict(memory.metadata), ensure_ascii=False),
         json.dumps(list(memory.tags), ensure_ascii=False),
         vector.astype("<f4").tobytes(),
-        memory.loader_type,
+        memory.source.loader_type,
+        memory.speaker,
+        memory.origin,
         memory.project,
         content_key(memory.content),
         memory.id,

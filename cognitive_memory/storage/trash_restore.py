@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cognitive_memory.core.memory import shown_metadata
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.relations import supersedes_chain
 from cognitive_memory.storage.rows import queue_vector_writes
@@ -165,11 +166,19 @@ def _as_version(fields: dict[str, Any], trashed_at: float, trashed_by: str | Non
         fields["memory_type"],
         fields["importance_score"],
         fields["tags"],
-        fields["metadata"],
+        _shown(fields),
         fields.get("project", "default"),
         trashed_at,
         trashed_by,
     ]
+
+
+def _shown(fields: dict[str, Any]) -> Any:
+    """A trashed row's metadata as versions keep it: with its source kind, speaker and origin."""
+    columns = (fields.get("loader_type"), fields.get("speaker"), fields.get("origin"))
+    if columns == (None, None, None):
+        return fields["metadata"]
+    return json.dumps(shown_metadata(json.loads(fields["metadata"]), *columns), ensure_ascii=False)
 
 
 def _relink_relations(conn: sqlite3.Connection, groups: Sequence[list[list[Any]]]) -> list[SkippedLink]:

@@ -57,7 +57,7 @@ def rewrite_memory(
             previous.memory_type.value,
             previous.importance_score,
             json.dumps(list(previous.tags), ensure_ascii=False),
-            json.dumps(dict(previous.metadata), ensure_ascii=False),
+            json.dumps(previous.shown_metadata, ensure_ascii=False),
             previous.project,
             at,
             session_id,

@@ -14,6 +14,7 @@ import sqlite3
 from contextlib import closing
 from typing import TYPE_CHECKING
 
+from cognitive_memory.core.memory import LOADED_KINDS
 from cognitive_memory.upkeep.health import CheckResult
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["check_loaded_sources", "orphaned_memories"]
 
-LOADED_TYPES = ("markdown", "git")
+LOADED_TYPES = tuple(kind.value for kind in LOADED_KINDS)
 
 
 def orphaned_memories(system: CognitiveSystem) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import NotFoundError
 from cognitive_memory.service import (
     DEFAULT_PAGE_SIZE,
@@ -243,7 +244,7 @@ def _status(request: Request) -> dict[str, Any]:
     status = service.show_status(False)
     by_source = {
         source: service.list_memories(RecallFilters(projects=["*"], sources=[source]), limit=1).total
-        for source in ("markdown", "git", "session_lesson")
+        for source in (SourceKind.MARKDOWN, SourceKind.GIT, SourceKind.SESSION_LESSON)
     }
     return {
         "status": status,

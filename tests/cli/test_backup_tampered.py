@@ -148,8 +148,13 @@ def test_manifest_migrations_that_disagree_with_the_database_are_refused(data_di
     _refused(snapshot, data_dir, "its manifest says")
 
 
+SPEAKER_COLUMNS = "0013_speaker_origin_columns"
+
+
 def _old_store(path: Path, applied: int) -> None:
-    """A store made by the first ``applied`` migrations, as an older version left it."""
+    """A store made by the first ``applied`` migrations, as an older version left it: a turn of a
+    conversation, its speaker in metadata before the speaker column, in the column after it."""
+    columns = applied > [name for name, _ in migrations.MIGRATIONS].index(SPEAKER_COLUMNS)
     path.parent.mkdir(parents=True, exist_ok=True)
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
         migrations.apply_migrations(conn, applied)
@@ -157,16 +162,21 @@ def _old_store(path: Path, applied: int) -> None:
             "INSERT INTO memories (id, content, hierarchy_level, memory_type, created_date, timestamp, "
             "access_count, importance_score, strength, metadata, tags, dimensions, embedding) VALUES "
             "('0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10', 'An old fact.', 1, 'semantic', "
-            "'2024-05-01T00:00:00+00:00', 1714521600, 0, 0.5, 1.0, '{}', '[]', '{}', ?)",
-            (HashEncoder().encode(["An old fact."])[0].astype("<f4").tobytes(),),
+            "'2024-05-01T00:00:00+00:00', 1714521600, 0, 0.5, 1.0, ?, '[]', '{}', ?)",
+            (
+                "{}" if columns else '{"speaker": "Ada"}',
+                HashEncoder().encode(["An old fact."])[0].astype("<f4").tobytes(),
+            ),
         )
+        if columns:
+            conn.execute("UPDATE memories SET speaker = 'Ada'")
         if applied >= 2:
             conn.execute(
                 "INSERT INTO memory_fts (rowid, content, context) SELECT rowid, content, '' FROM memories"
             )
 
 
-@pytest.mark.parametrize("applied", [1, 5, 8, len(migrations.MIGRATIONS)])
+@pytest.mark.parametrize("applied", [1, 5, 8, 12, len(migrations.MIGRATIONS)])
 def test_a_snapshot_of_an_older_schema_restores_and_is_upgraded(
     data_dir: Path, tmp_path: Path, applied: int
 ) -> None:
@@ -182,9 +192,8 @@ def test_a_snapshot_of_an_older_schema_restores_and_is_upgraded(
     settings.storage.data_dir = fork
     system = build_system(settings, encoder=HashEncoder())
     try:
-        assert [m.content for m in system.records.memories.get(["0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"])] == [
-            "An old fact."
-        ]
+        (memory,) = system.records.memories.get(["0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"])
+        assert (memory.content, memory.speaker, dict(memory.metadata)) == ("An old fact.", "Ada", {})
     finally:
         system.close()
     with closing(sqlite3.connect(fork / DATABASE_NAME)) as conn:

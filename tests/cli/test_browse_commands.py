@@ -4,12 +4,15 @@ cursor, filters, and one-line refusals of bad input."""
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from cognitive_memory.encoding import HashEncoder
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -82,3 +85,18 @@ def test_list_refuses_a_bad_cursor_order_date_or_limit_in_one_line(data_dir: Pat
     assert order.exit_code == 1 and "created, last_accessed, importance, access_count" in order.output
     assert date.exit_code == 1 and date.output.startswith("Error: created_after '2024-13-45'")
     assert limit.exit_code == 2
+
+
+def test_a_turn_stored_with_speaker_keeps_it_as_a_column_and_shows_it_in_metadata(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored_id("Ada: shall we ship on Friday?", "--speaker", "Ada")
+
+    shown = runner.invoke(app, ["get", memory_id, "--json"])
+
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["memories"][0]["metadata"] == {"speaker": "Ada"}
+    with closing(sqlite3.connect(data_dir / "cognitive_memory.db")) as conn:
+        row = conn.execute("SELECT speaker, metadata FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    assert row == ("Ada", "{}")

@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cognitive_memory import transfer_read
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.main import build_system
@@ -287,7 +288,7 @@ def test_a_memory_loaded_from_markdown_is_not_overwritten_by_an_import(tmp_path:
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     (stored,) = system.records.memories.get([line["id"]])
     system.close()
-    assert "Tuesdays" in stored.content and stored.loader_type == "markdown"
+    assert "Tuesdays" in stored.content and stored.source is SourceKind.MARKDOWN
     assert reloaded.exit_code == 0, reloaded.output
 
 

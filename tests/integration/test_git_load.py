@@ -16,11 +16,11 @@ from tests.gitrepo import GitRepo, build_sample_history
 
 
 def git_memories(system: CognitiveSystem, repo: Path) -> dict[str, tuple[str, dict[str, Any]]]:
-    """chunk key -> (content, metadata) of the repository's stored memories."""
+    """chunk key -> (content, metadata as answers show it) of the repository's stored memories."""
     rows = system.records.sources.chunks(f"git:{repo.resolve()}")
     memories = {m.id: m for m in system.records.memories.get([row.memory_id for row in rows])}
     return {
-        row.chunk_key: (memories[row.memory_id].content, dict(memories[row.memory_id].metadata))
+        row.chunk_key: (memories[row.memory_id].content, memories[row.memory_id].shown_metadata)
         for row in rows
     }
 

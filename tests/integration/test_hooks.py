@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service import MemoryService, RecallFilters, StoreContext
 from cognitive_memory.system import CognitiveSystem
@@ -81,7 +82,7 @@ def test_session_start_leaves_out_memories_loaded_from_files(
     service: MemoryService, hash_system: CognitiveSystem, project_dir: Path
 ) -> None:
     loaded = hash_system.store(
-        "## Setup\nRun make install.", hierarchy_level=1, metadata={"loader_type": "markdown"}, project="proj"
+        "## Setup\nRun make install.", hierarchy_level=1, source=SourceKind.MARKDOWN, project="proj"
     )
     stored = service.store_experience("We chose Postgres over MySQL.", StoreContext(project="proj"))
 

@@ -33,7 +33,7 @@ def memory(
         at,
         cognitive_embedding=vector,
         session_id=session,
-        metadata={"speaker": speaker} if speaker else {},
+        speaker=speaker or None,
     )
 
 

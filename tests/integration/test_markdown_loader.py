@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.loaders import load_markdown, remove_markdown
 from cognitive_memory.loaders.watch import apply_changes
@@ -39,7 +40,7 @@ def tree(tmp_path: Path) -> Path:
 
 def _by_section(system: CognitiveSystem) -> dict[str, str]:
     return {
-        f"{Path(m.metadata['source_path']).name}:{m.metadata['section']}": m.id
+        f"{Path(m.origin or '').name}:{m.metadata['section']}": m.id
         for batch in system.records.memories.batches()
         for m in batch
     }
@@ -58,8 +59,10 @@ def test_a_tree_loads_every_section_once_with_its_source(hash_system: CognitiveS
     }
     memories = [m for batch in hash_system.records.memories.batches() for m in batch]
     memory = next(m for m in memories if m.metadata["section"] == "Install")
-    assert memory.metadata["loader_type"] == "markdown"
-    assert memory.metadata["source_path"] == str(tree.resolve() / "guide.md")
+    assert memory.source is SourceKind.MARKDOWN
+    assert memory.origin == str(tree.resolve() / "guide.md")
+    assert memory.shown_metadata["loader_type"] == "markdown"
+    assert memory.shown_metadata["source_path"] == str(tree.resolve() / "guide.md")
     assert hash_system.status().healthy
 
 

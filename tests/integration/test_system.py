@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cognitive_memory.core.memory import HierarchyLevel, MemoryType
+from cognitive_memory.core.memory import HierarchyLevel, MemoryType, SourceKind
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import Encoder, HashEncoder
 from cognitive_memory.errors import EditConflictError, IndexMismatchError, InvalidInputError, StorageError
@@ -218,7 +218,7 @@ def test_a_session_lesson_gets_the_configured_boost(build: Build, monkeypatch: p
     monkeypatch.setenv("MCP_SESSION_LESSON_BOOST", "1.5")
     system = build()
     plain = system.store("Pin the base image digest").memory
-    lesson = system.store("Pin the base image digest.", metadata={"loader_type": "session_lesson"}).memory
+    lesson = system.store("Pin the base image digest.", source=SourceKind.SESSION_LESSON).memory
 
     result = system.retrieve("Pin the base image digest", include_bridges=False)
 

@@ -1,5 +1,6 @@
 """A store made before projects (migrations 0001-0005) opens with every memory in `default`, its
-content key filled and its index payload rewritten, so the project filter finds it."""
+content key filled and its index payload rewritten, so the project filter finds it; one made
+before 0013 has its speaker, origin and source kind moved from metadata to their columns."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from cognitive_memory import forgetting
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.main import build_system
@@ -147,3 +149,97 @@ def test_trash_entries_of_an_old_store_get_numbers_and_stay_restorable(
 
     assert (entry.entry, entry.id, entry.content, total) == (1, OLD_ID, text, 1)
     assert restored.restored == [(1, OLD_ID)] and memory.content == text
+
+
+def _old_memory(conn: sqlite3.Connection, memory_id: str, text: str, metadata: dict[str, object]) -> None:
+    """A memory as releases before 0013 stored it: its source kind in ``loader_type`` and in
+    ``metadata``, its speaker and source path only in ``metadata``."""
+    vector = HashEncoder().encode([text])[0].astype("<f4").tobytes()
+    conn.execute(OLD_INSERT.replace("'{}', '[]'", "?, '[]'"), (memory_id, text, json.dumps(metadata), vector))
+    loader = metadata.get("loader_type")
+    conn.execute("UPDATE memories SET loader_type = ? WHERE id = ?", (loader, memory_id))
+    conn.execute(
+        "INSERT INTO memory_fts (rowid, content, context) SELECT rowid, content, '' FROM memories "
+        "WHERE id = ?",
+        (memory_id,),
+    )
+
+
+TURN_ID = "1d2e3f40-5a6b-4c7d-8e9f-a0b1c2d3e4f5"
+NOTE_ID = "2e3f4051-6b7c-4d8e-9fa0-b1c2d3e4f5a6"
+ODD_ID = "3f405162-7c8d-4e9f-a0b1-c2d3e4f5a6b7"
+
+
+def test_an_old_store_moves_speaker_origin_and_source_kind_out_of_metadata(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_old_store(data_dir / "cognitive_memory.db", "An old memory", monkeypatch, applied=12)
+    conn = sqlite3.connect(data_dir / "cognitive_memory.db", isolation_level=None)
+    _old_memory(conn, TURN_ID, "Ada: shall we ship on Friday?", {"source_info": "chat", "speaker": "Ada"})
+    note = {"loader_type": "markdown", "source_path": "/notes/ship.md", "title": "Ship", "section": "Ship"}
+    _old_memory(conn, NOTE_ID, "# Ship\nShip on Fridays.", note)
+    odd = {"loader_type": "custom", "speaker": 7, "source_path": ["a"], "kept": True}
+    _old_memory(conn, ODD_ID, "A memory a script stored with odd metadata", odd)
+    conn.close()
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        turn, note_memory, odd_memory = system.records.memories.get([TURN_ID, NOTE_ID, ODD_ID])
+        (row,) = system.records.memories.ranking_rows([TURN_ID])
+    finally:
+        system.close()
+
+    assert (turn.source, turn.speaker, turn.origin, dict(turn.metadata)) == (
+        SourceKind.BY_HAND,
+        "Ada",
+        None,
+        {"source_info": "chat"},
+    )
+    assert (note_memory.source, note_memory.origin) == (SourceKind.MARKDOWN, "/notes/ship.md")
+    assert dict(note_memory.metadata) == {"title": "Ship", "section": "Ship"}
+    assert note_memory.shown_metadata == note and turn.shown_metadata == {
+        "source_info": "chat",
+        "speaker": "Ada",
+    }
+    # Values no record field holds stay the caller's; the unknown kind is no longer a source kind.
+    assert (odd_memory.source, odd_memory.speaker, odd_memory.origin) == (SourceKind.BY_HAND, None, None)
+    assert dict(odd_memory.metadata) == odd
+    assert row.speaker == "Ada"
+
+
+def test_a_memory_trashed_before_the_columns_comes_back_with_them(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_old_store(data_dir / "cognitive_memory.db", "An old memory", monkeypatch, applied=12)
+    conn = sqlite3.connect(data_dir / "cognitive_memory.db", isolation_level=None)
+    note = {"loader_type": "session_lesson", "lesson_type": "rule", "speaker": "Ada", "source_path": "/a.md"}
+    _old_memory(conn, TURN_ID, "Always pin the base image.", note)
+    row = json.dumps(dict(zip(*_columns(conn, TURN_ID), strict=True)))
+    conn.execute(
+        "INSERT INTO trash (id, content, project, trashed_at, reason, row, embedding, relations, versions, "
+        "connections) SELECT id, content, project, ?, 'forgotten', ?, embedding, '[]', '[]', '[]' "
+        "FROM memories WHERE id = ?",
+        (time.time(), row, TURN_ID),
+    )
+    conn.execute("DELETE FROM memory_fts WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (TURN_ID,))
+    conn.execute("DELETE FROM memories WHERE id = ?", (TURN_ID,))
+    conn.close()
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        system.records.trash.restore([TURN_ID])
+        (memory,) = system.records.memories.get([TURN_ID])
+    finally:
+        system.close()
+
+    assert (memory.source, memory.speaker, memory.origin) == (SourceKind.SESSION_LESSON, "Ada", "/a.md")
+    assert dict(memory.metadata) == {"lesson_type": "rule"}
+    assert memory.shown_metadata == note
+
+
+def _columns(conn: sqlite3.Connection, memory_id: str) -> tuple[list[str], list[object]]:
+    cursor = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,))
+    values = cursor.fetchone()
+    return [column[0] for column in cursor.description if column[0] != "embedding"], [
+        value for column, value in zip(cursor.description, values, strict=True) if column[0] != "embedding"
+    ]

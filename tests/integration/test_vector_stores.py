@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind, Vector
 from cognitive_memory.errors import IndexMismatchError, RejectedPointsError, StoreLockedError
 from cognitive_memory.index import (
     ArrayVectorStore,
@@ -77,7 +77,7 @@ def _memory_point(
         now,
         now,
         tags=tags,
-        metadata={"loader_type": loader} if loader else {},
+        source=SourceKind.of(loader),
     )
     return VectorPoint(memory.id, vector, payload_for(memory))
 

@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 from mcp.types import TextContent
 
+from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
@@ -240,3 +241,42 @@ async def test_a_cursor_from_another_order_is_refused_with_the_way_out(client: C
 
     assert body["error"] == "invalid_cursor"
     assert "'created'" in body["message"] and "without a cursor" in body["message"]
+
+
+async def test_a_turn_stored_with_a_speaker_and_a_lesson_show_them_in_metadata(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    turn = await call(
+        client,
+        "store_memory",
+        {"text": "Ada: we ship on Friday.", "context": {"speaker": "Ada", "source_info": "chat"}},
+    )
+    lesson = await call(
+        client, "session_lessons", {"lesson_content": "Pin the base image digest.", "lesson_type": "warning"}
+    )
+
+    body = await call(client, "get_memories", {"memory_ids": [turn["memory_id"], lesson["lesson_id"]]})
+
+    shown_turn, shown_lesson = body["memories"]
+    assert shown_turn["metadata"] == {"source_info": "chat", "speaker": "Ada"}
+    assert shown_turn["source_info"] == "💭 chat"
+    assert shown_lesson["metadata"]["loader_type"] == "session_lesson"
+    assert shown_lesson["source_info"] == "📝 Session Lesson (warning)"
+    stored_turn, stored_lesson = hash_system.records.memories.get([turn["memory_id"], lesson["lesson_id"]])
+    assert (stored_turn.speaker, dict(stored_turn.metadata)) == ("Ada", {"source_info": "chat"})
+    assert stored_lesson.source is SourceKind.SESSION_LESSON and "loader_type" not in stored_lesson.metadata
+
+
+async def test_an_updated_turn_keeps_its_speaker_and_its_version_shows_it(client: Client) -> None:
+    turn = await call(
+        client, "store_memory", {"text": "Ada: we ship on Friday.", "context": {"speaker": "Ada"}}
+    )
+    await call(client, "update_memory", {"memory_id": turn["memory_id"], "text": "Ada: we ship on Monday."})
+
+    body = await call(client, "get_memories", {"memory_ids": [turn["memory_id"]], "include_history": True})
+
+    (memory,) = body["memories"]
+    assert memory["metadata"] == {"speaker": "Ada"}
+    assert [(v["content"], v["metadata"]) for v in memory["history"]] == [
+        ("Ada: we ship on Friday.", {"speaker": "Ada"})
+    ]

@@ -42,7 +42,5 @@ def test_every_change_an_edit_could_undo_changes_the_revision(change: dict[str, 
 
 
 def test_use_and_time_leave_the_revision_as_it_is() -> None:
-    used = dataclasses.replace(
-        MEMORY, access_count=9, last_accessed=NOW, strength=0.2, modified_date=NOW, session_id="s"
-    )
+    used = dataclasses.replace(MEMORY, access_count=9, last_accessed=NOW, modified_date=NOW, session_id="s")
     assert used.revision == MEMORY.revision

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind
 from cognitive_memory.core.strength import (
     BASE_STRENGTH,
     HALF_LIFE_DAYS,
@@ -80,7 +80,7 @@ def _memory(
         last_accessed=last_accessed,
         access_count=uses,
         cognitive_embedding=np.zeros(3, dtype=np.float32),
-        metadata={"loader_type": loader_type} if loader_type else {},
+        source=SourceKind.of(loader_type),
     )
 
 

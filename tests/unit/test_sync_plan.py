@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, content_hash
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.sources import ChunkRow
@@ -31,6 +31,7 @@ def _stored(memory_id: str, text: str, accesses: int = 0) -> CognitiveMemory:
         timestamp=NOW,
         access_count=accesses,
         cognitive_embedding=np.zeros(4, dtype=np.float32),
+        source=SourceKind.MARKDOWN,
     )
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from cognitive_memory.core.memory import HierarchyLevel, MemoryType
+from cognitive_memory.core.memory import HierarchyLevel, MemoryType, SourceKind
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
@@ -28,10 +28,11 @@ def test_add_then_get_round_trips_every_field(store: SQLiteMemoryStore) -> None:
         last_accessed=datetime(2024, 5, 2, 8, 0, 0, 654321, tzinfo=UTC),
         access_count=4,
         importance_score=0.75,
-        strength=0.6,
-        metadata={"project": "café", "loader_type": "git", "session_id": "s-1", "nested": {"k": [1, "二"]}},
+        metadata={"project": "café", "session_id": "s-1", "nested": {"k": [1, "二"]}},
         tags=("ci", "docker", "日本語"),
-        dimensions={"urgency": 0.25, "valence": -0.5},
+        source=SourceKind.GIT,
+        speaker="Ada",
+        origin="/notes/ci.md",
     )
 
     store.memories.add([memory])
@@ -69,18 +70,18 @@ def test_record_access_counts_each_access_and_stamps_the_time(store: SQLiteMemor
 
 
 def test_counts_by_level_type_and_session_lessons(store: SQLiteMemoryStore) -> None:
-    lesson = {"loader_type": "session_lesson"}
+    lesson = SourceKind.SESSION_LESSON
     store.memories.add(
         [
-            stored_memory("c1", hierarchy_level=HierarchyLevel.CONCEPT, metadata=lesson),
-            stored_memory("c2", hierarchy_level=HierarchyLevel.CONCEPT, metadata={"loader_type": "git"}),
+            stored_memory("c1", hierarchy_level=HierarchyLevel.CONCEPT, source=lesson),
+            stored_memory("c2", hierarchy_level=HierarchyLevel.CONCEPT, source=SourceKind.GIT),
             stored_memory("x1"),
             stored_memory("e1", hierarchy_level=HierarchyLevel.EPISODE, memory_type=MemoryType.EPISODIC),
             stored_memory(
                 "e2",
                 hierarchy_level=HierarchyLevel.EPISODE,
                 memory_type=MemoryType.EPISODIC,
-                metadata=lesson,
+                source=lesson,
             ),
         ]
     )

@@ -9,9 +9,9 @@ from pathlib import Path
 from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
-from cognitive_memory.forgetting import purge_expired
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
 from cognitive_memory.index.shared_store import SharedVectorStore
+from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings

@@ -1,6 +1,6 @@
 """`backup` and `restore`: snapshots of the memory database, and putting one back (or forking it).
 
-The work is in ``cognitive_memory.backup`` and ``cognitive_memory.restore``; here arguments are
+The work is in ``cognitive_memory.backup`` (``snapshot`` and ``restore``); here arguments are
 resolved against the settings, steps and progress go to stderr, the answer to stdout (text or
 ``--json``), and every expected failure is one ``Error:`` line with exit code 1.
 """
@@ -19,8 +19,8 @@ import typer
 from memory_system.options import JsonOption
 
 if TYPE_CHECKING:
-    from cognitive_memory.backup import Snapshot
-    from cognitive_memory.restore import IndexOpener
+    from cognitive_memory.backup.restore import IndexOpener
+    from cognitive_memory.backup.snapshot import Snapshot
     from cognitive_memory.settings import Settings, StorageSettings
 
 __all__ = ["BACKUPS_DIR", "register"]
@@ -112,7 +112,7 @@ def _step(text: str) -> None:
 def _backup(
     storage: StorageSettings, dest: Path | None, name: str | None, keep: int | None, as_json: bool
 ) -> None:
-    from cognitive_memory.backup import create_snapshot, rotate_snapshots, valid_name
+    from cognitive_memory.backup.snapshot import create_snapshot, rotate_snapshots, valid_name
 
     if name is not None:
         valid_name(name)
@@ -134,7 +134,7 @@ def _backup(
 
 def _default_destination(folder: Path, name: str | None) -> Path:
     """``<UTC time>[-name]`` in ``folder``, with ``.2``, ``.3``... if that second is taken."""
-    from cognitive_memory.backup import snapshot_dir_name
+    from cognitive_memory.backup.snapshot import snapshot_dir_name
 
     base = snapshot_dir_name(datetime.now(UTC), name)
     candidate, n = folder / base, 1
@@ -145,7 +145,7 @@ def _default_destination(folder: Path, name: str | None) -> Path:
 
 
 def _list(folder: Path, as_json: bool) -> None:
-    from cognitive_memory.backup import list_snapshots
+    from cognitive_memory.backup.snapshot import list_snapshots
 
     snapshots = list_snapshots(folder)
     if as_json:
@@ -186,8 +186,8 @@ def _size(size: int) -> str:
 
 
 def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, as_json: bool) -> None:
-    from cognitive_memory.backup import create_snapshot, verify_snapshot
-    from cognitive_memory.restore import claim_database, memory_count, restore_snapshot
+    from cognitive_memory.backup.restore import claim_database, memory_count, restore_snapshot
+    from cognitive_memory.backup.snapshot import create_snapshot, verify_snapshot
     from memory_system.progress import progress_bar
 
     snapshot = verify_snapshot(_find_snapshot(backups_dir(storage), src))
@@ -238,7 +238,7 @@ def _refusal(database: Path, present: int) -> Exception:
 def _find_snapshot(folder: Path, src: str) -> Path:
     """A path as given; a bare name: that directory in ``folder``, else the newest snapshot there
     whose manifest has that name."""
-    from cognitive_memory.backup import list_snapshots
+    from cognitive_memory.backup.snapshot import list_snapshots
     from cognitive_memory.errors import InvalidInputError
 
     given = Path(src).expanduser()
@@ -254,7 +254,7 @@ def _find_snapshot(folder: Path, src: str) -> Path:
 
 def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | None, IndexOpener, Path]:
     """(database, embedded store directory or None, how to open the index, backups folder)."""
-    from cognitive_memory.backup import DATABASE_NAME
+    from cognitive_memory.backup.snapshot import DATABASE_NAME
     from cognitive_memory.upkeep import open_embedded_index, open_server_index
 
     if to is not None:

@@ -1,6 +1,6 @@
 """`export` and `import`: move memories between data directories, machines and tools as JSON Lines.
 
-The format and the import rules live in ``cognitive_memory.transfer``; here are the file handling
+The format and the import rules live in ``cognitive_memory.transfer.exchange``; here are the file handling
 (stdout and stdin, a partial file never left under the final name) and the summaries.
 """
 
@@ -124,7 +124,7 @@ def _opened(file: str) -> AbstractContextManager[BinaryIO]:
     """The import file ('-': stdin), read in bounded lines by the importer; anything but a regular
     file (a device, a FIFO) is refused before the store is opened."""
     from cognitive_memory.errors import InvalidInputError
-    from cognitive_memory.transfer import open_import
+    from cognitive_memory.transfer.exchange import open_import
 
     if file == "-":
         return nullcontext(sys.stdin.buffer)

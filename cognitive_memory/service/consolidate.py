@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from cognitive_memory import consolidation
+from cognitive_memory.lifecycle import consolidation
 from cognitive_memory.storage.consolidation import LAST_CONSOLIDATION
 from cognitive_memory.system import CognitiveSystem
 

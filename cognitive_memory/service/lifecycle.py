@@ -12,7 +12,7 @@ from cognitive_memory.core.memory import CognitiveMemory, SourceKind
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from cognitive_memory.errors import LoadedMemoryError
-from cognitive_memory.forgetting import trash
+from cognitive_memory.lifecycle.forgetting import trash
 from cognitive_memory.service.fields import Importance, Kind, Level, SourceInfo, Tags
 from cognitive_memory.service.records import MemoryOut, memory_out
 from cognitive_memory.system import CognitiveSystem

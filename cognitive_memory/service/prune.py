@@ -9,9 +9,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cognitive_memory import forgetting
 from cognitive_memory.core.pruning import MAX_PRUNE, PruneCandidate, PruneCriteria, reasons
 from cognitive_memory.core.validation import MAX_TAG_CHARS, MAX_TAGS
+from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.service.fields import Importance, JsonNumber, LevelValue, ProjectName
 from cognitive_memory.service.records import memories
 from cognitive_memory.service.trash import PREVIEW_CHARS, SHOWN

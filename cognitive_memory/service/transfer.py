@@ -1,7 +1,7 @@
 """Transfer: memories written out as JSON Lines and read back in (`memory_system export` and
 `import`), with their versions and links; the import's summary for people.
 
-The format and the import rules live in ``cognitive_memory.transfer``; the file handling (stdout,
+The format and the import rules live in ``cognitive_memory.transfer.exchange``; the file handling (stdout,
 stdin, a partial file never left under the final name) stays with the command.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from cognitive_memory.system import CognitiveSystem
-from cognitive_memory.transfer import ImportReport, export_lines, import_lines, read_import
+from cognitive_memory.transfer.exchange import ImportReport, export_lines, import_lines, read_import
 
 __all__ = ["ImportReport", "export", "format_import", "import_stream"]
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from cognitive_memory import forgetting
 from cognitive_memory.core.pruning import DAY_SECONDS
+from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.service.records import memories
 from cognitive_memory.storage.trash import TrashRow
 from cognitive_memory.system import CognitiveSystem

@@ -16,7 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cognitive_memory import linking
-from cognitive_memory.backup import (
+from cognitive_memory.backup.restore import restore_snapshot
+from cognitive_memory.backup.snapshot import (
     DATABASE_NAME,
     PARTIAL_MARK,
     create_snapshot,
@@ -27,7 +28,6 @@ from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorStore
 from cognitive_memory.main import build_system
-from cognitive_memory.restore import restore_snapshot
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from memory_system.cli import app
@@ -232,7 +232,7 @@ def test_a_backup_killed_before_its_rename_leaves_no_snapshot_restore_accepts(
     code = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from cognitive_memory.backup import create_snapshot\n"
+        "from cognitive_memory.backup.snapshot import create_snapshot\n"
         "def step(text):\n"
         "    if 'sha256' in text:\n"
         "        os.kill(os.getpid(), signal.SIGKILL)\n"

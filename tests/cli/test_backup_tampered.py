@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cognitive_memory.backup import DATABASE_NAME, MANIFEST_NAME, create_snapshot, verify_snapshot
+from cognitive_memory.backup.restore import restore_snapshot
+from cognitive_memory.backup.snapshot import DATABASE_NAME, MANIFEST_NAME, create_snapshot, verify_snapshot
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.index import VectorStore
 from cognitive_memory.main import build_system
-from cognitive_memory.restore import restore_snapshot
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import migrations
 from memory_system.cli import app

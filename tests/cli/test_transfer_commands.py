@@ -18,9 +18,9 @@ from cognitive_memory import linking
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
-from cognitive_memory.official_memory import entity_id
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
+from cognitive_memory.transfer.official_memory import entity_id
 from memory_system.cli import app
 from tests.killing import run_memory_system
 

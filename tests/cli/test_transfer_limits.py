@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cognitive_memory import transfer_read
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
-from cognitive_memory.transfer import read_import
+from cognitive_memory.transfer import reading
+from cognitive_memory.transfer.exchange import read_import
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -223,7 +223,7 @@ def test_a_naive_date_is_read_as_utc(tmp_path: Path) -> None:
 def test_a_line_longer_than_any_valid_line_is_refused_without_reading_it_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(transfer_read, "MAX_LINE_BYTES", 1_000_000)
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 1_000_000)
     path = tmp_path / "huge.jsonl"
     huge = json.dumps(memory(content="w" * 8_000_000))
     path.write_text(json.dumps(header(2)) + "\n" + huge + "\n" + json.dumps(memory(content="")) + "\n")
@@ -252,7 +252,7 @@ class Zeros(io.RawIOBase):
 
 
 def test_endless_input_is_refused_at_the_line_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(transfer_read, "MAX_LINE_BYTES", 1_000_000)
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 1_000_000)
 
     with pytest.raises(InvalidInputError, match="Line 1 is longer than 1,000,000 bytes"):
         read_import(io.BufferedReader(Zeros()), None, "default")
@@ -316,7 +316,7 @@ def test_an_official_memory_jsonl_gets_the_same_limits(tmp_path: Path) -> None:
 def test_an_export_stops_at_a_memory_whose_line_an_import_could_not_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("cognitive_memory.transfer.MAX_LINE_BYTES", 5_000)
+    monkeypatch.setattr("cognitive_memory.transfer.exchange.MAX_LINE_BYTES", 5_000)
     stored = runner.invoke(app, ["store", "A long note. " * 500, "--json"])
     memory_id = json.loads(stored.stdout)["memory_id"]
 

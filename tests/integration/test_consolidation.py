@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cognitive_memory import consolidation, forgetting, linking
+from cognitive_memory import linking
+from cognitive_memory.lifecycle import consolidation, forgetting
 from cognitive_memory.service import MemoryService
 from cognitive_memory.storage import consolidation as consolidation_sql
 from cognitive_memory.system import CognitiveSystem

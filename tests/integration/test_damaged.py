@@ -8,10 +8,10 @@ from contextlib import closing
 
 import pytest
 
-from cognitive_memory.consolidation import apply_plan, plan_consolidation
 from cognitive_memory.core.pruning import PruneCriteria
-from cognitive_memory.forgetting import plan_prune
 from cognitive_memory.index import VectorFilter
+from cognitive_memory.lifecycle.consolidation import apply_plan, plan_consolidation
+from cognitive_memory.lifecycle.forgetting import plan_prune
 from cognitive_memory.system import CognitiveSystem
 from tests.damaging import BAD_TEXT, DAMAGES, write_bad_row
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cognitive_memory import forgetting
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index.vector_store import VectorFilter
+from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import migrations

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from cognitive_memory.core.pruning import PruneCriteria, make_token
-from cognitive_memory.forgetting import plan_prune
+from cognitive_memory.lifecycle.forgetting import plan_prune
 from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call

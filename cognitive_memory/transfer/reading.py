@@ -1,5 +1,5 @@
 """Reading an import file: lines of bounded size, each checked by the rules of ``store_memory``
-(transfer_format), and every problem of the file reported at once; a file with any problem is
+(transfer.format), and every problem of the file reported at once; a file with any problem is
 refused whole, before anything is written.
 
 Memory stays bounded by the file's valid content: a line is never read past ``MAX_LINE_BYTES``,
@@ -21,14 +21,14 @@ from typing import BinaryIO
 
 from pydantic import ValidationError
 
-from cognitive_memory import official_memory as official
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.validation import check_project
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.loaders.files import NotRegularFileError, open_regular
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.transfer import LinkRow
-from cognitive_memory.transfer_format import FORMAT, ExportHeader, MemoryLine, decode_vector, problems
+from cognitive_memory.transfer import official_memory as official
+from cognitive_memory.transfer.format import FORMAT, ExportHeader, MemoryLine, decode_vector, problems
 
 __all__ = [
     "MAX_LINE_BYTES",

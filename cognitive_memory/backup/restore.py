@@ -1,4 +1,4 @@
-"""Putting a checked snapshot (``backup``) in place of a data directory's database.
+"""Putting a checked snapshot (``backup.snapshot``) in place of a data directory's database.
 
 The order keeps every moment recoverable. The old database is first made one self-contained file
 (its WAL checkpointed; this fails while any process has it open, which is how a running server is
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cognitive_memory.backup import Snapshot, file_sha256
+from cognitive_memory.backup.snapshot import Snapshot, file_sha256
 from cognitive_memory.errors import InvalidInputError, StorageError, StoreLockedError
 from cognitive_memory.index.vector_store import VectorStore
 from cognitive_memory.replication import copy_vectors, unindexed_threshold

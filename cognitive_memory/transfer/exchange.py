@@ -1,6 +1,6 @@
 """Export a store as JSON Lines and import such a file (or an official ``memory.jsonl``) back.
 
-An import reads and checks the whole file first (transfer_read: any bad line refuses it all, every
+An import reads and checks the whole file first (transfer.reading: any bad line refuses it all, every
 problem listed with its line), then decides per memory by id: the same memory is left alone, a
 changed one is updated (its stored state kept as a version), a new one is inserted with its id,
 dates and counts; a memory loaded from a file or repository is left to its source. Everything is then
@@ -25,8 +25,8 @@ from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.relations import LinkWrite
 from cognitive_memory.storage.transfer import ImportWrite, LinkRow
 from cognitive_memory.system import CognitiveSystem
-from cognitive_memory.transfer_format import FORMAT, memory_line
-from cognitive_memory.transfer_read import MAX_LINE_BYTES, ImportFile, Record, open_import, read_import
+from cognitive_memory.transfer.format import FORMAT, memory_line
+from cognitive_memory.transfer.reading import MAX_LINE_BYTES, ImportFile, Record, open_import, read_import
 
 __all__ = ["ImportFile", "ImportReport", "Skip", "export_lines", "import_lines", "open_import", "read_import"]
 

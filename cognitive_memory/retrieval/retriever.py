@@ -202,21 +202,43 @@ class Retriever:
         # Words and links reach memories the vector filter never saw: the same rule applies.
         return [row for row in rows if where.matches(row.payload(with_tags=bool(where.tags)))]
 
-    def _returned(self, best: Scored) -> tuple[list[RankedMemory], list[RankedMemory]]:
-        """Returned records: whole memories for the best rows, each moved after the memories that
-        supersede it, split into core and peripheral."""
-        ids = [row.id for row, _ in best]
-        successors = self._links.superseded_by(ids)
-        scores = {row.id: score for row, score in best}
-        by_id = {m.id: m for m in self._memories.get(ids)}
-        order = [memory_id for memory_id in successors_first(ids, successors) if memory_id in by_id]
-        ranked = [
-            RankedMemory(by_id[memory_id], scores[memory_id], rank, tuple(successors.get(memory_id, ())))
-            for rank, memory_id in enumerate(order, start=1)
-        ]
-        floor = self.config.floor
-        cut = split_core(ranked, self.config.core_ratio, floor.core if floor.enabled else None)
-        return ranked[:cut], ranked[cut:]
+    def _ranking(
+        self,
+        rows: Sequence[RankingRow],
+        fused: Fused,
+        activation: _Activation,
+        conversation: ConversationStage,
+        query_vector: Vector,
+        now: datetime,
+    ) -> Scored:
+        """Ranking: each row scored (retrieval/scoring.py), best first."""
+        weights = self.config.weights
+        stamp = now.timestamp()
+        scored = []
+        for row in rows:
+            semantic, lexical, relevance = fused.get(row.id, (0.0, 0.0, 0.0))
+            # From SQLite's 32-bit vector: the embedded index keeps 16-bit ones, a cosine off by
+            # up to about 1e-3, enough to reorder near-duplicates.
+            similarity = float(row.embedding @ query_vector)
+            lesson = row.loader_type == "session_lesson"
+            score = score_candidate(
+                similarity,
+                semantic=semantic,
+                lexical=lexical,
+                relevance=relevance,
+                activation=activation.received.get(row.id, 0.0),
+                speaker_named=conversation.speaker_named(row),
+                importance=row.importance_score,
+                age_days=(stamp - row.timestamp) / 86_400,
+                strength=effective_strength(
+                    row.uses, (stamp - row.last_used) / 86_400, row.hierarchy_level, is_lesson=lesson
+                ),
+                is_session_lesson=lesson,
+                weights=weights,
+            )
+            scored.append((row, score))
+        scored.sort(key=lambda pair: pair[1].total, reverse=True)
+        return scored
 
     def _floor(
         self,
@@ -284,43 +306,21 @@ class Retriever:
         )
         return conversation.answered(linked, seeds)
 
-    def _ranking(
-        self,
-        rows: Sequence[RankingRow],
-        fused: Fused,
-        activation: _Activation,
-        conversation: ConversationStage,
-        query_vector: Vector,
-        now: datetime,
-    ) -> Scored:
-        """Ranking: each row scored (retrieval/scoring.py), best first."""
-        weights = self.config.weights
-        stamp = now.timestamp()
-        scored = []
-        for row in rows:
-            semantic, lexical, relevance = fused.get(row.id, (0.0, 0.0, 0.0))
-            # From SQLite's 32-bit vector: the embedded index keeps 16-bit ones, a cosine off by
-            # up to about 1e-3, enough to reorder near-duplicates.
-            similarity = float(row.embedding @ query_vector)
-            lesson = row.loader_type == "session_lesson"
-            score = score_candidate(
-                similarity,
-                semantic=semantic,
-                lexical=lexical,
-                relevance=relevance,
-                activation=activation.received.get(row.id, 0.0),
-                speaker_named=conversation.speaker_named(row),
-                importance=row.importance_score,
-                age_days=(stamp - row.timestamp) / 86_400,
-                strength=effective_strength(
-                    row.uses, (stamp - row.last_used) / 86_400, row.hierarchy_level, is_lesson=lesson
-                ),
-                is_session_lesson=lesson,
-                weights=weights,
-            )
-            scored.append((row, score))
-        scored.sort(key=lambda pair: pair[1].total, reverse=True)
-        return scored
+    def _returned(self, best: Scored) -> tuple[list[RankedMemory], list[RankedMemory]]:
+        """Returned records: whole memories for the best rows, each moved after the memories that
+        supersede it, split into core and peripheral."""
+        ids = [row.id for row, _ in best]
+        successors = self._links.superseded_by(ids)
+        scores = {row.id: score for row, score in best}
+        by_id = {m.id: m for m in self._memories.get(ids)}
+        order = [memory_id for memory_id in successors_first(ids, successors) if memory_id in by_id]
+        ranked = [
+            RankedMemory(by_id[memory_id], scores[memory_id], rank, tuple(successors.get(memory_id, ())))
+            for rank, memory_id in enumerate(order, start=1)
+        ]
+        floor = self.config.floor
+        cut = split_core(ranked, self.config.core_ratio, floor.core if floor.enabled else None)
+        return ranked[:cut], ranked[cut:]
 
     def _bridges(
         self,

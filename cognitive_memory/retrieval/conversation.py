@@ -100,7 +100,7 @@ class ConversationStage:
 
     @classmethod
     def read(cls, query: str, candidates: Iterable[str], links: LinkReads, share: float) -> ConversationStage:
-        """The stage for ``query`` over ``candidates`` (the fused candidates, best known first):
+        """The stage for ``query`` over ``candidates`` (the fused candidates of the recall):
         their answers are read only when a question passes them some relevance (``share`` > 0)."""
         answers = links.answers(list(candidates)) if share > 0 else {}
         return cls(query_names(query), answers, share)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,12 +21,14 @@ from cognitive_memory.core.validation import (
     check_text,
 )
 from cognitive_memory.editing import Edits
-from cognitive_memory.encoding.base import BesideEncoder, Encoder
+from cognitive_memory.encoding.base import Encoder
+from cognitive_memory.encoding.query_encoder import QueryEncoder
 from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.replication import IndexReplication
-from cognitive_memory.retrieval.retriever import RetrievalResult, Retriever
+from cognitive_memory.retrieval.results import RetrievalResult
+from cognitive_memory.retrieval.retriever import Retriever
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.sync import LoadedSources
 
@@ -40,10 +41,6 @@ Clock = Callable[[], datetime]
 # A store reports up to this many near duplicates (at or above ``near_duplicate`` cosine).
 SIMILAR_LIMIT = 3
 NEAR_DUPLICATE = 0.92
-# In a store of more memories than this, recall searches the words on another thread while the
-# query is embedded on one; below it, BM25 costs less than a thread (docs/performance.md).
-WORDS_BESIDE_FROM = 5_000
-_CORES = os.cpu_count() or 1
 
 
 class CognitiveSystem:
@@ -69,9 +66,7 @@ class CognitiveSystem:
         self.near_duplicate = near_duplicate
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
-        self._words = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-words")
-        # The encoder that can embed a query on one thread beside the word search (fixed for life).
-        self._beside_encoder = encoder if _CORES >= 2 and isinstance(encoder, BesideEncoder) else None
+        self.queries = QueryEncoder(encoder)
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
@@ -101,10 +96,7 @@ class CognitiveSystem:
 
         def load() -> None:
             try:
-                self.encoder.warm_up()
-                beside = self._beside()
-                if beside is not None:
-                    beside.warm_up_beside()
+                self.queries.warm_up(beside=self.retriever.words_beside_pays)
             except CognitiveMemoryError as exc:
                 logger.error("Embedding model failed to load: %s", exc)
 
@@ -234,14 +226,7 @@ class CognitiveSystem:
                 "`max_results` must be a whole number of at least 1.", code="out_of_range"
             )
         now = self._clock()
-        beside = self._beside()
-        if beside is None:
-            words = None
-            vector = self.encoder.encode([cue])[0]
-        else:
-            pool = self.retriever.pool_size(max_results)
-            words = self._words.submit(self.records.words.search, cue, pool)
-            vector = beside.encode_beside(cue)
+        vector, words = self.queries.embed_query(cue, beside=self.retriever.words_beside(cue, max_results))
         result = self.retriever.retrieve(
             cue,
             vector,
@@ -258,14 +243,6 @@ class CognitiveSystem:
             core = [ranked.memory.id for ranked in result.core]
             self._bookkeeping.submit(self._record_access, core, core, now)
         return result
-
-    def _beside(self) -> BesideEncoder | None:
-        """The encoder that embeds a query on one thread while recall searches its words on
-        another, when that is the faster way: two cores or more, a store past WORDS_BESIDE_FROM."""
-        encoder = self._beside_encoder
-        if encoder is None:
-            return None
-        return encoder if self.records.words.row_total() > WORDS_BESIDE_FROM else None
 
     def now(self) -> datetime:
         """The time by this system's clock: what strength and recency are computed at."""
@@ -324,7 +301,7 @@ class CognitiveSystem:
 
     def close(self) -> None:
         self.replication.close()
-        self._words.shutdown(wait=True)
+        self.queries.close()
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.records.close()

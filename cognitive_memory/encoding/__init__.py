@@ -3,6 +3,7 @@
 from cognitive_memory.encoding.base import BesideEncoder, Encoder
 from cognitive_memory.encoding.hashing import HashEncoder
 from cognitive_memory.encoding.onnx_encoder import OnnxEncoder
+from cognitive_memory.encoding.query_encoder import QueryEncoder
 from cognitive_memory.encoding.sentence_bert import DEFAULT_MODEL, SentenceBertEncoder, resolve_model_path
 
 __all__ = [
@@ -11,6 +12,7 @@ __all__ = [
     "Encoder",
     "HashEncoder",
     "OnnxEncoder",
+    "QueryEncoder",
     "SentenceBertEncoder",
     "resolve_model_path",
 ]

@@ -2,19 +2,16 @@
 
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, bridge_score, score_bridges
+from cognitive_memory.retrieval.conversation import ConversationStage
 from cognitive_memory.retrieval.fusion import fuse, normalise
 from cognitive_memory.retrieval.reading import RecallReads
-from cognitive_memory.retrieval.retriever import (
-    RankedMemory,
-    RetrievalConfig,
-    RetrievalResult,
-    Retriever,
-    split_core,
-)
+from cognitive_memory.retrieval.results import RankedMemory, RetrievalResult, split_core
+from cognitive_memory.retrieval.retriever import RetrievalConfig, Retriever
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, recency, score_candidate
 
 __all__ = [
     "BridgeScore",
+    "ConversationStage",
     "RankWeights",
     "RankedMemory",
     "RecallReads",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-__all__ = ["pass_to_answers", "spread_activation"]
+__all__ = ["spread_activation"]
 
 Graph = Mapping[str, Sequence[tuple[str, float]]]
 
@@ -44,24 +44,3 @@ def spread_activation(
         if not frontier:
             break
     return received
-
-
-def pass_to_answers(
-    activation: Mapping[str, float],
-    relevance: Mapping[str, float],
-    answers: Mapping[str, str],
-    share: float,
-) -> dict[str, float]:
-    """Give the memory that answers a question ``share`` of the question's relevance.
-
-    ``answers`` maps a memory that asks a question to the memory stored right after it in its
-    session. A question that matches the query points at its answer, whose own words often do
-    not (``What inspired the painting?`` is followed by ``A visit to the community center.``).
-    An answer keeps the larger of its spread activation and ``share x relevance(question)``.
-    """
-    passed = dict(activation)
-    for question, answer in answers.items():
-        energy = share * relevance.get(question, 0.0)
-        if answer != question and energy > passed.get(answer, 0.0):
-            passed[answer] = energy
-    return passed

@@ -62,6 +62,10 @@ class WordReads(Protocol):
         """Each memory's share of the query's words, weighted by rarity."""
         ...
 
+    def row_total(self) -> int:
+        """How many memories the lexical index holds (a cheap count)."""
+        ...
+
 
 class RecallReads(Protocol):
     """The store of record as recall reads it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -212,6 +213,32 @@ def test_the_answer_to_a_matching_question_inherits_part_of_its_relevance(
 
 def turn(speaker: str) -> StoreContext:
     return StoreContext(speaker=speaker)
+
+
+def test_with_the_conversation_stage_off_turns_rank_as_any_memory(
+    hash_system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cognitive_memory.service import MemoryService
+
+    # Recalls change what later recalls see (uses, co-recall links): keep the store as it is.
+    monkeypatch.setattr(hash_system, "_record_access", lambda *args: None)
+    chat = MemoryService(hash_system, session_id="chat")
+    asked = "Melanie: What inspired your painting for the art show?"
+    question = chat.store_experience(asked, turn("Melanie"))
+    answer = chat.store_experience("Caroline: A visit to the community center last spring.", turn("Caroline"))
+
+    def recall() -> dict[str, Any]:
+        query = "What inspired Melanie's painting for the art show?"
+        recalled = chat.retrieve_memories(query, None, 5, False)
+        return {m.id: m.score for m in (*recalled.memories.core, *recalled.memories.peripheral)}
+
+    on = recall()
+    assert on[question.memory_id].speaker == pytest.approx(0.1)
+    assert on[answer.memory_id].activation == pytest.approx(0.4 * on[question.memory_id].relevance)
+    hash_system.retriever.config = replace(hash_system.retriever.config, conversation=False)
+    off = recall()
+    assert off[question.memory_id].speaker == 0.0
+    assert answer.memory_id not in off  # no words of the query, and no link but one in time
 
 
 @pytest.mark.parametrize(("weight", "first"), [(0.1, "Ana"), (0.0, "Ben")])

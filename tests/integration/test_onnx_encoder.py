@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-import cognitive_memory.system as system_module
+import cognitive_memory.retrieval.retriever as retriever_module
 from bench.corpus import memory_texts, query_texts
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder, onnx_export, resolve_model_path
@@ -181,7 +181,7 @@ def test_a_large_store_searches_words_beside_the_embedding_and_recalls_the_same(
         queries = query_texts(12)
         alone = _recall_ids(system, queries)  # 60 memories: below WORDS_BESIDE_FROM
         assert beside == []
-        monkeypatch.setattr(system_module, "WORDS_BESIDE_FROM", 10)
+        monkeypatch.setattr(retriever_module, "WORDS_BESIDE_FROM", 10)
         together = _recall_ids(system, queries)
         assert beside == list(queries)
         assert together == alone
@@ -196,7 +196,7 @@ def test_a_failed_word_search_beside_the_embedding_reaches_the_caller(
     system = build_system(Settings(env_file=None), encoder=onnx_encoder)
     try:
         system.store_many(memory_texts(20, seed=12))
-        monkeypatch.setattr(system_module, "WORDS_BESIDE_FROM", 1)
+        monkeypatch.setattr(retriever_module, "WORDS_BESIDE_FROM", 1)
 
         def broken(text: str, limit: int) -> list[tuple[str, float]]:
             raise StorageError("The memory database failed a read: disk I/O error")

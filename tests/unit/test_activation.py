@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cognitive_memory.retrieval.activation import pass_to_answers, spread_activation
+from cognitive_memory.retrieval.activation import spread_activation
 
 CHAIN = {
     "a": [("b", 1.0)],
@@ -56,19 +56,3 @@ def test_activation_below_the_threshold_stops() -> None:
 def test_seeds_with_no_score_or_no_edges_spread_nothing() -> None:
     assert spread_activation({"a": 0.0}, CHAIN, decay=0.5, max_depth=2, fan_out=8) == {}
     assert spread_activation({"lonely": 1.0}, CHAIN, decay=0.5, max_depth=2, fan_out=8) == {}
-
-
-def test_an_answer_receives_its_share_of_the_questions_relevance() -> None:
-    passed = pass_to_answers({}, {"q": 0.8, "other": 0.5}, {"q": "a"}, share=0.4)
-    assert passed == {"a": pytest.approx(0.32)}
-    assert pass_to_answers({}, {"q": 0.8}, {"q": "q"}, share=0.4) == {}  # never to itself
-
-
-def test_an_answer_keeps_a_larger_spread_activation() -> None:
-    passed = pass_to_answers({"a": 0.5, "b": 0.1}, {"q": 0.8}, {"q": "a"}, share=0.4)
-    assert passed == {"a": pytest.approx(0.5), "b": pytest.approx(0.1)}
-
-
-def test_questions_without_relevance_or_a_zero_share_pass_nothing() -> None:
-    assert pass_to_answers({}, {}, {"q": "a"}, share=0.4) == {}
-    assert pass_to_answers({"b": 0.2}, {"q": 0.9}, {"q": "a"}, share=0.0) == {"b": pytest.approx(0.2)}

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
-from cognitive_memory.retrieval.retriever import RankedMemory, split_core
+from cognitive_memory.retrieval.results import RankedMemory, split_core
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, recency, score_candidate
 
 DEFAULTS = RankWeights()

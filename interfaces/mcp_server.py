@@ -25,13 +25,15 @@ from mcp.types import (
 )
 from mcp.types import Resource as MCPResource
 from mcp.types import Tool as MCPTool
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.service import ErrorResult, MemoryService
 from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
 from interfaces.mcp_tools import ServerState, register_tools
+from interfaces.mcp_tools.arguments import closed, names_at
 from interfaces.schema_inline import inline_schema
 from interfaces.stdio_lines import AnsweringBadLines
 
@@ -76,20 +78,32 @@ def error_result(code: str, message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=body.model_dump_json())], is_error=True)
 
 
-def _describe_validation(tool: str, exc: ValidationError) -> tuple[str, str]:
+def _describe_validation(
+    tool: str, exc: ValidationError, arguments: type[BaseModel] | None = None
+) -> tuple[str, str]:
+    """The code and message of refused arguments; with the ``arguments`` model, an unknown name's
+    message lists the names taken where it was given."""
     errors = exc.errors(include_input=False, include_url=False)
     code = _VALIDATION_CODES.get(errors[0]["type"], "invalid_type")
-    problems = "; ".join(
-        f"`{'.'.join(str(p) for p in err['loc']) or 'arguments'}`: {err['msg'].removeprefix('Value error, ')}"
-        for err in errors
-    )
+    problems = "; ".join(_problem(tool, err, arguments) for err in errors)
     return code, f"Invalid arguments for {tool}: {problems}. Nothing was stored or changed."
 
 
-def _describe(tool: str, exc: ToolError) -> tuple[str, str]:
+def _problem(tool: str, err: ErrorDetails, arguments: type[BaseModel] | None) -> str:
+    where = ".".join(str(p) for p in err["loc"]) or "arguments"
+    parent = err["loc"][:-1]
+    names = names_at(arguments, parent) if arguments and err["type"] == "extra_forbidden" else None
+    if names is None:
+        return f"`{where}`: {err['msg'].removeprefix('Value error, ')}"
+    if parent:
+        return f"`{where}`: unknown field; `{'.'.join(str(p) for p in parent)}` takes {', '.join(names)}"
+    return f"`{where}`: unknown argument; {tool} takes {', '.join(names)}"
+
+
+def _describe(tool: str, exc: ToolError, arguments: type[BaseModel] | None) -> tuple[str, str]:
     cause = exc.__cause__
     if isinstance(cause, ValidationError):
-        return _describe_validation(tool, cause)
+        return _describe_validation(tool, cause, arguments)
     if isinstance(cause, CognitiveMemoryError):
         return cause.code, cause.message
     if isinstance(exc, UnexpectedToolError):
@@ -165,7 +179,8 @@ class MemoryServer(MCPServer[ServerState]):
         except MCPError:
             raise
         except ToolError as exc:
-            code, message = _describe(name, exc)
+            tool = self._tool_manager.get_tool(name)  # the SDK has no public way to read a Tool
+            code, message = _describe(name, exc, tool.fn_metadata.arg_model if tool else None)
             if code == "internal_error":
                 logger.error("Tool %r crashed", name, exc_info=exc.__cause__ or exc)
             else:
@@ -203,12 +218,13 @@ def create_server(
 
 @functools.cache
 def _tools(max_results: int) -> tuple[Tool, ...]:
-    """The tools, built once per ``max_results``: the SDK derives each tool's schemas from its
-    signature (the dearest part of a server), and a tool reaches its server only through a call's
-    context, so servers can share them."""
+    """The tools, built once per ``max_results`` and closed to unknown arguments: the SDK derives
+    each tool's schemas from its signature (the dearest part of a server), and a tool reaches its
+    server only through a call's context, so servers can share them."""
     shelf = MCPServer[ServerState]("tools")
     register_tools(shelf, max_results=max_results)
-    return tuple(shelf._tool_manager.list_tools())  # the SDK has no public way to read its Tool objects
+    # the SDK has no public way to read its Tool objects
+    return tuple(closed(tool) for tool in shelf._tool_manager.list_tools())
 
 
 def _version() -> str:

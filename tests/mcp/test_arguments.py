@@ -1,0 +1,128 @@
+"""Every tool's arguments are closed: an unknown name is refused with unknown_field, naming it and
+the names the tool takes, and every input schema says additionalProperties: false at every level."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from cognitive_memory.system import CognitiveSystem
+from tests.mcp.tools import TOOL_NAMES, call
+
+pytestmark = pytest.mark.anyio
+
+# A call each tool would carry out, given the ids of two stored memories.
+VALID_CALLS: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "store_memory": lambda a, b: {"text": "The deploy runs on Fridays."},
+    "recall_memories": lambda a, b: {"query": "deploy"},
+    "session_lessons": lambda a, b: {"lesson_content": "Check the deploy log first."},
+    "memory_status": lambda a, b: {},
+    "forget_memories": lambda a, b: {"memory_ids": [a]},
+    "get_memories": lambda a, b: {"memory_ids": [a, b]},
+    "list_memories": lambda a, b: {},
+    "update_memory": lambda a, b: {"memory_id": a, "text": "The deploy runs on Mondays."},
+    "link_memories": lambda a, b: {"from_id": a, "to_id": b, "relation": "relates_to"},
+    "unlink_memories": lambda a, b: {"from_id": a, "to_id": b},
+    "related_memories": lambda a, b: {"memory_id": a},
+    "prune_memories": lambda a, b: {"tags": ["scratch"]},
+}
+
+
+def error_body(result: CallToolResult) -> dict[str, Any]:
+    assert result.is_error
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    body: dict[str, Any] = json.loads(block.text)
+    return body
+
+
+def object_levels(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every object schema inside ``schema``, ``$defs`` and ``anyOf`` branches included."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            yield schema
+        for value in schema.values():
+            yield from object_levels(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from object_levels(value)
+
+
+@pytest.fixture
+async def two_ids(client: Client) -> tuple[str, str]:
+    first = await call(client, "store_memory", {"text": "The deploy runs on Fridays at noon."})
+    second = await call(
+        client,
+        "store_memory",
+        {"text": "Scratch: the cache key holds the branch.", "context": {"tags": ["scratch"]}},
+    )
+    return first["memory_id"], second["memory_id"]
+
+
+def test_every_tool_has_a_valid_call() -> None:
+    assert set(VALID_CALLS) == TOOL_NAMES
+
+
+@pytest.mark.parametrize("tool", sorted(TOOL_NAMES))
+async def test_an_unknown_argument_is_refused_naming_it_and_the_tool_arguments(
+    client: Client, hash_system: CognitiveSystem, two_ids: tuple[str, str], tool: str
+) -> None:
+    schemas = {listed.name: listed.input_schema for listed in (await client.list_tools()).tools}
+    arguments = VALID_CALLS[tool](*two_ids) | {"colour": "blue"}
+    body = error_body(await client.call_tool(tool, arguments))
+    assert body["error"] == "unknown_field"
+    assert "`colour`: unknown argument" in body["message"]
+    taken = body["message"].split(f"{tool} takes ", 1)[1].split(".")[0].split(", ")
+    assert taken == list(schemas[tool]["properties"])
+    assert hash_system.records.memories.counts().total == 2  # nothing stored, forgotten or pruned
+    (record,) = (await call(client, "get_memories", {"memory_ids": [two_ids[0]]}))["memories"]
+    assert record["content"] == "The deploy runs on Fridays at noon."
+    assert not (await client.call_tool(tool, VALID_CALLS[tool](*two_ids))).is_error
+
+
+async def test_a_typo_of_filters_is_refused_not_ignored(client: Client) -> None:
+    await call(
+        client,
+        "store_memory",
+        {"text": "The database password rotates monthly.", "context": {"tags": ["auth"]}},
+    )
+    body = error_body(
+        await client.call_tool("recall_memories", {"query": "database", "filter": {"tags": ["auth"]}})
+    )
+    assert body["error"] == "unknown_field"
+    assert "`filter`: unknown argument" in body["message"]
+    assert "filters" in body["message"]
+    spelt = await client.call_tool("recall_memories", {"query": "database", "filters": {"tags": ["auth"]}})
+    assert not spelt.is_error
+
+
+async def test_importance_at_the_top_level_is_refused_and_nothing_is_stored(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    body = error_body(await client.call_tool("store_memory", {"text": "Ship on Tuesdays.", "importance": 8}))
+    assert body["error"] == "unknown_field"
+    assert body["message"] == (
+        "Invalid arguments for store_memory: `importance`: unknown argument; store_memory takes text, "
+        "context. Nothing was stored or changed."
+    )
+    assert hash_system.records.memories.counts().total == 0
+
+
+async def test_an_unknown_nested_field_names_the_fields_of_its_object(client: Client) -> None:
+    body = error_body(await client.call_tool("store_memory", {"text": "x", "context": {"importance": 8}}))
+    assert body["error"] == "unknown_field"
+    assert "`context.importance`: unknown field; `context` takes " in body["message"]
+    assert "importance_score" in body["message"]
+
+
+async def test_every_input_schema_is_closed_at_every_object_level(client: Client) -> None:
+    tools = (await client.list_tools()).tools
+    assert {tool.name for tool in tools} == TOOL_NAMES
+    levels = [(tool.name, level) for tool in tools for level in object_levels(tool.input_schema)]
+    assert len(levels) > len(tools)  # the nested models (context, filters) are walked too
+    assert [name for name, level in levels if level.get("additionalProperties") is not False] == []

@@ -35,7 +35,7 @@ from interfaces import mcp_prompts, mcp_resources
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.mcp_tools.arguments import closed, names_at
 from interfaces.schema_inline import inline_schema
-from interfaces.stdio_lines import AnsweringBadLines
+from interfaces.stdio_lines import AnsweringBadLines, StdinLines, claimed_stdin
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
 
@@ -162,14 +162,18 @@ class MemoryServer(MCPServer[ServerState]):
             raise _prompt_error(name, exc) from exc
 
     async def run_stdio_async(self) -> None:
-        """Serve over stdio, as the SDK does, answering lines that are not JSON-RPC messages."""
-        async with stdio_server() as (read_stream, write_stream):
-            lowlevel = self._lowlevel_server  # the SDK's own run_stdio_async drives it the same way
-            await lowlevel.run(
-                AnsweringBadLines(read_stream, write_stream),
-                write_stream,
-                lowlevel.create_initialization_options(),
-            )
+        """Serve over stdio, as the SDK does, answering lines that are not JSON-RPC messages (and
+        requests without a usable id, which the SDK would take for notifications)."""
+        with claimed_stdin() as wire:
+            stdin = StdinLines(wire)
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                stdin.answer_on(write_stream)
+                lowlevel = self._lowlevel_server  # the SDK's own run_stdio_async drives it the same way
+                await lowlevel.run(
+                    AnsweringBadLines(read_stream, write_stream),
+                    write_stream,
+                    lowlevel.create_initialization_options(),
+                )
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None

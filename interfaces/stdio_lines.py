@@ -12,16 +12,28 @@ logs: the client never hears of it and may wait forever. This read stream judges
   its id, saying batches are not supported; a batch without a request id one error with id null.
 - Anything else: -32700 (not JSON) or -32600 (JSON, but not a JSON-RPC message), with the
   request's id when the line has a top-level ``method`` and ``id`` to read, else ``id: null``.
+
+One line the SDK reads without complaint is misread: a request whose ``id`` is null (or neither a
+string nor an integer) becomes a notification, which is never answered. ``StdinLines`` (the stdin
+the stdio transport reads) and ``judge_body`` answer it with -32600 and ``id: null`` instead
+(``judge_line``); MCP wants a string or integer id on every request.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import io
 import json
+import os
 import re
+import sys
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
+import anyio
 import pydantic_core
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, jsonrpc_message_adapter
@@ -32,8 +44,11 @@ __all__ = [
     "MAX_DEPTH",
     "PARSE_ERROR",
     "AnsweringBadLines",
+    "StdinLines",
     "Verdict",
+    "claimed_stdin",
     "judge_body",
+    "judge_line",
     "judge_problem",
     "judge_text",
     "judge_value",
@@ -46,6 +61,10 @@ MAX_DEPTH = 200  # the nesting pydantic-core's JSON parser (the SDK's) accepts
 BATCHES_UNSUPPORTED = (
     "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); "
     "send each request as its own message."
+)
+NO_REQUEST_ID = (
+    "Invalid Request: a request's id must be a string or an integer (MCP allows no null id); "
+    "a message without an id is a notification, which gets no answer."
 )
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -98,6 +117,26 @@ def judge_body(body: bytes) -> Verdict | None:
         value = []
     if isinstance(value, list):
         return _error(INVALID_REQUEST, BATCHES_UNSUPPORTED)
+    return _without_request_id(value)
+
+
+def judge_line(line: str) -> Verdict | None:
+    """The verdict on a stdin line the SDK would misread: a request whose id is null (or no
+    string or integer), which it takes for a notification. None for every other line: the SDK
+    reads it, or refuses it and ``judge_problem`` answers."""
+    if '"id"' not in line:
+        return None
+    try:
+        value = pydantic_core.from_json(line)
+    except ValueError:
+        return None
+    return _without_request_id(value)
+
+
+def _without_request_id(value: Any) -> Verdict | None:
+    """-32600 with id null for a request (an object with a method) whose id is there but unusable."""
+    if isinstance(value, dict) and "method" in value and "id" in value and _request_id(value) is None:
+        return _error(INVALID_REQUEST, NO_REQUEST_ID)
     return None
 
 
@@ -249,3 +288,61 @@ class AnsweringBadLines:
         self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+class _UnownedText(io.TextIOWrapper):
+    """Text over a buffer this wrapper does not own: closing it (at garbage collection too) leaves
+    the buffer open, as the SDK does for the standard streams it wraps."""
+
+    def close(self) -> None:
+        if not self.closed:
+            with contextlib.suppress(ValueError):
+                self.detach()
+
+
+@contextlib.contextmanager
+def claimed_stdin() -> Iterator[IO[bytes]]:
+    """The client's stdin, read from a private descriptor while fd 0 is on the null device (what
+    the SDK's stdio transport does when it opens stdin itself): a child process reads end-of-file,
+    never the client's messages. A stand-in stdin that is not fd 0 is read in place."""
+    try:
+        backed = sys.stdin.buffer.fileno() == 0
+    except (AttributeError, OSError, ValueError):
+        backed = False
+    if not backed:
+        yield sys.stdin.buffer
+        return
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)  # above 2: never taken for a standard stream
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        # closefd=False: the reading thread may still wait on the descriptor when serving ends
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        os.dup2(wire, 0)
+
+
+class StdinLines(anyio.AsyncFile[str]):
+    """The stdio transport's stdin (UTF-8 lines from ``buffer``): a line ``judge_line`` refuses is
+    answered on the stream given to ``answer_on`` and not passed on; every other line is."""
+
+    def __init__(self, buffer: IO[bytes]) -> None:
+        super().__init__(_UnownedText(buffer, encoding="utf-8", errors="replace"))
+        self._write: Any = None
+        self._ready = anyio.Event()
+
+    def answer_on(self, write: Any) -> None:
+        """Answer refused lines on ``write`` (the transport's write stream, known once it runs)."""
+        self._write = write
+        self._ready.set()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in super().__aiter__():
+            verdict = judge_line(line)
+            if verdict is None:
+                yield line
+                continue
+            await self._ready.wait()
+            for error in verdict.errors:
+                await self._write.send(SessionMessage(error))

@@ -52,6 +52,8 @@ from memory_system.options import request as _request
 
 __all__ = ["app", "main"]
 
+DEFAULT_MAX_RESULTS = 10  # recall's, as recall_memories' over MCP
+
 app = typer.Typer(
     name="memory_system",
     help="Cognitive Memory: a persistent, searchable long-term memory for AI assistants (MCP).",
@@ -196,7 +198,14 @@ def store(
 @app.command()
 def recall(
     query: Annotated[str, typer.Argument(help="What to recall.")],
-    max_results: Annotated[int, typer.Option(min=1, help="Most memories, bridges included.")] = 10,
+    max_results: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Most memories, bridges included [default: 10, or MCP_MAX_MEMORIES_PER_QUERY if lower].",
+            show_default=False,
+        ),
+    ] = None,
     no_bridges: Annotated[bool, typer.Option("--no-bridges", help="Skip bridge discovery.")] = False,
     detail: Annotated[
         Literal["brief", "full"],
@@ -218,7 +227,9 @@ def recall(
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
     settings = load_settings()
     most = settings.recall.max_memories_per_query
-    if max_results > most:
+    if max_results is None:
+        max_results = min(DEFAULT_MAX_RESULTS, most)  # as recall_memories' default: capped quietly
+    elif max_results > most:
         raise fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
     with open_facade(settings) as service:
         result = service.retrieve_memories(

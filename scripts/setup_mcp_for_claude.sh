@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Register Cognitive Memory with Claude Desktop, and offer to set up Claude Code too.
 # Safe to run again: it merges one "cognitive-memory" entry and keeps every other key and server,
-# backs the config up only when it changes it, then runs `memory_system doctor` with the entry's
-# env (so doctor checks the data directory the server will use). It asks about Claude Code only
-# when stdin is a terminal and no --claude-code option says what to do; otherwise it never prompts.
+# backs the config up only when it changes it, then runs `memory_system doctor` with the environment
+# the entry gives the server, not the shell's (so doctor checks the data directory the server will
+# use). It asks about Claude Code only when stdin is a terminal and no --claude-code option says
+# what to do; otherwise it never prompts.
 set -euo pipefail
 
 usage() {
@@ -161,12 +162,35 @@ if [ ${#claude_scope[@]} -gt 0 ] &&
   ! env ${doctor_env[@]+"${doctor_env[@]}"} "$bin" setup claude-code "${claude_scope[@]}"; then
   echo "Claude Code was not set up (above); Claude Desktop's configuration was still written." >&2
 fi
-echo
-if [ ${#doctor_env[@]} -gt 0 ]; then
-  echo "Checking the installation with the entry's env (${doctor_env[*]%%=*}):"
-else
-  echo "Checking the installation (memory_system doctor):"
+# Doctor runs in the environment the server will get, not this shell's: an MCP client starts a
+# stdio server with the entry's env over a few variables of its own (the MCP SDKs pass HOME,
+# LOGNAME, PATH, SHELL, TERM and USER), and in a directory of its choosing (so no .env from here).
+exported=" $(compgen -e | tr '\n' ' ') "
+server_env=()
+for name in HOME LOGNAME PATH SHELL TERM USER; do
+  case "$exported" in
+    *" $name "*) server_env+=("$name=${!name}") ;;
+  esac
+done
+server_env+=(${doctor_env[@]+"${doctor_env[@]}"})
+unseen=()
+for name in $exported; do
+  case "$name" in
+    COGNITIVE_MEMORY_* | MCP_* | QDRANT_* | SENTENCE_BERT_MODEL | XDG_DATA_HOME | XDG_CACHE_HOME) ;;
+    *) continue ;;
+  esac
+  case " ${doctor_env[*]%%=*} " in
+    *" $name "*) ;;
+    *) unseen+=("$name") ;;
+  esac
+done
+if [ ${#unseen[@]} -gt 0 ]; then
+  names="$(printf '%s, ' "${unseen[@]}")"
+  echo "Note: this shell sets ${names%, }, which the server will not see (it gets the entry's" \
+    "\"env\" only); to use them, add them to the \"env\" of \"cognitive-memory\" in $config." >&2
 fi
-if ! env ${doctor_env[@]+"${doctor_env[@]}"} "$bin" doctor; then
+echo
+echo "Checking the installation with the environment the server gets (${server_env[*]%%=*}):"
+if ! (cd / && env -i "${server_env[@]}" "$bin" doctor); then
   echo "doctor reported a problem (above); the configuration was still written." >&2
 fi

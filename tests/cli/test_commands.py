@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cognitive_memory import main
+from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index import EdgeVectorStore
 from memory_system.cli import app
 
@@ -198,3 +200,24 @@ def test_recall_keeps_to_the_configured_most_results(monkeypatch: pytest.MonkeyP
     assert refused.exit_code == 1
     assert refused.output.strip() == "Error: --max-results is 51; at most 50 (MCP_MAX_MEMORIES_PER_QUERY)."
     assert allowed.exit_code == 0, allowed.output
+
+
+def test_recall_caps_its_default_to_the_configured_most_results_quietly(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(main, "model_encoder", lambda settings: HashEncoder())
+    monkeypatch.setenv("MCP_MAX_MEMORIES_PER_QUERY", "3")
+    for replica in range(5):
+        assert (
+            runner.invoke(app, ["store", f"The database replica {replica} runs in rack {replica}."]).exit_code
+            == 0
+        )
+
+    recalled = runner.invoke(app, ["recall", "database", "--no-bridges", "--json"])
+    refused = runner.invoke(app, ["recall", "database", "--max-results", "4"])
+
+    assert recalled.exit_code == 0, recalled.output
+    memories = json.loads(recalled.output)["memories"]
+    assert 0 < sum(len(found) for found in memories.values()) <= 3
+    assert refused.exit_code == 1
+    assert refused.output.strip() == "Error: --max-results is 4; at most 3 (MCP_MAX_MEMORIES_PER_QUERY)."

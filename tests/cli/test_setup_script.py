@@ -95,3 +95,21 @@ def test_doctor_checks_the_data_directory_of_the_entry_s_env(tmp_path: Path, dat
     assert result.returncode == 0, result.stderr
     assert f"data_dir={entry_dir}," in result.stdout
     assert json.loads(config.read_text())["mcpServers"]["cognitive-memory"]["args"] == ["serve", "mcp"]
+
+
+@pytest.mark.subprocess
+def test_doctor_runs_with_the_environment_the_entry_gives_the_server_not_the_shell_s(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    home = tmp_path / "home"
+    config = tmp_path / "claude.json"
+    config.write_text(json.dumps({"mcpServers": {"cognitive-memory": {"env": {}}}}))
+
+    result = run_setup(home, data_dir, "--config", str(config))  # the shell sets COGNITIVE_MEMORY_DATA_DIR
+
+    assert result.returncode == 0, result.stderr
+    assert f"data_dir={data_dir}," not in result.stdout
+    assert f"data_dir={home}{os.sep}" in result.stdout  # the default one, under the HOME the server gets
+    assert (
+        "COGNITIVE_MEMORY_DATA_DIR" in result.stderr
+    )  # named: the shell sets it, the server will not see it

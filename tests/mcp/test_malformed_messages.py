@@ -1,6 +1,6 @@
 """Malformed JSON-RPC over a real stdio pipe and a real HTTP socket: a lone surrogate (a string cut
-inside an emoji), JSON nested too deep, batches, a line cut short. Every request gets an answer
-within 10 s and the session goes on; HTTP answers the same way."""
+inside an emoji), JSON nested too deep, batches, a line cut short, a request with a null id. Every
+request gets an answer within 10 s and the session goes on; HTTP answers the same way."""
 
 from __future__ import annotations
 
@@ -127,6 +127,15 @@ def test_a_line_cut_short_gets_a_parse_error_with_its_id(stdio: StdioSession) ->
     assert stdio.answer(7)["error"]["code"] == -32700
     stdio.send(b'{"jsonrpc": "2.0", "id": 8}')  # no method: not a request, so no id to answer
     assert stdio.answer(None)["error"]["code"] == -32600
+
+
+@pytest.mark.subprocess
+def test_a_request_with_a_null_id_gets_invalid_request_and_the_session_goes_on(stdio: StdioSession) -> None:
+    stdio.send(b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}')
+    refused = stdio.answer(None)
+    assert refused["error"]["code"] == -32600 and "string or an integer" in refused["error"]["message"]
+    stdio.send(b'{"jsonrpc":"2.0","id":9,"method":"ping"}')
+    assert stdio.answer(9)["result"] == {}
 
 
 @pytest.fixture

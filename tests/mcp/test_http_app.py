@@ -1,0 +1,51 @@
+"""The HTTP app in process (Starlette's TestClient): what a POSTed JSON-RPC body gets at /mcp."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from cognitive_memory.system import CognitiveSystem
+from interfaces.http_app import create_http_app
+from interfaces.mcp_server import create_server
+from tests.mcp.test_stdio import INITIALIZE
+
+TOKEN = "http-app-test-token"
+PORT = 8000  # the port TestClient's requests name in their Host header
+HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Authorization": f"Bearer {TOKEN}",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+
+
+@pytest.fixture
+def http(hash_system: CognitiveSystem) -> Iterator[TestClient]:
+    app = create_http_app(create_server(hash_system), host="127.0.0.1", port=PORT, token=TOKEN)
+    with TestClient(app, base_url=f"http://127.0.0.1:{PORT}") as client:
+        yield client
+
+
+def _post(http: TestClient, message: dict[str, Any], session: str | None = None) -> Any:
+    headers = {**HEADERS, **({"Mcp-Session-Id": session} if session else {})}
+    return http.post("/mcp", json=message, headers=headers)
+
+
+@pytest.mark.parametrize("request_id", [None, True, 1.5, {"n": 1}])
+def test_a_request_whose_id_is_null_or_no_string_or_integer_gets_invalid_request(
+    http: TestClient, request_id: Any
+) -> None:
+    session = _post(http, INITIALIZE).headers["mcp-session-id"]
+    _post(http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+
+    refused = _post(http, {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}, session)
+
+    assert refused.status_code == 400
+    assert refused.json()["id"] is None
+    assert refused.json()["error"]["code"] == -32600
+    assert "string or an integer" in refused.json()["error"]["message"]
+    listed = _post(http, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, session)
+    assert listed.status_code == 200

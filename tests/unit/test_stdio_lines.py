@@ -1,0 +1,56 @@
+"""The stdin lines the stdio transport reads: a request without a usable id is answered, not passed."""
+
+from __future__ import annotations
+
+import io
+
+import anyio
+import pytest
+from mcp.shared.message import SessionMessage
+from mcp.types import JSONRPCError
+
+from interfaces.stdio_lines import StdinLines, judge_line
+
+pytestmark = pytest.mark.anyio
+
+PING = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+
+
+@pytest.mark.parametrize("request_id", ["null", "true", "1.5", '{"n":1}', "[1]"])
+def test_a_request_whose_id_is_null_or_no_string_or_integer_is_an_invalid_request(request_id: str) -> None:
+    verdict = judge_line(f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/list"}}')
+
+    assert verdict is not None and verdict.message is None
+    (error,) = verdict.errors
+    assert (error.id, error.error.code) == (None, -32600)
+    assert "string or an integer" in error.error.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        PING,
+        '{"jsonrpc":"2.0","id":"a","method":"ping"}',
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"id":null}}',
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
+        '{"jsonrpc":"2.0","id":null,"method":',
+    ],
+)
+def test_every_other_line_is_left_to_the_sdk(line: str) -> None:
+    assert judge_line(line) is None
+
+
+async def test_a_request_with_a_null_id_is_answered_and_the_next_line_passes() -> None:
+    wire = io.BytesIO(b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}\n' + PING.encode())
+    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
+    stdin = StdinLines(wire)
+    stdin.answer_on(write)
+
+    with write, answers:
+        passed = [line async for line in stdin]
+        answer = answers.receive_nowait().message
+
+    assert passed == [PING]
+    assert isinstance(answer, JSONRPCError)
+    assert (answer.id, answer.error.code) == (None, -32600)

@@ -18,6 +18,7 @@ from bench import (
     notes,
     offtopic,
     suite,
+    tool_bytes,
 )
 
 BENCHMARKS = {
@@ -34,6 +35,7 @@ BENCHMARKS = {
     "hooks": hooks.main,
     "background-index": background_index.main,
     "compare-dumps": dumps.main,
+    "tool-bytes": tool_bytes.main,
 }
 
 

@@ -12,40 +12,21 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from cognitive_memory import linking
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import HashEncoder
-from cognitive_memory.main import build_system
-from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from cognitive_memory.transfer.official_memory import entity_id
 from memory_system.cli import app
 from tests.killing import run_memory_system
-
-runner = CliRunner()
+from tests.transferring import imported, invoke, opened, runner
 
 
 @pytest.fixture(autouse=True)
 def hash_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands build their system with the hash encoder instead of the model."""
     monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
-
-
-def opened(directory: Path, monkeypatch: pytest.MonkeyPatch) -> CognitiveSystem:
-    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(directory))
-    return build_system(Settings(env_file=None), encoder=HashEncoder())
-
-
-def invoke(*args: str, input: str | None = None) -> Any:
-    result = runner.invoke(app, list(args), input=input)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def imported(*args: str, input: str | None = None) -> dict[str, Any]:
-    return dict(json.loads(invoke("import", *args, "--json", input=input).stdout))
 
 
 def fill(system: CognitiveSystem) -> list[str]:

@@ -9,37 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.encoding import HashEncoder
-from cognitive_memory.main import build_system
-from cognitive_memory.settings import Settings
-from cognitive_memory.system import CognitiveSystem
-from memory_system.cli import app
-
-runner = CliRunner()
+from tests.transferring import imported, invoke, opened
 
 
 @pytest.fixture(autouse=True)
 def hash_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Commands build their system with the hash encoder instead of the model."""
     monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
-
-
-def opened(directory: Path, monkeypatch: pytest.MonkeyPatch) -> CognitiveSystem:
-    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(directory))
-    return build_system(Settings(env_file=None), encoder=HashEncoder())
-
-
-def invoke(*args: str, input: str | None = None) -> Any:
-    result = runner.invoke(app, list(args), input=input)
-    assert result.exit_code == 0, result.output
-    return result
-
-
-def imported(*args: str, input: str | None = None) -> dict[str, Any]:
-    return dict(json.loads(invoke("import", *args, "--json", input=input).stdout))
 
 
 LESSON_ID = "5b0f3c1e-2a4d-4e6f-8a9b-0c1d2e3f4a5b"

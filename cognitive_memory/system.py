@@ -226,7 +226,9 @@ class CognitiveSystem:
                 "`max_results` must be a whole number of at least 1.", code="out_of_range"
             )
         now = self._clock()
-        vector, words = self.queries.embed_query(cue, beside=self.retriever.words_beside(cue, max_results))
+        # Whether the word search pays beside the embedding costs a read: asked only where it can run.
+        beside = self.retriever.words_beside(cue, max_results) if self.queries.works_beside else None
+        vector, words = self.queries.embed_query(cue, beside=beside)
         result = self.retriever.retrieve(
             cue,
             vector,

@@ -31,6 +31,11 @@ class QueryEncoder:
         self._beside = encoder if available >= 2 and isinstance(encoder, BesideEncoder) else None
         self._work = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-words")
 
+    @property
+    def works_beside(self) -> bool:
+        """True when ``embed_query`` runs work handed to it on another thread (else it is ignored)."""
+        return self._beside is not None
+
     def embed_query(
         self, text: str, beside: Callable[[], T] | None = None
     ) -> tuple[Vector, Future[T] | None]:

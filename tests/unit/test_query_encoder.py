@@ -37,6 +37,7 @@ def test_work_runs_on_another_thread_while_the_query_is_embedded_on_one() -> Non
     encoder = _OneThread()
     queries = QueryEncoder(encoder, cores=2)
     try:
+        assert queries.works_beside
         vector, work = queries.embed_query("the login page", beside=threading.current_thread)
         assert work is not None and work.result() is not threading.current_thread()
         assert encoder.calls == ["beside"]
@@ -57,6 +58,7 @@ def test_without_a_core_to_spare_the_query_is_embedded_on_all_and_the_work_left_
 ) -> None:
     queries = QueryEncoder(encoder, cores=cores)
     try:
+        assert not queries.works_beside
         ran: list[str] = []
         vector, work = queries.embed_query("the login page", beside=lambda: ran.append("work"))
         assert work is None and ran == []

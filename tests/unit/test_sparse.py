@@ -1,0 +1,67 @@
+"""BM25F document weights and query vectors (cognitive_memory/index/sparse.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cognitive_memory.index.sparse import (
+    CONTEXT_WEIGHT,
+    K1,
+    B,
+    SparseVector,
+    document_vector,
+    drifted,
+    query_vector,
+    term_id,
+)
+
+
+def _weights(vector: SparseVector) -> dict[int, float]:
+    return dict(zip(vector.indices, vector.values, strict=True))
+
+
+def test_term_ids_are_stable_32_bit_numbers() -> None:
+    assert term_id("run") == term_id("run") == 0xFFFFFFFF & term_id("run")
+    assert term_id("run") != term_id("walk")
+    assert 0 <= term_id("anything") < 2**32
+
+
+def test_a_document_of_average_length_weighs_a_single_word_one() -> None:
+    vector = document_vector(["dog", "bark"], [], average_length=2.0)
+    assert _weights(vector) == pytest.approx({term_id("dog"): 1.0, term_id("bark"): 1.0})
+
+
+def test_neighbours_words_count_context_weight_and_are_saturated_with_own_words_once() -> None:
+    own, neighbours = ["dog", "bark"], ["dog", "cat", "cat", "mat"]
+    vector = document_vector(own, neighbours, average_length=3.0)
+
+    length = 2 + CONTEXT_WEIGHT * 4
+    norm = K1 * (1 - B + B * length / 3.0)
+    dog = 1 + CONTEXT_WEIGHT
+    assert _weights(vector)[term_id("dog")] == pytest.approx(dog * (K1 + 1) / (dog + norm))
+    cat = 2 * CONTEXT_WEIGHT
+    assert _weights(vector)[term_id("cat")] == pytest.approx(cat * (K1 + 1) / (cat + norm))
+    assert list(vector.indices) == sorted(vector.indices)
+
+
+def test_a_longer_document_weighs_the_same_word_less() -> None:
+    short = _weights(document_vector(["dog"], [], 4.0))[term_id("dog")]
+    long = _weights(document_vector(["dog", "a", "b", "c", "d", "e"], [], 4.0))[term_id("dog")]
+    assert long < short
+
+
+def test_an_empty_text_has_an_empty_vector() -> None:
+    assert not document_vector([], [], 5.0)
+    assert not query_vector([])
+
+
+def test_a_query_keeps_each_terms_largest_weight() -> None:
+    vector = query_vector([("run", 1.0), ("ran", 0.4), ("run", 0.5), ("skip", 0.0)])
+    assert _weights(vector) == {term_id("run"): 1.0, term_id("ran"): 0.4}
+
+
+def test_an_average_that_moved_more_than_a_tenth_asks_for_new_weights() -> None:
+    assert not drifted(10.0, 10.9)
+    assert drifted(10.0, 11.5)
+    assert drifted(10.0, 8.5)
+    assert drifted(0.0, 3.0)

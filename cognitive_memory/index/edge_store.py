@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fcntl
-import json
 import shutil
 import threading
 from collections.abc import Sequence
@@ -15,9 +14,18 @@ import qdrant_edge as qe
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
+from cognitive_memory.index.edge_layout import (
+    PAYLOAD_SCHEMA,
+    edge_filter,
+    has_words_vector,
+    nearest_request,
+    shard_config,
+    stored_datatype,
+    vectors_of,
+)
+from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
-    SEARCH_EF,
     VectorFilter,
     VectorHit,
     VectorPoint,
@@ -28,16 +36,7 @@ from cognitive_memory.index.vector_store import (
 
 __all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "set_aside"]
 
-_SCHEMA = {
-    "integer": qe.PayloadSchemaType.Integer,
-    "keyword": qe.PayloadSchemaType.Keyword,
-    "float": qe.PayloadSchemaType.Float,
-}
 _ID_PAGE = 1000  # point ids per scroll page
-# Segments holding more vector data than this get an HNSW index when the optimizers run. Edge's
-# default (10 MB, about 6,600 384-d vectors) left a store of 5,000 unindexed after a build. In
-# 32-bit floats: about 660 vectors (halved for 16-bit shards, to index as many vectors).
-_INDEXING_THRESHOLD_KB = 1_000
 # A new shard memory-maps its files: creating one wrote 13 MB here, and its first writes fill a
 # 32 MB WAL segment. On a disk without that room a write to a mapped page kills the process with
 # SIGBUS (no message, no exception), so creation is refused below this much free space.
@@ -118,19 +117,29 @@ class EdgeVectorStore:
             raise _classify(exc, self.path) from exc
         if not existing:
             return self._create()
+        has_words = has_words_vector(self.path)
         try:
-            return qe.EdgeShard.load(str(self.path), self._config(_stored_datatype(self.path)))
+            shard = qe.EdgeShard.load(
+                str(self.path), shard_config(self._dimension, stored_datatype(self.path), words=has_words)
+            )
+            if not has_words:
+                # A shard made before words were indexed gets their (empty) sparse vector; its
+                # points get words as they are written again (doctor --repair rewrites them all).
+                shard.update(qe.UpdateOperation.create_sparse_vector(WORDS, qe.Modifier.Idf))
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
             error = _classify(exc, self.path)
             raise (_damaged(self.path, exc) if type(error) is StorageError else error) from exc
+        return shard
 
     def _create(self) -> qe.EdgeShard:
         self._check_room()
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            shard = qe.EdgeShard.create(str(self.path), self._config(qe.VectorStorageDatatype.Float16))
+            shard = qe.EdgeShard.create(
+                str(self.path), shard_config(self._dimension, qe.VectorStorageDatatype.Float16)
+            )
             for name, kind in INDEXED_FIELDS.items():
-                shard.update(qe.UpdateOperation.create_field_index(name, _SCHEMA[kind]))
+                shard.update(qe.UpdateOperation.create_field_index(name, PAYLOAD_SCHEMA[kind]))
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
             raise _classify(exc, self.path) from exc
         return shard
@@ -146,21 +155,11 @@ class EdgeVectorStore:
                 code="no_space",
             )
 
-    def _config(self, datatype: qe.VectorStorageDatatype | None) -> qe.EdgeConfig:
-        """The layout and the indexing threshold; given at load too, so older shards adopt it.
-        New shards hold their vectors as 16-bit floats (SQLite keeps the 32-bit originals): half
-        the memory, 0.77 GB less at 1,000,000 vectors; a shard made before keeps 32-bit ones
-        (``datatype`` None) until it is rebuilt, since a shard's storage type cannot change."""
-        params = qe.EdgeVectorParams(size=self._dimension, distance=qe.Distance.Cosine, datatype=datatype)
-        # The threshold counts kilobytes of vectors: the same number of vectors either way.
-        threshold = _INDEXING_THRESHOLD_KB // (2 if datatype == qe.VectorStorageDatatype.Float16 else 1)
-        return qe.EdgeConfig(vectors=params, optimizers=qe.EdgeOptimizersConfig(indexing_threshold=threshold))
-
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:
             return
         check_points(points, self._dimension)  # Edge raises a bare ValueError on an id it cannot parse
-        batch = [qe.Point(p.id, p.vector.tolist(), dict(p.payload)) for p in points]
+        batch = [qe.Point(p.id, vectors_of(p), dict(p.payload)) for p in points]
         self._write(qe.UpdateOperation.upsert_points(batch), len(batch))
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -237,17 +236,35 @@ class EdgeVectorStore:
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
-        request = qe.QueryRequest(
+        hits = self._call("query", nearest_request(vector, limit, where, precise))
+        # 16-bit vectors put a cosine within about 1e-3 of the exact one, and can put it past 1.
+        return [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in hits]
+
+    def search_with_words(
+        self,
+        vector: Vector,
+        words: SparseVector,
+        limit: int,
+        where: VectorFilter | None = None,
+        *,
+        precise: bool = False,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        if not words:
+            return self.search(vector, limit, where, precise=precise), []
+        matches = qe.QueryRequest(
             limit=limit,
-            query=qe.Query.Nearest(vector.tolist()),
-            filter=_edge_filter(where),
-            params=qe.SearchParams(hnsw_ef=max(SEARCH_EF, limit)) if precise else None,
+            query=qe.Query.Nearest(qe.SparseVector(list(words.indices), list(words.values)), using=WORDS),
+            filter=edge_filter(where),
             with_payload=False,
             with_vector=False,
         )
-        hits = self._call("query", request)
-        # 16-bit vectors put a cosine within about 1e-3 of the exact one, and can put it past 1.
-        return [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in hits]
+        nearest, matched = self._call(
+            "query_batch", qe.QueryBatchRequest([nearest_request(vector, limit, where, precise), matches])
+        )
+        return (
+            [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in nearest],
+            [VectorHit(str(hit.id), float(hit.score)) for hit in matched],
+        )
 
     def count(self) -> int:
         return int(self._call("count", qe.CountRequest(exact=True)))
@@ -309,30 +326,6 @@ class EdgeVectorStore:
                 return getattr(self._shard, method)(*args)
         except Exception as exc:  # the Rust core raises bare Exception
             raise _classify(exc, self.path) from exc
-
-
-def _stored_datatype(path: Path) -> qe.VectorStorageDatatype | None:
-    """The storage type of the shard's vectors, from the configuration Edge keeps beside them
-    (``edge_config.json``): loading with another one is refused. None: 32-bit floats."""
-    try:
-        stored = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
-        datatype = stored["vectors"][""].get("datatype")
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return qe.VectorStorageDatatype.Float16 if datatype == "float16" else None
-
-
-def _edge_filter(where: VectorFilter | None) -> qe.Filter | None:
-    if where is None or where.is_empty():
-        return None
-    must: list[Any] = [
-        qe.FieldCondition(name, match=qe.MatchAny(list(values)))
-        for name, values in where.conditions().items()
-    ]
-    if where.has_range:
-        span = qe.RangeFloat(gte=where.created_after, lt=where.created_before)
-        must.append(qe.FieldCondition("created_at", range=span))
-    return qe.Filter(must=must)
 
 
 def _locked(path: Path) -> StoreLockedError:

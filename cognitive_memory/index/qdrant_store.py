@@ -14,6 +14,7 @@ from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedR
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import IndexMismatchError, StorageError
+from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
     SEARCH_EF,
@@ -103,17 +104,25 @@ class QdrantServerVectorStore:
 
     def _ensure_collection(self) -> None:
         if self._client.collection_exists(self._collection):
-            size = self._client.get_collection(self._collection).config.params.vectors
-            found = size.size if isinstance(size, models.VectorParams) else None
+            params = self._client.get_collection(self._collection).config.params
+            found = params.vectors.size if isinstance(params.vectors, models.VectorParams) else None
             if found != self._dimension:
                 raise IndexMismatchError(
                     f"Collection {self._collection!r} at {self._location} holds {found}-d vectors, "
                     f"not {self._dimension}-d: use another collection or rebuild it with `doctor --repair`.",
                 )
+            if WORDS not in (params.sparse_vectors or {}):
+                # A collection made before words were indexed gets their sparse vector (a server
+                # from 1.18 on); its points get words as they are written again.
+                words = models.SparseVectorConfig(modifier=models.Modifier.IDF)
+                self._client.create_vector_name(
+                    self._collection, WORDS, models.SparseVectorNameConfig(sparse=words)
+                )
             return
         self._client.create_collection(
             self._collection,
             vectors_config=models.VectorParams(size=self._dimension, distance=models.Distance.COSINE),
+            sparse_vectors_config={WORDS: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
@@ -125,7 +134,7 @@ class QdrantServerVectorStore:
             return
         check_points(points, self._dimension)
         structs = [
-            models.PointStruct(id=p.id, vector=p.vector.tolist(), payload=dict(p.payload)) for p in points
+            models.PointStruct(id=p.id, vector=_vectors_of(p), payload=dict(p.payload)) for p in points
         ]
         self._guard(lambda: self._client.upsert(self._collection, structs, wait=True))
 
@@ -138,21 +147,43 @@ class QdrantServerVectorStore:
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
-        response = self._guard(
-            lambda: self._client.query_points(
-                self._collection,
-                query=vector.tolist(),
-                limit=limit,
-                query_filter=_client_filter(where),
-                search_params=(
-                    models.SearchParams(hnsw_ef=max(self._search_ef, limit))
-                    if precise and self._search_ef
-                    else None
-                ),
-                with_payload=False,
-            )
+        request = self._nearest(vector, limit, where, precise)
+        (response,) = self._guard(lambda: self._client.query_batch_points(self._collection, [request]))
+        return _hits(response)
+
+    def search_with_words(
+        self,
+        vector: Vector,
+        words: SparseVector,
+        limit: int,
+        where: VectorFilter | None = None,
+        *,
+        precise: bool = False,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        if not words:
+            return self.search(vector, limit, where, precise=precise), []
+        matches = models.QueryRequest(
+            query=models.SparseVector(indices=list(words.indices), values=list(words.values)),
+            using=WORDS,
+            limit=limit,
+            filter=_client_filter(where),
+            with_payload=False,
         )
-        return [VectorHit(str(point.id), float(point.score)) for point in response.points]
+        requests = [self._nearest(vector, limit, where, precise), matches]
+        nearest, matched = self._guard(lambda: self._client.query_batch_points(self._collection, requests))
+        return _hits(nearest), _hits(matched)
+
+    def _nearest(
+        self, vector: Vector, limit: int, where: VectorFilter | None, precise: bool
+    ) -> models.QueryRequest:
+        wide = precise and self._search_ef
+        return models.QueryRequest(
+            query=vector.tolist(),
+            limit=limit,
+            filter=_client_filter(where),
+            params=models.SearchParams(hnsw_ef=max(self._search_ef or 0, limit)) if wide else None,
+            with_payload=False,
+        )
 
     def count(self) -> int:
         return self._guard(lambda: self._client.count(self._collection, exact=True).count)
@@ -196,6 +227,18 @@ class QdrantServerVectorStore:
             return call()
         except _CLIENT_ERRORS as exc:
             raise StorageError(f"Qdrant at {self._location} failed: {exc}") from exc
+
+
+def _hits(response: models.QueryResponse) -> list[VectorHit]:
+    return [VectorHit(str(point.id), float(point.score)) for point in response.points]
+
+
+def _vectors_of(point: VectorPoint) -> Any:
+    """The point's dense vector, with its words as the named sparse vector when it has any."""
+    if not point.words:
+        return point.vector.tolist()
+    words = models.SparseVector(indices=list(point.words.indices), values=list(point.words.values))
+    return {"": point.vector.tolist(), WORDS: words}
 
 
 def _client_filter(where: VectorFilter | None) -> models.Filter | None:

@@ -17,13 +17,10 @@ words), and for ``retry_after`` seconds further calls fail at once instead of ea
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 import logging
 import os
 import socket
-import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,10 +28,18 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
+from cognitive_memory.index.sparse import SparseVector
+from cognitive_memory.index.store_messages import (
+    filter_from,
+    pack_point,
+    pack_vector,
+    point_from,
+    receive,
+    send,
+    unpack_vector,
+)
 from cognitive_memory.index.vector_store import (
     VectorFilter,
     VectorHit,
@@ -48,72 +53,37 @@ __all__ = ["SharedVectorStore"]
 
 logger = logging.getLogger(__name__)
 
-_HEADER = struct.Struct(">I")
-_MAX_MESSAGE = 256 * 1024 * 1024
 # Operations that may legitimately run long at the owner, with their own deadline (seconds):
 # building the HNSW index takes 11-45 s at 100k vectors here.
 _SLOW_OPERATIONS = {"build_index": 600.0}
-
-
-def _send(sock: socket.socket, message: dict[str, Any]) -> None:
-    data = json.dumps(message).encode()
-    sock.sendall(_HEADER.pack(len(data)) + data)
-
-
-def _receive_exactly(sock: socket.socket, size: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = sock.recv(size - len(chunks))
-        if not chunk:
-            raise ConnectionError("the other side closed the connection")
-        chunks.extend(chunk)
-    return bytes(chunks)
-
-
-def _receive(sock: socket.socket) -> dict[str, Any]:
-    (size,) = _HEADER.unpack(_receive_exactly(sock, _HEADER.size))
-    if size > _MAX_MESSAGE:
-        raise ConnectionError(f"message of {size} bytes refused")
-    message: dict[str, Any] = json.loads(_receive_exactly(sock, size))
-    return message
-
-
-def _pack_vector(vector: Vector) -> str:
-    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
-
-
-def _unpack_vector(text: str) -> Vector:
-    return np.frombuffer(base64.b64decode(text), dtype="<f4").astype(np.float32)
-
-
-def _filter_from(data: dict[str, Any] | None) -> VectorFilter | None:
-    """The filter a client sent: lists of accepted values, and the bounds of the time range."""
-    if data is None:
-        return None
-    fields: dict[str, Any] = {}
-    for key, value in data.items():
-        fields[key] = tuple(value) if isinstance(value, list) else value
-    return VectorFilter(**fields)
 
 
 def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
     """Run one request against the owner's store; the answer is plain JSON."""
     op = request["op"]
     if op == "upsert":
-        points = [VectorPoint(p["id"], _unpack_vector(p["vector"]), p["payload"]) for p in request["points"]]
-        store.upsert(points)
+        store.upsert([point_from(p) for p in request["points"]])
         return None
     if op == "delete":
         store.delete(request["ids"])
         return None
     if op == "search":
         hits = store.search(
-            _unpack_vector(request["vector"]),
+            unpack_vector(request["vector"]),
             request["limit"],
-            _filter_from(request["where"]),
+            filter_from(request["where"]),
             precise=bool(request.get("precise", False)),
         )
         return [[hit.id, hit.score] for hit in hits]
+    if op == "search_with_words":
+        both = store.search_with_words(
+            unpack_vector(request["vector"]),
+            SparseVector(*map(tuple, request["words"])),
+            request["limit"],
+            filter_from(request["where"]),
+            precise=bool(request.get("precise", False)),
+        )
+        return [[[hit.id, hit.score] for hit in hits] for hits in both]
     if op == "count":
         return store.count()
     if op == "ids":
@@ -175,11 +145,11 @@ class _OwnerServer:
     def _answer(self, connection: socket.socket) -> None:
         while not self._closed.is_set():
             try:
-                request = _receive(connection)
+                request = receive(connection)
             except (ConnectionError, OSError, ValueError):
                 return
             try:
-                _send(connection, _answer_to(self._store, request))
+                send(connection, _answer_to(self._store, request))
             except OSError:
                 return
 
@@ -329,8 +299,8 @@ class SharedVectorStore:
         if connection is None:
             raise ConnectionError("not connected")
         connection.settimeout(_SLOW_OPERATIONS.get(request["op"], self._deadline))
-        _send(connection, request)
-        return _receive(connection)
+        send(connection, request)
+        return receive(connection)
 
     def _stalled(self, waited: float) -> StorageError:
         """The owner is alive (it holds the lock) but missed the deadline: drop the connection,
@@ -355,10 +325,7 @@ class SharedVectorStore:
 
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if points:
-            packed = [
-                {"id": p.id, "vector": _pack_vector(p.vector), "payload": dict(p.payload)} for p in points
-            ]
-            self._call("upsert", points=packed)
+            self._call("upsert", points=[pack_point(p) for p in points])
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
@@ -369,9 +336,31 @@ class SharedVectorStore:
     ) -> list[VectorHit]:
         conditions = asdict(where) if where else None
         hits = self._call(
-            "search", vector=_pack_vector(vector), limit=limit, where=conditions, precise=precise
+            "search", vector=pack_vector(vector), limit=limit, where=conditions, precise=precise
         )
         return [VectorHit(str(hit_id), float(score)) for hit_id, score in hits]
+
+    def search_with_words(
+        self,
+        vector: Vector,
+        words: SparseVector,
+        limit: int,
+        where: VectorFilter | None = None,
+        *,
+        precise: bool = False,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        where_ = asdict(where) if where else None
+        packed = pack_vector(vector)
+        both = self._call(
+            "search_with_words",
+            vector=packed,
+            words=[words.indices, words.values],
+            limit=limit,
+            where=where_,
+            precise=precise,
+        )
+        nearest, matched = ([VectorHit(str(i), float(score)) for i, score in hits] for hits in both)
+        return nearest, matched
 
     def count(self) -> int:
         return int(self._call("count"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -12,6 +13,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
 from cognitive_memory.errors import RejectedPointsError
+from cognitive_memory.index.sparse import SparseVector
 
 __all__ = [
     "INDEXED_FIELDS",
@@ -22,6 +24,7 @@ __all__ = [
     "VectorStore",
     "VectorStoreInfo",
     "check_points",
+    "idf",
     "is_point_id",
     "payload_for",
     "point_problem",
@@ -40,9 +43,13 @@ INDEXED_FIELDS: Mapping[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class VectorPoint:
+    """A memory in the index: its dense vector, its payload and, when it has any words, their
+    sparse vector (``index/sparse.py``), kept beside the dense one as the named vector ``words``."""
+
     id: str
     vector: Vector
     payload: Mapping[str, Any]
+    words: SparseVector = field(default_factory=SparseVector)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +178,21 @@ class VectorStore(Protocol):
         (``SEARCH_EF``), for the candidates recall ranks, at some cost per query."""
         ...
 
+    def search_with_words(
+        self,
+        vector: Vector,
+        words: SparseVector,
+        limit: int,
+        where: VectorFilter | None = None,
+        *,
+        precise: bool = False,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        """In one call to the index: the ``limit`` nearest vectors (as ``search``) and the
+        ``limit`` best word matches, scored as the sum over the query's terms of the query's weight
+        x the IDF over the points that have words (``idf``) x the memory's weight; no words, no
+        word matches."""
+        ...
+
     def count(self) -> int: ...
 
     def ids(self) -> list[str]:
@@ -185,6 +207,12 @@ class VectorStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def idf(points: int, holding: int) -> float:
+    """A term's inverse document frequency as Qdrant's ``Modifier.Idf`` computes it (BM25's):
+    ``points`` have words, ``holding`` of them hold the term."""
+    return math.log((points - holding + 0.5) / (holding + 0.5) + 1.0)
 
 
 def payload_for(memory: CognitiveMemory) -> dict[str, Any]:
@@ -230,6 +258,37 @@ class ArrayVectorStore:
         scores = matrix @ vector
         order = np.argsort(-scores)[:limit]
         return [VectorHit(points[i].id, float(scores[i])) for i in order]
+
+    def search_with_words(
+        self,
+        vector: Vector,
+        words: SparseVector,
+        limit: int,
+        where: VectorFilter | None = None,
+        *,
+        precise: bool = False,
+    ) -> tuple[list[VectorHit], list[VectorHit]]:
+        return self.search(vector, limit, where), self._word_matches(words, limit, where)
+
+    def _word_matches(self, words: SparseVector, limit: int, where: VectorFilter | None) -> list[VectorHit]:
+        with self._lock:
+            worded = [p for p in self._points.values() if p.words]
+        holding = dict.fromkeys(words.indices, 0)
+        for point in worded:
+            for term in holding.keys() & set(point.words.indices):
+                holding[term] += 1
+        weight = {
+            term: value * idf(len(worded), holding[term])
+            for term, value in zip(words.indices, words.values, strict=True)
+        }
+        scored = []
+        for point in worded:
+            if where is None or where.matches(point.payload):
+                held = zip(point.words.indices, point.words.values, strict=True)
+                score = sum(weight[term] * value for term, value in held if term in weight)
+                if score > 0:
+                    scored.append(VectorHit(point.id, score))
+        return sorted(scored, key=lambda hit: hit.score, reverse=True)[:limit]
 
     def count(self) -> int:
         return len(self._points)

@@ -14,8 +14,10 @@ import pytest
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
-from cognitive_memory.index import ArrayVectorStore, VectorPoint
-from cognitive_memory.index.shared_store import SharedVectorStore, _receive, _send
+from cognitive_memory.index import ArrayVectorStore, VectorFilter, VectorPoint
+from cognitive_memory.index.shared_store import SharedVectorStore
+from cognitive_memory.index.sparse import query_vector
+from cognitive_memory.index.store_messages import receive, send
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
@@ -77,7 +79,6 @@ def test_a_filtered_search_and_deletion_travel_over_the_socket(
     owner, client = pair
     episode = client.store("I fixed the flaky websocket test yesterday").memory
     client.store("Always pin the websocket library version")
-    from cognitive_memory.index import VectorFilter
 
     vector = client.encoder.encode(["websocket"])[0]
     hits = client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)))
@@ -87,6 +88,22 @@ def test_a_filtered_search_and_deletion_travel_over_the_socket(
     client.flush()
     assert owner.vectors.count() == 1
     assert sorted(client.vectors.ids()) == sorted(owner.vectors.ids())
+
+
+def test_words_travel_over_the_socket_with_their_points(
+    pair: tuple[CognitiveSystem, CognitiveSystem],
+) -> None:
+    owner, client = pair
+    vector = client.encoder.encode(["postman"])[0]
+    words = query_vector([("postman", 1.0)])
+    point = VectorPoint(str(uuid.uuid4()), vector, {"project": "default"}, words)
+
+    client.vectors.upsert([point])
+
+    nearest, matches = client.vectors.search_with_words(vector, words, 3, VectorFilter(projects=("default",)))
+    assert [hit.id for hit in matches] == [point.id]
+    assert nearest[0].id == point.id
+    assert owner.vectors.search_with_words(vector, words, 3) == (nearest, matches)
 
 
 def test_a_dying_owner_that_still_accepts_connections_is_outlasted(tmp_path: Path) -> None:
@@ -174,11 +191,11 @@ def test_a_request_the_owner_did_not_foresee_is_answered_as_an_error_on_a_living
         raw.settimeout(10)
         raw.connect(str(Settings(env_file=None).storage.socket_path))
         for malformed in ({"op": "upsert", "points": [{"id": "my-note-1"}]}, {"op": "search"}, {"no": "op"}):
-            _send(raw, malformed)
-            answer = _receive(raw)
+            send(raw, malformed)
+            answer = receive(raw)
             assert (answer["ok"], answer["code"]) == (False, "owner_error")
             assert "failed this request" in answer["message"]
-        _send(raw, {"op": "count"})
-        assert _receive(raw) == {"ok": True, "result": 0}
+        send(raw, {"op": "count"})
+        assert receive(raw) == {"ok": True, "result": 0}
     assert "The vector store's owner failed a 'upsert' request" in caplog.text
     assert shared(owner).is_owner

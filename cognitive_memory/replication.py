@@ -19,8 +19,9 @@ from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
-from cognitive_memory.index.vector_store import VectorPoint, VectorStore, payload_for
+from cognitive_memory.index.vector_store import VectorPoint, VectorStore
 from cognitive_memory.storage.memories import MemoryCounts
+from cognitive_memory.word_vectors import DocumentReads, points_of
 
 __all__ = [
     "COPY_BATCH",
@@ -30,7 +31,6 @@ __all__ = [
     "RecordedVectors",
     "StoredMemories",
     "copy_vectors",
-    "points_of",
     "unindexed_threshold",
     "upsert_indexable",
 ]
@@ -61,7 +61,7 @@ class OutboxRows(Protocol):
 
     def pending(self) -> list[tuple[str, str]]: ...
 
-    def clear(self, ids: Iterable[str]) -> None: ...
+    def clear(self, ids: Iterable[str], queued_before: float | None = None) -> None: ...
 
 
 class RecordedVectors(Protocol):
@@ -72,6 +72,9 @@ class RecordedVectors(Protocol):
 
     @property
     def outbox(self) -> OutboxRows: ...
+
+    @property
+    def word_documents(self) -> DocumentReads: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,13 +108,10 @@ def background_threshold(vector_count: int) -> int:
     return max(BACKGROUND_MIN_UNINDEXED, int(INDEX_UNINDEXED_SHARE * vector_count))
 
 
-def points_of(memories: Sequence[CognitiveMemory]) -> list[VectorPoint]:
-    """The index points of memories that carry a vector."""
-    return [
-        VectorPoint(m.id, m.cognitive_embedding, payload_for(m))
-        for m in memories
-        if m.cognitive_embedding is not None
-    ]
+def worded_points(records: RecordedVectors, memories: Sequence[CognitiveMemory]) -> list[VectorPoint]:
+    """The memories' index points with their words, weighted from SQLite (``word_vectors``)."""
+    documents = records.word_documents
+    return points_of(memories, documents.of([m.id for m in memories]), documents.weighting_average())
 
 
 def upsert_indexable(target: VectorStore, points: Sequence[VectorPoint]) -> dict[str, str]:
@@ -140,8 +140,9 @@ def copy_vectors(
     known: set[str] = set()
     rejected: dict[str, str] = {}
     done = without_vector = 0
+    records.word_documents.reweigh()
     for batch in records.memories.batches(batch_size):
-        points = points_of(batch)
+        points = worded_points(records, batch)
         refused = upsert_indexable(target, points)
         rejected.update(refused)
         known.update(point.id for point in points if point.id not in refused)
@@ -182,22 +183,28 @@ class IndexReplication:
         self._told: set[str] = set()  # memories the index refused, logged once per process
 
     def index(self, memories: Sequence[CognitiveMemory]) -> bool:
-        """Upsert the memories' vectors (their writes already queued); False when one of them was
-        not indexed: the index failed (a retry is scheduled) or refused it (see ``_upsert``)."""
-        refused = self._upsert(memories)
-        return refused is not None and not refused
+        """Upsert the memories' vectors (their writes already queued), and those of their
+        neighbours in time, whose words they change; False when one of the memories was not
+        indexed: the index failed (a retry is scheduled) or refused it (see ``_upsert``)."""
+        given = {m.id for m in memories}
+        documents = self._records.word_documents.of(list(given))
+        neighbours = {n for document in documents.values() for n in document.neighbour_ids} - given
+        refused = self._upsert([*memories, *self._memories.get(sorted(neighbours))])
+        return refused is not None and not refused.keys() & given
 
     def _upsert(self, memories: Sequence[CognitiveMemory]) -> dict[str, str] | None:
         """Upsert the vectors and clear their queued writes; returns those the index refused (they
         stay queued, are logged once, and ``doctor`` names them), or None if the index failed."""
+        started = time.time()
         try:
-            refused = upsert_indexable(self._vectors, points_of(memories))
+            refused = upsert_indexable(self._vectors, worded_points(self._records, memories))
         except StorageError as exc:
             logger.warning("Vector index write queued for replay: %s", exc)
             self._schedule_drain()
             return None
         self._tell(refused)
-        self._bookkeeping.submit(self._outbox.clear, [m.id for m in memories if m.id not in refused])
+        confirmed = [m.id for m in memories if m.id not in refused]
+        self._bookkeeping.submit(self._outbox.clear, confirmed, started)
         return refused
 
     def _tell(self, refused: Mapping[str, str]) -> None:
@@ -213,14 +220,24 @@ class IndexReplication:
 
     def unindex(self, ids: list[str]) -> bool:
         """Delete vectors whose deletion SQLite has queued; False (retry scheduled) if the index fails."""
+        started = time.time()
         try:
             self._vectors.delete(ids)
         except StorageError as exc:
             logger.warning("Vector index deletion queued for replay: %s", exc)
             self._schedule_drain()
             return False
-        self._bookkeeping.submit(self._outbox.clear, ids)
+        self._bookkeeping.submit(self._outbox.clear, ids, started)
+        self._reweigh_neighbours(set(ids))
         return True
+
+    def _reweigh_neighbours(self, deleted: set[str]) -> None:
+        """Write again the memories whose words a deletion changed (their neighbours in time,
+        queued by SQLite in the same transaction), a batch at most; the rest waits for a replay."""
+        queued = [memory_id for memory_id, op in self._outbox.pending() if op == "upsert"]
+        rewrite = [memory_id for memory_id in queued if memory_id not in deleted][:COPY_BATCH]
+        if rewrite:
+            self._upsert(self._memories.get(rewrite))
 
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed, in batches;

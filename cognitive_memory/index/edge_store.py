@@ -36,6 +36,8 @@ from cognitive_memory.index.vector_store import (
 
 __all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "set_aside"]
 
+_WORDED = qe.Filter(must=[qe.HasVectorCondition(WORDS)])
+
 _ID_PAGE = 1000  # point ids per scroll page
 # A new shard memory-maps its files: creating one wrote 13 MB here, and its first writes fill a
 # 32 MB WAL segment. On a disk without that room a write to a mapped page kills the process with
@@ -178,7 +180,15 @@ class EdgeVectorStore:
     def unindexed(self) -> tuple[int, int]:
         """(points, points searched exactly because no HNSW index covers them yet)."""
         shard = self._call("info")
-        return shard.points_count, shard.points_count - shard.indexed_vectors_count
+        return shard.points_count, shard.points_count - self._indexed_dense(shard)
+
+    def worded(self) -> int:
+        """How many points have words (a sparse vector)."""
+        return int(self._call("count", qe.CountRequest(exact=True, filter=_WORDED)))
+
+    def _indexed_dense(self, shard: Any) -> int:
+        """Dense vectors an HNSW index covers: Edge counts every sparse vector as indexed too."""
+        return int(shard.indexed_vectors_count) - self.worded()
 
     def journal(self) -> None:
         """Record the writes from now on, for ``adopt`` to apply to a shard built meanwhile from
@@ -287,7 +297,8 @@ class EdgeVectorStore:
         )  # allocated, not sparse size
         details = {
             "segments": shard.segments_count,
-            "indexed_vectors": shard.indexed_vectors_count,
+            "indexed_vectors": self._indexed_dense(shard),
+            "worded_points": self.worded(),
             "payload_indexes": sorted(shard.payload_schema),
         }
         if self.watcher is not None and self.watcher.building is not None:
@@ -304,7 +315,7 @@ class EdgeVectorStore:
         "Measurements behind the code"), so only bulk paths call this.
         """
         shard = self._call("info")
-        if shard.points_count - shard.indexed_vectors_count < min_unindexed:
+        if shard.points_count - self._indexed_dense(shard) < min_unindexed:
             return False
         self._call("optimize")
         return True

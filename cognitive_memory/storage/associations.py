@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 
 from cognitive_memory.storage import words
@@ -152,7 +153,8 @@ def query_words(text: str) -> list[str]:
 
 
 def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
-    """(Re)write the memory's FTS row: its content, and its temporal neighbours' content as context."""
+    """(Re)write the memory's FTS row (its content, and its temporal neighbours' content as
+    context) and queue the write of its vector, whose words come from the same texts."""
     row = conn.execute("SELECT rowid, content FROM memories WHERE id = ?", (memory_id,)).fetchone()
     neighbours = conn.execute(
         "SELECT m.content FROM connections c JOIN memories m ON m.id = c.target_id "
@@ -165,6 +167,11 @@ def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
         "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (row[0], row[1], context)
     )
     words.remember_terms(conn, row[0], row[1])
+    # Its words changed (its own or a neighbour's): its sparse word vector is written again.
+    conn.execute(
+        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, 'upsert', ?)",
+        (memory_id, time.time()),
+    )
 
 
 def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:

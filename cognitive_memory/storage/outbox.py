@@ -23,7 +23,15 @@ class Outbox:
         """(memory id, operation) of vector writes not yet confirmed by the vector store."""
         return [(r[0], r[1]) for r in self._db.rows("SELECT memory_id, operation FROM vector_outbox")]
 
-    def clear(self, ids: Iterable[str]) -> None:
-        """Drop the queued writes of these memories (the index confirmed them)."""
+    def clear(self, ids: Iterable[str], queued_before: float | None = None) -> None:
+        """Drop the queued writes of these memories (the index confirmed them); with
+        ``queued_before`` (seconds since the epoch) only those queued by then: a write queued again
+        since (a neighbour in time changed its words) stays for the index to confirm."""
         with self._db.transaction() as conn:
-            conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(i,) for i in ids])
+            if queued_before is None:
+                conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(i,) for i in ids])
+            else:
+                conn.executemany(
+                    "DELETE FROM vector_outbox WHERE memory_id = ? AND queued_at <= ?",
+                    [(i, queued_before) for i in ids],
+                )

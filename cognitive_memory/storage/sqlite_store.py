@@ -1,7 +1,8 @@
 """The store of record: one SQLite database and its repositories, by aggregate.
 
 Each repository works through the one ``Database`` (connection, lock, transactions, reads):
-``memories``, ``links``, ``sources``, ``trash``, ``words``, ``history`` (versions), ``outbox``,
+``memories``, ``links``, ``sources``, ``trash``, ``words``, ``word_documents`` (what the word
+vectors are weighted from), ``history`` (versions), ``outbox``,
 ``damaged`` and ``properties``; ``duplicates`` is consolidation's merge of near duplicates.
 """
 
@@ -23,6 +24,7 @@ from cognitive_memory.storage.rows import fill_content_keys
 from cognitive_memory.storage.sources import Sources
 from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.versions import VersionHistory
+from cognitive_memory.storage.word_documents import WordDocuments
 
 __all__ = ["SQLiteMemoryStore"]
 
@@ -39,6 +41,7 @@ class SQLiteMemoryStore:
         self.sources = Sources(self.database)
         self.trash = TrashBin(self.database.transaction)
         self.words = Words(self.database)
+        self.word_documents = WordDocuments(self.database)
         self.history = VersionHistory(self.database)
         self.outbox = Outbox(self.database)
         self.damaged = damaged.DamagedRows(self.database, self.properties.dimension)

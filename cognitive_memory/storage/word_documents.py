@@ -1,0 +1,125 @@
+"""What the sparse word vectors are weighted from: each memory's text with its temporal
+neighbours' texts (the lexical index's two columns, content and context), and the store's
+average length, read from the counts FTS5 keeps.
+
+The vectors are weighted against a reference average length kept in ``store_meta``
+(``WEIGHTING_AVERAGE``): every vector shares it, so the only error is the distance between it and
+the store's true average, which ``index/sparse.drifted`` bounds; a rebuild of the index from SQLite
+takes the true average as the new reference.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cognitive_memory.index.sparse import CONTEXT_WEIGHT
+from cognitive_memory.storage.database import Database
+
+__all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length"]
+
+# The store_meta key of the average length the sparse vectors are weighted with.
+WEIGHTING_AVERAGE = "word_average_length"
+# FTS5's averages record in memory_fts_data: rows, then the tokens of each column.
+_AVERAGES = 1
+
+
+@dataclass(frozen=True, slots=True)
+class WordDocument:
+    """A memory's own text and its temporal neighbours' (their ids beside them)."""
+
+    content: str
+    neighbours: tuple[str, ...] = ()
+    neighbour_ids: tuple[str, ...] = ()
+
+
+class WordDocuments:
+    """The texts the word vectors are weighted from, and the average length they share."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def of(self, ids: Sequence[str]) -> dict[str, WordDocument]:
+        """Each existing memory's document, in one read."""
+        if not ids:
+            return {}
+        return self._db.read(lambda conn: _documents(conn, ids))
+
+    def weighting_average(self) -> float:
+        """The reference average length (see the module docstring); the store's current one,
+        kept from now on, when none is kept yet."""
+        kept = self._db.rows("SELECT value FROM store_meta WHERE key = ?", (WEIGHTING_AVERAGE,))
+        if kept:
+            return float(kept[0][0])
+        return self.reweigh()
+
+    def current_average(self) -> float:
+        """The store's average combined length now (a point read of FTS5's counts)."""
+        return self._db.read(average_length)
+
+    def reweigh(self) -> float:
+        """Take the store's current average as the reference (before every vector is weighted
+        again, as a rebuild does); returns it."""
+        average = self.current_average()
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
+                (WEIGHTING_AVERAGE, repr(average)),
+            )
+        return average
+
+
+def _documents(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, WordDocument]:
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT m.id, m.content, n.id, n.content FROM memories m "
+        "LEFT JOIN connections c ON c.source_id = m.id AND c.kind = 'temporal' "
+        f"LEFT JOIN memories n ON n.id = c.target_id WHERE m.id IN ({marks}) ORDER BY m.id, n.rowid",
+        list(ids),
+    )
+    texts: dict[str, tuple[str, list[str], list[str]]] = {}
+    for memory_id, content, neighbour_id, neighbour in rows:
+        _, neighbours, neighbour_ids = texts.setdefault(memory_id, (content, [], []))
+        if neighbour_id is not None:
+            neighbours.append(neighbour)
+            neighbour_ids.append(neighbour_id)
+    return {
+        memory_id: WordDocument(content, tuple(neighbours), tuple(neighbour_ids))
+        for memory_id, (content, neighbours, neighbour_ids) in texts.items()
+    }
+
+
+def average_length(conn: sqlite3.Connection) -> float:
+    """The average of own tokens + ``CONTEXT_WEIGHT`` x neighbours' tokens over the lexical
+    index's rows, from FTS5's averages record (0.0 for an empty store)."""
+    row = conn.execute("SELECT block FROM memory_fts_data WHERE id = ?", (_AVERAGES,)).fetchone()
+    if row is None or not isinstance(row[0], bytes):
+        return 0.0
+    numbers = _varints(row[0], 3)
+    if len(numbers) < 3 or numbers[0] == 0:
+        return 0.0
+    rows, content, context = numbers
+    return (content + CONTEXT_WEIGHT * context) / rows
+
+
+def _varints(data: bytes, count: int) -> list[int]:
+    """The first ``count`` SQLite varints of ``data`` (big-endian 7-bit groups, a set high bit
+    means more follow, a ninth byte gives all 8 bits); fewer if ``data`` ends first."""
+    numbers: list[int] = []
+    position = 0
+    while len(numbers) < count and position < len(data):
+        value = 0
+        for index in range(9):
+            if position >= len(data):
+                return numbers
+            byte = data[position]
+            position += 1
+            if index == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        numbers.append(value)
+    return numbers

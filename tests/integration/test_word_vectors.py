@@ -1,0 +1,128 @@
+"""Each memory's point carries its words and its neighbours' (cognitive_memory/word_vectors.py):
+written with the memory, again when a neighbour in time changes, and rebuilt from SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from cognitive_memory.core.records import MemoryEdit
+from cognitive_memory.core.terms import terms
+from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.errors import StorageError
+from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
+from cognitive_memory.index.sparse import query_vector
+from cognitive_memory.retrieval import RetrievalConfig, Retriever
+from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.system import CognitiveSystem
+
+Opener = Callable[[], CognitiveSystem]
+
+
+@pytest.fixture(params=["edge", "qdrant-client"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens a system over the same database and index, as each new process does."""
+    opened: list[CognitiveSystem] = []
+
+    def vectors() -> VectorStore:
+        if request.param == "edge":
+            return EdgeVectorStore(tmp_path / "edge")
+        return QdrantServerVectorStore(QdrantClient(path=str(tmp_path / "qc")), "memories", "local")
+
+    def open_system() -> CognitiveSystem:
+        if opened:
+            opened.pop().close()
+        memories, index = SQLiteMemoryStore(tmp_path / "memories.db"), vectors()
+        system = CognitiveSystem(
+            memories, index, HashEncoder(), Retriever(memories, index, RetrievalConfig())
+        )
+        opened.append(system)
+        return system
+
+    yield open_system
+    if opened:
+        opened.pop().close()
+
+
+def _matches(system: CognitiveSystem, text: str) -> dict[str, float]:
+    query = query_vector((term, 1.0) for term in terms(text))
+    _, hits = system.vectors.search_with_words(system.encoder.encode([text])[0], query, 10)
+    return {hit.id: hit.score for hit in hits}
+
+
+def test_a_stored_memorys_words_are_found_in_it_and_weakly_in_its_neighbour(opener: Opener) -> None:
+    system = opener()
+    first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
+    second = system.store("The glacier lake was turquoise", session_id="s").memory
+    system.store("Dinner was lentil soup", session_id="other")
+
+    found = _matches(system, "glacier")
+
+    assert set(found) == {first.id, second.id}
+    assert found[second.id] > found[first.id]  # its own word against a neighbour's at 0.3
+    assert set(_matches(system, "ridge")) == {first.id, second.id}
+
+
+def test_an_edited_memorys_old_words_leave_its_neighbour(opener: Opener) -> None:
+    system = opener()
+    first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
+    second = system.store("The glacier lake was turquoise", session_id="s").memory
+
+    system.edits.update(second.id, MemoryEdit(text="The mountain hut served strudel"))
+
+    assert _matches(system, "glacier") == {}
+    assert set(_matches(system, "strudel")) == {first.id, second.id}
+
+
+def test_a_deleted_memorys_words_leave_its_neighbour(opener: Opener) -> None:
+    system = opener()
+    first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
+    second = system.store("The glacier lake was turquoise", session_id="s").memory
+
+    system.delete([second.id])
+    system.flush()
+
+    assert _matches(system, "glacier") == {}
+    assert set(_matches(system, "ridge")) == {first.id}
+
+
+def test_a_neighbours_new_words_wait_in_the_outbox_while_the_index_fails(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system = opener()
+    first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
+
+    def refuse(points: object) -> None:
+        raise StorageError("the index is away")
+
+    monkeypatch.setattr(system.vectors, "upsert", refuse)
+    second = system.store("The glacier lake was turquoise", session_id="s").memory
+    system.flush()
+    assert sorted(memory_id for memory_id, _ in system.records.outbox.pending()) == sorted(
+        [first.id, second.id]
+    )
+    monkeypatch.undo()
+
+    reopened = opener()
+
+    assert reopened.records.outbox.pending() == []
+    assert set(_matches(reopened, "glacier")) == {first.id, second.id}
+
+
+def test_a_rebuild_gives_every_point_its_words_and_takes_the_stores_average_length(opener: Opener) -> None:
+    system = opener()
+    stored = [system.store(f"note {n} about the kafka consumer lag", session_id="s").memory for n in range(3)]
+    system.records.word_documents.reweigh()
+    before = system.records.word_documents.weighting_average()
+    system.store("a much longer note " + "about many different words " * 10, session_id="t")
+
+    system.rebuild_index()
+
+    after = system.records.word_documents.weighting_average()
+    assert after == pytest.approx(system.records.word_documents.current_average())
+    assert after > before
+    assert {m.id for m in stored} <= set(_matches(system, "kafka"))

@@ -23,7 +23,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,12 +99,18 @@ def store_conversation(service: MemoryService, sample: dict[str, Any]) -> dict[s
 
 
 def _conversation(
-    sample: dict[str, Any], encoder: Encoder, root: Path, dump: list[dict[str, Any]] | None
+    sample: dict[str, Any],
+    encoder: Encoder,
+    root: Path,
+    dump: list[dict[str, Any]] | None,
+    words_in_index: bool = False,
 ) -> dict[str, Any]:
-    """Store and ask one conversation; with ``dump``, on a fixed clock, each ranking appended to it."""
+    """Store and ask one conversation; with ``dump``, on a fixed clock, each ranking appended to it;
+    ``words_in_index``: recall searches the words in the vector index instead of FTS5."""
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
+    system.retriever.config = replace(system.retriever.config, words_in_index=words_in_index)
     try:
         service = MemoryService(system, session_id=sample["sample_id"])
         started = time.perf_counter()
@@ -144,7 +150,12 @@ def _summary(rows: Sequence[tuple[int, float, float, float]]) -> dict[str, float
     }
 
 
-def run(data: Path, limit: int | None = None, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def run(
+    data: Path,
+    limit: int | None = None,
+    dump: list[dict[str, Any]] | None = None,
+    words_in_index: bool = False,
+) -> dict[str, Any]:
     samples = json.loads(data.read_text())[:limit]
     encoder = model_encoder(Settings(env_file=None))  # the server's own: ONNX Runtime, else torch
     encoder.warm_up()
@@ -153,7 +164,7 @@ def run(data: Path, limit: int | None = None, dump: list[dict[str, Any]] | None 
     stored, store_seconds = 0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for sample in samples:
-            outcome = _conversation(sample, encoder, Path(tmp), dump)
+            outcome = _conversation(sample, encoder, Path(tmp), dump, words_in_index)
             rows += outcome["rows"]
             latencies += outcome["latencies"]
             stored += outcome["turns"]
@@ -192,10 +203,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
+    parser.add_argument(
+        "--words", choices=("fts5", "index"), default="fts5", help="search words in FTS5 or the vector index"
+    )
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None
     with dumps.repeatable_ids() if dump is not None else contextlib.nullcontext():
-        result = run(args.data, args.conversations, dump)
+        result = run(args.data, args.conversations, dump, words_in_index=args.words == "index")
     if dump is not None:
         dumps.write(args.dump, dump)
     else:  # a dump runs on a fixed clock: its figures are not the benchmark's results

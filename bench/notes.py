@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from hashlib import sha1
 from pathlib import Path
 from typing import Any
@@ -121,8 +122,9 @@ def _score(
     }
 
 
-def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The three rankings' scores; with ``dump``, on a fixed clock, each ranking appended to it."""
+def run(data: Path, dump: list[dict[str, Any]] | None = None, words_in_index: bool = False) -> dict[str, Any]:
+    """The three rankings' scores; with ``dump``, on a fixed clock, each ranking appended to it;
+    ``words_in_index``: recall searches the words in the vector index instead of FTS5."""
     queries = json.loads((data / "queries.json").read_text())
     settings = Settings(env_file=None)
     encoder = model_encoder(settings)
@@ -132,6 +134,7 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         system = build_system(
             settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None
         )
+        system.retriever.config = replace(system.retriever.config, words_in_index=words_in_index)
         try:
             service = MemoryService(system)
             loaded = service.load_markdown(str(data / "readmes"))
@@ -171,10 +174,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench notes", description=__doc__)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
+    parser.add_argument(
+        "--words", choices=("fts5", "index"), default="fts5", help="search words in FTS5 or the vector index"
+    )
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None
     with dumps.repeatable_ids() if dump is not None else contextlib.nullcontext():
-        result = run(args.data, dump)
+        result = run(args.data, dump, words_in_index=args.words == "index")
     if dump is not None:
         dumps.write(args.dump, dump)
     else:  # a dump runs on a fixed clock: its figures are not the benchmark's results

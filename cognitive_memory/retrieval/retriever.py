@@ -13,7 +13,9 @@ from functools import partial
 
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.strength import effective_strength
+from cognitive_memory.core.terms import terms
 from cognitive_memory.errors import StorageError
+from cognitive_memory.index.sparse import SparseVector, query_vector
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
@@ -24,10 +26,10 @@ from cognitive_memory.retrieval.reading import RecallReads
 from cognitive_memory.retrieval.results import RankedMemory, RetrievalResult, split_core
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.succession import successors_first
-from cognitive_memory.storage.associations import Graph
+from cognitive_memory.storage.associations import Graph, query_words
 from cognitive_memory.storage.ranking import RankingRow
 
-__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever"]
+__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever", "query_words_vector"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +42,9 @@ WORDS_BESIDE_FROM = 5_000
 class RetrievalConfig:
     """Knobs of recall; the defaults are documented in docs/recall.md and measured by bench/.
     ``conversation`` turns on the conversation stage (retrieval/conversation.py): off, turns rank
-    as any memory."""
+    as any memory. ``words_in_index`` searches the words as sparse vectors in the vector index, in
+    the same call as the meaning (``index/sparse.py``), instead of SQLite FTS5: off until every
+    memory's words are indexed and the benchmarks hold (FTS5 still answers when the index fails)."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5
@@ -58,6 +62,7 @@ class RetrievalConfig:
     bridge_neighbours: int = 10
     weights: RankWeights = field(default_factory=RankWeights)
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
+    words_in_index: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +139,7 @@ class Retriever:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
         the query is embedded (``QueryEncoder.embed_query``), in a store where that pays: one of
         more than WORDS_BESIDE_FROM memories. None in a smaller one: ``retrieve`` searches itself."""
-        if not self.words_beside_pays():
+        if self.config.words_in_index or not self.words_beside_pays():
             return None
         return partial(self._words.search, query, self.pool_size(max_results))
 
@@ -152,15 +157,24 @@ class Retriever:
     ) -> _Candidates:
         """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity) and the ``pool`` best
         word matches, each word match given its cosine from SQLite's vector."""
+        matched: list[tuple[str, float]] | None = None
         try:
-            hits = self._vectors.search(query_vector, pool, where, precise=True)
+            if self.config.words_in_index:
+                hits, word_hits = self._vectors.search_with_words(
+                    query_vector, query_words_vector(query), pool, where, precise=True
+                )
+                matched = [(hit.id, hit.score) for hit in word_hits]
+            else:
+                hits = self._vectors.search(query_vector, pool, where, precise=True)
             degraded = False
         except StorageError as exc:
             # The index is down: recall goes on with words alone (cosine still comes from SQLite).
             logger.warning("Vector search failed, recalling by words only: %s", exc)
             hits, degraded = [], True
         similarity = {hit.id: hit.score for hit in hits if hit.score >= self.config.min_similarity}
-        lexical = dict(self._words.search(query, pool) if words is None else words.result())
+        if matched is None:
+            matched = self._words.search(query, pool) if words is None else words.result()
+        lexical = dict(matched)
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)
@@ -364,6 +378,12 @@ class Retriever:
             for s in scores
             if s.memory_id in by_id
         ]
+
+
+def query_words_vector(query: str) -> SparseVector:
+    """The query's words as the index's terms, each weighing 1: the words FTS5 recall searches
+    (stopwords left out), stemmed as the index stems them."""
+    return query_vector((term, 1.0) for word in query_words(query) for term in terms(word))
 
 
 def _most_activated(fused: Fused, received: dict[str, float], limit: int) -> list[str]:

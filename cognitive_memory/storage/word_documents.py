@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from cognitive_memory.index.sparse import CONTEXT_WEIGHT
 from cognitive_memory.storage.database import Database
@@ -21,6 +22,8 @@ __all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length
 
 # The store_meta key of the average length the sparse vectors are weighted with.
 WEIGHTING_AVERAGE = "word_average_length"
+# Ids per query: SQLite binds at most 32,766 parameters.
+_BATCH = 1_000
 # FTS5's averages record in memory_fts_data: rows, then the tokens of each column.
 _AVERAGES = 1
 
@@ -41,10 +44,11 @@ class WordDocuments:
         self._db = database
 
     def of(self, ids: Sequence[str]) -> dict[str, WordDocument]:
-        """Each existing memory's document, in one read."""
-        if not ids:
-            return {}
-        return self._db.read(lambda conn: _documents(conn, ids))
+        """Each existing memory's document, in one read (of ``_BATCH`` ids at a time)."""
+        found: dict[str, WordDocument] = {}
+        for start in range(0, len(ids), _BATCH):
+            found |= self._db.read(partial(_documents, ids=ids[start : start + _BATCH]))
+        return found
 
     def weighting_average(self) -> float:
         """The reference average length (see the module docstring); the store's current one,

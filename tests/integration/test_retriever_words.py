@@ -1,0 +1,116 @@
+"""Recall with the words searched in the vector index (``RetrievalConfig.words_in_index``): one call
+to the index finds meaning and words; FTS5 answers when the index fails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.errors import StorageError
+from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.retrieval import RetrievalConfig, Retriever
+from cognitive_memory.retrieval.results import RetrievalResult
+from cognitive_memory.retrieval.retriever import query_words_vector
+from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.system import CognitiveSystem
+
+
+class CountingIndex:
+    """The vector index, with the calls recall makes to it counted by name."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+        self.failing = False
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.inner, name)
+        if name not in {"search", "search_with_words"}:
+            return attribute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls.append(name)
+            if self.failing:
+                raise StorageError("the index is away")
+            return attribute(*args, **kwargs)
+
+        return counted
+
+
+@pytest.fixture
+def system(tmp_path: Path) -> Iterator[CognitiveSystem]:
+    records = SQLiteMemoryStore(tmp_path / "memories.db")
+    index: Any = CountingIndex(EdgeVectorStore(tmp_path / "edge"))
+    config = RetrievalConfig(words_in_index=True)
+    opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
+    yield opened
+    opened.close()
+
+
+def _stored(system: CognitiveSystem) -> dict[str, str]:
+    texts = {
+        "zeppelin": "The zeppelins drifted over the harbour at dusk",
+        "kafka": "Consumer lag on the kafka cluster doubled after the deploy",
+        "soup": "Dinner was a lentil soup with cumin",
+    }
+    return {name: system.store(text, session_id=name).memory.id for name, text in texts.items()}
+
+
+def _first(result: RetrievalResult) -> str:
+    """The best memory recalled, core or peripheral (a word alone may not reach the core)."""
+    return [*result.core, *result.peripheral][0].memory.id
+
+
+def test_a_word_of_one_memory_finds_it_through_the_index(system: CognitiveSystem) -> None:
+    ids = _stored(system)
+
+    result = system.retrieve("zeppelin", max_results=3, include_bridges=False)
+
+    assert _first(result) == ids["zeppelin"]
+    assert [*result.core, *result.peripheral][0].score.lexical == pytest.approx(1.0)
+
+
+def test_a_recall_makes_one_call_to_the_vector_index(system: CognitiveSystem) -> None:
+    _stored(system)
+    index = system.vectors
+    assert isinstance(index, CountingIndex)
+    index.calls.clear()
+
+    system.retrieve("kafka consumer lag", max_results=3, include_bridges=False)
+
+    assert index.calls == ["search_with_words"]
+
+
+def test_recall_finds_words_in_fts5_while_the_index_fails(system: CognitiveSystem) -> None:
+    ids = _stored(system)
+    index = system.vectors
+    assert isinstance(index, CountingIndex)
+    index.failing = True
+
+    result = system.retrieve("lentil soup", max_results=3)
+
+    assert result.degraded
+    assert _first(result) == ids["soup"]
+
+
+def test_the_words_in_index_switch_off_searches_fts5_beside_the_index(system: CognitiveSystem) -> None:
+    ids = _stored(system)
+    system.retriever.config = replace(system.retriever.config, words_in_index=False)
+    index = system.vectors
+    assert isinstance(index, CountingIndex)
+    index.calls.clear()
+
+    result = system.retrieve("zeppelin", max_results=3, include_bridges=False)
+
+    assert index.calls == ["search"]
+    assert _first(result) == ids["zeppelin"]
+
+
+def test_the_querys_words_are_its_non_stopwords_stemmed() -> None:
+    assert query_words_vector("What are the zeppelins?") == query_words_vector("zeppelin")
+    assert not query_words_vector("what is the")

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
+from cognitive_memory.index.sparse import drifted
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore
 from cognitive_memory.storage.memories import MemoryCounts
 from cognitive_memory.word_vectors import DocumentReads, points_of
@@ -43,6 +44,9 @@ COPY_BATCH = 500
 # are searched exactly. Building merges into one segment, so its cost grows with the whole store
 # (11-45 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
 INDEX_MIN_UNINDEXED = 5_000
+# Stores up to this many memories have their words weighted again as they are written, when the
+# average length drifts (``IndexReplication._weigh_again_if_drifted``).
+REWEIGH_INLINE = 20_000
 INDEX_UNINDEXED_SHARE = 0.2
 
 
@@ -186,11 +190,28 @@ class IndexReplication:
         """Upsert the memories' vectors (their writes already queued), and those of their
         neighbours in time, whose words they change; False when one of the memories was not
         indexed: the index failed (a retry is scheduled) or refused it (see ``_upsert``)."""
+        self._weigh_again_if_drifted()
         given = {m.id for m in memories}
         documents = self._records.word_documents.of(list(given))
         neighbours = {n for document in documents.values() for n in document.neighbour_ids} - given
         refused = self._upsert([*memories, *self._memories.get(sorted(neighbours))])
         return refused is not None and not refused.keys() & given
+
+    def _weigh_again_if_drifted(self) -> None:
+        """Write every memory's words again, against the store's average length now, once that
+        average has drifted from the one they were weighted with (``index/sparse.drifted``).
+        It drifts fast while a store is small (cheap to rewrite) and slowly once it is large;
+        a store above ``REWEIGH_INLINE`` memories waits for a rebuild instead (issue #29: in
+        the background)."""
+        documents = self._records.word_documents
+        if not drifted(documents.weighting_average(), documents.current_average()):
+            return
+        if self._memories.counts().total > REWEIGH_INLINE:
+            return
+        documents.reweigh()
+        for batch in self._memories.batches(COPY_BATCH):
+            if self._upsert(batch) is None:
+                return
 
     def _upsert(self, memories: Sequence[CognitiveMemory]) -> dict[str, str] | None:
         """Upsert the vectors and clear their queued writes; returns those the index refused (they

@@ -64,6 +64,7 @@ class QdrantServerVectorStore:
         self._location = location
         self._dimension = dimension
         self._search_ef = search_ef  # None: the client's default (local mode searches exactly)
+        self._words = True  # the collection has the words vector (see _add_words)
         self._ready = False
         self._next_try = 0.0
         self._failure = f"Qdrant at {location} did not answer"
@@ -112,12 +113,7 @@ class QdrantServerVectorStore:
                     f"not {self._dimension}-d: use another collection or rebuild it with `doctor --repair`.",
                 )
             if WORDS not in (params.sparse_vectors or {}):
-                # A collection made before words were indexed gets their sparse vector (a server
-                # from 1.18 on); its points get words as they are written again.
-                words = models.SparseVectorConfig(modifier=models.Modifier.IDF)
-                self._client.create_vector_name(
-                    self._collection, WORDS, models.SparseVectorNameConfig(sparse=words)
-                )
+                self._add_words()
             return
         self._client.create_collection(
             self._collection,
@@ -129,12 +125,28 @@ class QdrantServerVectorStore:
             for name, kind in INDEXED_FIELDS.items():
                 self._client.create_payload_index(self._collection, name, _SCHEMA[kind])
 
+    def _add_words(self) -> None:
+        """Give a collection made before words were indexed their sparse vector; its points get
+        words as they are written again. A server older than 1.18 cannot add it: the collection
+        then serves without words (written without them, never matched by them)."""
+        words = models.SparseVectorConfig(modifier=models.Modifier.IDF)
+        try:
+            self._client.create_vector_name(
+                self._collection, WORDS, models.SparseVectorNameConfig(sparse=words)
+            )
+        except _CLIENT_ERRORS as exc:
+            logger.warning(
+                "Qdrant at %s cannot add the words vector (%s); words stay in SQLite", self._location, exc
+            )
+            self._words = False
+
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:
             return
         check_points(points, self._dimension)
         structs = [
-            models.PointStruct(id=p.id, vector=_vectors_of(p), payload=dict(p.payload)) for p in points
+            models.PointStruct(id=p.id, vector=_vectors_of(p, self._words), payload=dict(p.payload))
+            for p in points
         ]
         self._guard(lambda: self._client.upsert(self._collection, structs, wait=True))
 
@@ -160,7 +172,7 @@ class QdrantServerVectorStore:
         *,
         precise: bool = False,
     ) -> tuple[list[VectorHit], list[VectorHit]]:
-        if not words:
+        if not words or not self._words:
             return self.search(vector, limit, where, precise=precise), []
         matches = models.QueryRequest(
             query=models.SparseVector(indices=list(words.indices), values=list(words.values)),
@@ -233,9 +245,10 @@ def _hits(response: models.QueryResponse) -> list[VectorHit]:
     return [VectorHit(str(point.id), float(point.score)) for point in response.points]
 
 
-def _vectors_of(point: VectorPoint) -> Any:
-    """The point's dense vector, with its words as the named sparse vector when it has any."""
-    if not point.words:
+def _vectors_of(point: VectorPoint, with_words: bool) -> Any:
+    """The point's dense vector, with its words as the named sparse vector when it has any (and
+    the collection has the words vector)."""
+    if not point.words or not with_words:
         return point.vector.tolist()
     words = models.SparseVector(indices=list(point.words.indices), values=list(point.words.values))
     return {"": point.vector.tolist(), WORDS: words}

@@ -175,3 +175,23 @@ def test_a_collection_made_before_words_gets_them_and_keeps_its_points(tmp_path:
 
 def test_term_ids_of_the_query_and_the_documents_agree() -> None:
     assert term_id(terms("Barking")[0]) in document_vector(terms(TEXTS["barking"]), [], AVERAGE).indices
+
+
+def test_a_server_that_cannot_add_words_serves_on_without_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = QdrantClient(path=str(tmp_path / "qc"))
+    client.create_collection("memories", models.VectorParams(size=DIM, distance=models.Distance.COSINE))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise ValueError("404 Not Found: a server before 1.18")
+
+    monkeypatch.setattr(client, "create_vector_name", refuse)
+    store = QdrantServerVectorStore(client, "memories", "local", DIM)
+    try:
+        store.upsert([_point("garden", 6)])
+        nearest, matches = store.search_with_words(_vector(6), _words_query("tomatoes"), 5)
+        assert [hit.id for hit in nearest] == [_point("garden", 6).id]
+        assert matches == []
+    finally:
+        store.close()

@@ -126,3 +126,17 @@ def test_a_rebuild_gives_every_point_its_words_and_takes_the_stores_average_leng
     assert after == pytest.approx(system.records.word_documents.current_average())
     assert after > before
     assert {m.id for m in stored} <= set(_matches(system, "kafka"))
+
+
+def test_words_are_weighted_again_once_the_average_length_drifts(opener: Opener) -> None:
+    system = opener()
+    documents = system.records.word_documents
+    short = system.store("kafka lag", session_id="s").memory
+    assert documents.weighting_average() == pytest.approx(2.0)
+    matches = _matches(system, "kafka")
+
+    system.store("a much longer note about " + "many different words " * 8, session_id="t")
+
+    assert documents.weighting_average() == pytest.approx(documents.current_average())
+    assert documents.weighting_average() > 2.0
+    assert _matches(system, "kafka")[short.id] > matches[short.id]  # shorter than average now

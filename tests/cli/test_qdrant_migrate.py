@@ -74,7 +74,10 @@ def test_migrate_copies_every_vector_unchanged_and_says_how_to_use_it(
         copied = client.retrieve("cognitive_memory", list(kept), with_vectors=True)
         assert len(copied) == len(kept) == 13
         for record in copied:
-            assert np.allclose(np.asarray(record.vector, dtype=np.float32), kept[str(record.id)], atol=1e-6)
+            # The dense vector unnamed, the memory's words beside it (index/sparse.py).
+            assert isinstance(record.vector, dict) and set(record.vector) == {"", "words"}
+            dense = np.asarray(record.vector[""], dtype=np.float32)
+            assert np.allclose(dense, kept[str(record.id)], atol=1e-6)
     finally:
         client.close()
         memories.close()

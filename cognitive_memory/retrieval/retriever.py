@@ -18,6 +18,7 @@ from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.conversation import ConversationStage
+from cognitive_memory.retrieval.exact import SESSION_SCAN, nearest
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import RecallReads
@@ -113,7 +114,8 @@ class Retriever:
         floor. ``words``, when given, is the word search of ``words_beside`` under way beside the
         query's embedding; otherwise the words are searched here."""
         searched = self._memories.index_filter(where)
-        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words)
+        session = self._session_vectors(where)
+        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words, session)
         fused = fuse(found.similarity, found.lexical, self.config.semantic_weight)
         conversation = self._conversation(query, fused)
         activation = self._activation(fused, conversation)
@@ -123,12 +125,19 @@ class Retriever:
         core, peripheral = self._returned(best)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
-        bridges = self._bridges(query_vector, core, peripheral, searched)[:room] if wanted else []
+        bridges = self._bridges(query_vector, core, peripheral, searched, session)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, found.degraded)
 
     def pool_size(self, max_results: int) -> int:
         """How many candidates each search (meaning, words) offers for ``max_results``."""
         return max(self.config.candidate_pool, max_results * 3)
+
+    def _session_vectors(self, where: VectorFilter | None) -> dict[str, Vector] | None:
+        """Under a session filter, the vectors of the session's latest SESSION_SCAN memories, which
+        recall searches exactly in place of the index (it holds no session); else None."""
+        if where is None or not where.sessions:
+            return None
+        return self._memories.vectors(self._memories.in_sessions(where.sessions, SESSION_SCAN))
 
     def words_beside(self, query: str, max_results: int) -> Callable[[], list[tuple[str, float]]] | None:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
@@ -149,11 +158,16 @@ class Retriever:
         pool: int,
         where: VectorFilter | None,
         words: Future[list[tuple[str, float]]] | None,
+        session: dict[str, Vector] | None = None,
     ) -> _Candidates:
-        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity) and the ``pool`` best
-        word matches, each word match given its cosine from SQLite's vector."""
+        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity; of ``session``'s
+        when given) and the ``pool`` best word matches, each given its cosine from SQLite's vector."""
         try:
-            hits = self._vectors.search(query_vector, pool, where, precise=True)
+            hits = (
+                self._vectors.search(query_vector, pool, where, precise=True)
+                if session is None
+                else nearest(session, query_vector, pool)
+            )
             degraded = False
         except StorageError as exc:
             # The index is down: recall goes on with words alone (cosine still comes from SQLite).
@@ -328,9 +342,11 @@ class Retriever:
         core: Sequence[RankedMemory],
         peripheral: Sequence[RankedMemory],
         where: VectorFilter | None,
+        session: dict[str, Vector] | None = None,
     ) -> list[BridgeMemory]:
-        """Bridges: vector neighbours of the leading core memories, far from the query and close to
-        a core memory (retrieval/bridges.py), none of them already returned."""
+        """Bridges: vector neighbours of the leading core memories (in ``session``'s, when given),
+        far from the query and close to a core memory (retrieval/bridges.py), none of them already
+        returned."""
         taken = {r.memory.id for r in (*core, *peripheral)}
         anchors = {
             r.memory.id: r.memory.cognitive_embedding
@@ -339,7 +355,13 @@ class Retriever:
         }
         neighbour_ids: list[str] = []
         for vector in anchors.values():
-            for hit in self._vectors.search(vector, self.config.bridge_neighbours + len(taken), where):
+            limit = self.config.bridge_neighbours + len(taken)
+            near = (
+                self._vectors.search(vector, limit, where)
+                if session is None
+                else nearest(session, vector, limit)
+            )
+            for hit in near:
                 if hit.id not in taken and hit.id not in neighbour_ids:
                     neighbour_ids.append(hit.id)
         candidates = self._memories.vectors(neighbour_ids)

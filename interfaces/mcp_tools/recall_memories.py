@@ -21,7 +21,7 @@ from cognitive_memory.service import (
     RecallType,
     format_recall,
 )
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -74,10 +74,17 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         scope = await call_project(ctx, project)
-        service = service_of(ctx)
+        service, session = service_of(ctx), call_session(ctx)
         result = await off_loop(
             lambda: service.retrieve_memories(
-                query, types, max_results, include_bridges, filters, project=scope, detail=detail
+                query,
+                types,
+                max_results,
+                include_bridges,
+                filters,
+                project=scope,
+                detail=detail,
+                session=session,
             )
         )
         return answer(result, format_recall(result), exclude_none=True)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
 from cognitive_memory.core.validation import check_key
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.service.fields import optional
 from cognitive_memory.service.filters import RecallFilters, scope_filter
 from cognitive_memory.service.paging import (
     OrderBy,
@@ -67,6 +68,7 @@ class MemoryRecordOut(MemoryOut):
     history: list[VersionOut] | None = Field(
         default=None, description="Earlier versions, oldest first (only with include_history)."
     )
+    session: str | None = optional("The session that stored it.")
 
 
 class GetResult(BaseModel):
@@ -119,7 +121,7 @@ def _record_out(
 ) -> MemoryRecordOut:
     """A whole memory with its earlier versions (None: not asked for), strength computed at ``now``."""
     versions = [_version_out(row) for row in history] if history is not None else None
-    return MemoryRecordOut(**memory_fields(memory, now), history=versions)
+    return MemoryRecordOut(**memory_fields(memory, now), history=versions, session=memory.session_id)
 
 
 def get(
@@ -208,7 +210,7 @@ def format_get(result: GetResult) -> str:
 def _record_lines(memory: MemoryRecordOut) -> list[str]:
     level = f"L{memory.hierarchy_level} ({LEVEL_NAMES[memory.hierarchy_level]})"
     lines = [
-        f"── {memory.id} ──",
+        f"── {memory.id} ──" + (f" key {memory.key}" if memory.key else ""),
         f"[{memory.memory_type}] {level}, project {memory.project}, importance "
         f"{memory.importance_score:.2f}, strength {memory.strength:.2f}",
         f"Tags: {', '.join(memory.tags) or 'none'}",

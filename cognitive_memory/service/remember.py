@@ -112,7 +112,7 @@ class SimilarOut(BaseModel):
 
 class StoreResult(BaseModel):
     success: bool = True
-    memory_id: str | None = Field(description="Absent in a dry run that would add a memory.")
+    memory_id: str | None = optional("Absent in a dry run that would add a memory.")
     hierarchy_level: int
     memory_type: str
     importance_score: float

@@ -146,7 +146,7 @@ def _core_rule(check: Callable[[str], str], rule: str) -> AfterValidator:
 _NAME_RULE = f"1-{MAX_KEY_CHARS} letters, digits or . _ : / - (no spaces)"
 MemoryKey = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_KEY_CHARS, description="Its name in the project; case is ignored."),
+    Field(min_length=1, max_length=MAX_KEY_CHARS),
     _core_rule(check_key, f"a key is {_NAME_RULE}"),
 ]
 SessionName = Annotated[

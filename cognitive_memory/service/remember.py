@@ -97,7 +97,7 @@ class StoreContext(BaseModel):
     ] = None
     key: Annotated[
         MemoryKey | None,
-        Field(description="Its name in the project: a key already held updates that memory."),
+        Field(description="Its name in the project (any case): a held key updates that memory."),
     ] = None
     session: Annotated[SessionName | None, Field(description="Its session. Default: this one.")] = None
 

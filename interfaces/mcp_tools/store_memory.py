@@ -20,7 +20,7 @@ DESCRIPTION = (
     "L2 episodes (episodic), short principles L0 concepts, everything else L1 contexts (semantic). "
     "The same text stored again in a project is not duplicated (the answer says duplicate: true); "
     "near duplicates are listed in `similar`: prefer update_memory to correct an existing memory. "
-    "A `context.key` already held updates that memory (updated: true); dry_run stores nothing."
+    "A held `context.key` updates its memory (updated: true)."
 )
 
 
@@ -37,9 +37,7 @@ def register(server: MCPServer[ServerState]) -> None:
         ],
         ctx: Context[ServerState, Any],
         context: StoreContext | None = None,
-        dry_run: Annotated[
-            bool, Field(description="Store nothing: say what storing would do (novelty, similar, level).")
-        ] = False,
+        dry_run: Annotated[bool, Field(description="Store nothing; answer what storing would do.")] = False,
     ) -> Annotated[CallToolResult, StoreResult]:
         project = await call_project(ctx, context.project if context else None)
         service, session = service_of(ctx), call_session(ctx)

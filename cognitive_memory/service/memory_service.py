@@ -97,8 +97,10 @@ class MemoryService:
         importance: str = "medium",
         *,
         project: str | None = None,
+        session: str | None = None,
     ) -> LessonResult:
-        """Record a lesson of this session in the project, tagged for the session-lesson boost."""
+        """Record a lesson of this session (``session``, else this service's) in the project,
+        tagged for the session-lesson boost."""
         return remember.store_lesson(
             self.system,
             lesson_content,
@@ -106,7 +108,7 @@ class MemoryService:
             session_context,
             importance,
             project=self.scope(project),
-            session_id=self.session_id,
+            session_id=self.session(session),
         )
 
     # --- recall and browse ------------------------------------------------------------------

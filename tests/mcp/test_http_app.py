@@ -72,5 +72,6 @@ def test_an_http_session_stores_and_reports_under_its_transport_session_id(http:
     stored = call(2, "store_memory", {"text": "HTTP sessions carry their own id."})
     status = call(3, "memory_status", {})
     (record,) = call(4, "get_memories", {"memory_ids": [stored["memory_id"]]})["memories"]
+    lesson = call(5, "session_lessons", {"lesson_content": "Name HTTP sessions by their transport."})
 
-    assert status["session"] == record["session"] == session
+    assert status["session"] == record["session"] == lesson["session_id"] == session

@@ -30,8 +30,8 @@ class MemoryReads(Protocol):
         """The few fields ranking needs, for many candidates at once."""
         ...
 
-    def in_sessions(self, sessions: Sequence[str], limit: int) -> list[str]:
-        """The ids of the latest ``limit`` memories stored in ``sessions``."""
+    def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
+        """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
         ...
 
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:

@@ -133,11 +133,11 @@ class Retriever:
         return max(self.config.candidate_pool, max_results * 3)
 
     def _session_vectors(self, where: VectorFilter | None) -> dict[str, Vector] | None:
-        """Under a session filter, the vectors of the session's latest SESSION_SCAN memories, which
-        recall searches exactly in place of the index (it holds no session); else None."""
+        """Under a session filter, the vectors of the latest SESSION_SCAN memories matching ``where``,
+        which recall searches exactly in place of the index (it holds no session); else None."""
         if where is None or not where.sessions:
             return None
-        return self._memories.vectors(self._memories.in_sessions(where.sessions, SESSION_SCAN))
+        return self._memories.vectors(self._memories.latest_matching(where, SESSION_SCAN))
 
     def words_beside(self, query: str, max_results: int) -> Callable[[], list[tuple[str, float]]] | None:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while

@@ -122,14 +122,11 @@ class Memories:
             )
             return done.rowcount == 1
 
-    def in_sessions(self, sessions: Sequence[str], limit: int) -> list[str]:
-        """The ids of the latest ``limit`` memories stored in ``sessions``."""
-        if not sessions:
-            return []
+    def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
+        """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
+        condition, params = browse.filter_sql(where)
         rows = self._db.rows(
-            f"SELECT id FROM memories WHERE session_id IN ({','.join('?' * len(sessions))}) "
-            "ORDER BY timestamp DESC LIMIT ?",
-            [*sessions, limit],
+            f"SELECT id FROM memories WHERE {condition} ORDER BY timestamp DESC LIMIT ?", [*params, limit]
         )
         return [row[0] for row in rows]
 

@@ -36,6 +36,12 @@ async def test_list_and_recall_keep_to_the_session_asked_for(client: Client) -> 
     )
     found = [m["content"] for lists in recalled["memories"].values() for m in lists]
     assert found == ["Theirs: the build cache lives in /tmp/build."]
+    narrowed = await call(
+        client,
+        "recall_memories",
+        {"query": "where does the build cache live", "filters": {"session": "nightly-2024", "tags": ["ops"]}},
+    )
+    assert narrowed["total_results"] == 0  # the session's memories still meet the other filters
 
 
 async def test_memory_status_and_get_memories_name_the_session(client: Client) -> None:

@@ -223,8 +223,9 @@ def undo(system: CognitiveSystem, memory_ids: Sequence[str], project: str) -> Un
         for row in rows
     ]
     shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
+    entries = f"{total} {'entry' if total == 1 else 'entries'}"
     message = (
-        f"{total} trash entries of project {project!r} and global{shown}" if total else "The trash is empty"
+        f"{entries} in the trash of project {project!r} and global{shown}" if total else "The trash is empty"
     )
     return UndoResult(trash=listed, message=message)
 

@@ -127,9 +127,8 @@ class CognitiveSystem:
         Memories stored in sequence with the same ``session_id`` become neighbours in time. The
         same text (whitespace and case aside) already in ``project`` is not stored again: its
         access is refreshed and it comes back as a duplicate (taking ``key`` if it had none). A
-        ``key`` held in ``project`` updates its memory instead: the text, and the fields given
-        (None: not given; importance 0.5 and no tags for a new memory). ``dry_run`` writes
-        nothing and says what the store would do.
+        ``key`` held in ``project`` updates its memory instead: the text and the fields given
+        (None: not given). ``dry_run`` writes nothing and says what the store would do.
         """
         content = check_text(text)
         level, kind = classify(content, check_level(hierarchy_level), check_kind(memory_type))
@@ -144,21 +143,35 @@ class CognitiveSystem:
         if existing is not None:
             return self._already_stored(existing, named, dry_run)
         vector = self.encoder.encode([content])[0]
-        novelty, similar = self._novelty(vector, project)
-        now = self._clock()
         memory = new_memory(
-            content, vector, level, kind, now, importance, labels, extra, source_date, session_id, project
+            content,
+            vector,
+            level,
+            kind,
+            self._clock(),
+            importance,
+            labels,
+            extra,
+            source_date,
+            session_id,
+            project,
         )
         memory = dataclasses.replace(memory, source=source, speaker=speaker, key=named)
+        return self._add(memory, vector, edit, dry_run)
+
+    def _add(self, memory: CognitiveMemory, vector: Vector, edit: MemoryEdit, dry_run: bool) -> StoreOutcome:
+        """Commit a new memory (unless ``dry_run``) with its novelty and near duplicates; its key
+        taken by another store meanwhile makes it an update of that one."""
+        novelty, similar = self._novelty(vector, memory.project)
         if dry_run:
             return StoreOutcome(memory, novelty=novelty, similar=similar)
         try:
             outcome = self._commit([memory])[0]
         except StorageError:
-            held = self._holder(named, project)
+            held = self._holder(memory.key, memory.project)
             if held is None:
                 raise
-            return self._store_over(held, edit, session_id, dry_run)  # another took the key meanwhile
+            return self._store_over(held, edit, memory.session_id, dry_run)
         return dataclasses.replace(outcome, novelty=novelty, similar=similar)
 
     def _holder(self, key: str | None, project: str) -> CognitiveMemory | None:

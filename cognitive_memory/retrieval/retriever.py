@@ -14,11 +14,11 @@ from functools import partial
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index.vector_store import VectorFilter, VectorStore
+from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.conversation import ConversationStage
-from cognitive_memory.retrieval.exact import SESSION_SCAN, nearest
+from cognitive_memory.retrieval.exact import nearest, session_vectors
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import RecallReads
@@ -114,7 +114,7 @@ class Retriever:
         floor. ``words``, when given, is the word search of ``words_beside`` under way beside the
         query's embedding; otherwise the words are searched here."""
         searched = self._memories.index_filter(where)
-        session = self._session_vectors(where)
+        session = session_vectors(self._memories, where)
         found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words, session)
         fused = fuse(found.similarity, found.lexical, self.config.semantic_weight)
         conversation = self._conversation(query, fused)
@@ -131,13 +131,6 @@ class Retriever:
     def pool_size(self, max_results: int) -> int:
         """How many candidates each search (meaning, words) offers for ``max_results``."""
         return max(self.config.candidate_pool, max_results * 3)
-
-    def _session_vectors(self, where: VectorFilter | None) -> dict[str, Vector] | None:
-        """Under a session filter, the vectors of the latest SESSION_SCAN memories matching ``where``,
-        which recall searches exactly in place of the index (it holds no session); else None."""
-        if where is None or not where.sessions:
-            return None
-        return self._memories.vectors(self._memories.latest_matching(where, SESSION_SCAN))
 
     def words_beside(self, query: str, max_results: int) -> Callable[[], list[tuple[str, float]]] | None:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
@@ -163,11 +156,7 @@ class Retriever:
         """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity; of ``session``'s
         when given) and the ``pool`` best word matches, each given its cosine from SQLite's vector."""
         try:
-            hits = (
-                self._vectors.search(query_vector, pool, where, precise=True)
-                if session is None
-                else nearest(session, query_vector, pool)
-            )
+            hits = self._near(query_vector, pool, where, session, precise=True)
             degraded = False
         except StorageError as exc:
             # The index is down: recall goes on with words alone (cosine still comes from SQLite).
@@ -179,6 +168,20 @@ class Retriever:
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)
         return _Candidates(similarity, lexical, degraded)
+
+    def _near(
+        self,
+        vector: Vector,
+        limit: int,
+        where: VectorFilter | None,
+        session: dict[str, Vector] | None,
+        *,
+        precise: bool = False,
+    ) -> list[VectorHit]:
+        """The ``limit`` nearest vectors: among ``session``'s (exactly) when given, else the index's."""
+        if session is not None:
+            return nearest(session, vector, limit)
+        return self._vectors.search(vector, limit, where, precise=precise)
 
     def _conversation(self, query: str, fused: Fused) -> ConversationStage:
         """The conversation stage of this recall (``retrieval/conversation.py``), or none."""
@@ -353,18 +356,9 @@ class Retriever:
             for r in core[: self.config.bridge_anchors]
             if r.memory.cognitive_embedding is not None
         }
-        neighbour_ids: list[str] = []
-        for vector in anchors.values():
-            limit = self.config.bridge_neighbours + len(taken)
-            near = (
-                self._vectors.search(vector, limit, where)
-                if session is None
-                else nearest(session, vector, limit)
-            )
-            for hit in near:
-                if hit.id not in taken and hit.id not in neighbour_ids:
-                    neighbour_ids.append(hit.id)
-        candidates = self._memories.vectors(neighbour_ids)
+        limit = self.config.bridge_neighbours + len(taken)
+        hits = [hit.id for vector in anchors.values() for hit in self._near(vector, limit, where, session)]
+        candidates = self._memories.vectors([i for i in dict.fromkeys(hits) if i not in taken])
         scores = score_bridges(
             query_vector,
             anchors,

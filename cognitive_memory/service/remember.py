@@ -185,6 +185,10 @@ def store(
         key=given.key,
         dry_run=dry_run,
     )
+    return _store_result(system, outcome, dry_run)
+
+
+def _store_result(system: CognitiveSystem, outcome: StoreOutcome, dry_run: bool) -> StoreResult:
     memory = outcome.memory
     new = dry_run and not outcome.duplicate and not outcome.updated
     return StoreResult(

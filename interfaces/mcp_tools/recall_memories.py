@@ -3,6 +3,7 @@
 No `from __future__ import annotations` in the tool modules: the SDK reads the annotations,
 and the max_results bound is a value known only when the server is built."""
 
+from functools import partial
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -74,17 +75,9 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         scope = await call_project(ctx, project)
-        service, session = service_of(ctx), call_session(ctx)
-        result = await off_loop(
-            lambda: service.retrieve_memories(
-                query,
-                types,
-                max_results,
-                include_bridges,
-                filters,
-                project=scope,
-                detail=detail,
-                session=session,
-            )
+        recall = partial(
+            service_of(ctx).retrieve_memories, query, types, max_results, include_bridges, filters
         )
+        session = call_session(ctx)
+        result = await off_loop(lambda: recall(project=scope, detail=detail, session=session))
         return answer(result, format_recall(result), exclude_none=True)

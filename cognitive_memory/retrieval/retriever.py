@@ -14,10 +14,11 @@ from functools import partial
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index.vector_store import VectorFilter, VectorStore
+from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.conversation import ConversationStage
+from cognitive_memory.retrieval.exact import nearest, session_vectors
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import RecallReads
@@ -113,7 +114,8 @@ class Retriever:
         floor. ``words``, when given, is the word search of ``words_beside`` under way beside the
         query's embedding; otherwise the words are searched here."""
         searched = self._memories.index_filter(where)
-        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words)
+        session = session_vectors(self._memories, where)
+        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words, session)
         fused = fuse(found.similarity, found.lexical, self.config.semantic_weight)
         conversation = self._conversation(query, fused)
         activation = self._activation(fused, conversation)
@@ -123,7 +125,7 @@ class Retriever:
         core, peripheral = self._returned(best)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
-        bridges = self._bridges(query_vector, core, peripheral, searched)[:room] if wanted else []
+        bridges = self._bridges(query_vector, core, peripheral, searched, session)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, found.degraded)
 
     def pool_size(self, max_results: int) -> int:
@@ -149,11 +151,12 @@ class Retriever:
         pool: int,
         where: VectorFilter | None,
         words: Future[list[tuple[str, float]]] | None,
+        session: dict[str, Vector] | None = None,
     ) -> _Candidates:
-        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity) and the ``pool`` best
-        word matches, each word match given its cosine from SQLite's vector."""
+        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity; of ``session``'s
+        when given) and the ``pool`` best word matches, each given its cosine from SQLite's vector."""
         try:
-            hits = self._vectors.search(query_vector, pool, where, precise=True)
+            hits = self._near(query_vector, pool, where, session, precise=True)
             degraded = False
         except StorageError as exc:
             # The index is down: recall goes on with words alone (cosine still comes from SQLite).
@@ -165,6 +168,20 @@ class Retriever:
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)
         return _Candidates(similarity, lexical, degraded)
+
+    def _near(
+        self,
+        vector: Vector,
+        limit: int,
+        where: VectorFilter | None,
+        session: dict[str, Vector] | None,
+        *,
+        precise: bool = False,
+    ) -> list[VectorHit]:
+        """The ``limit`` nearest vectors: among ``session``'s (exactly) when given, else the index's."""
+        if session is not None:
+            return nearest(session, vector, limit)
+        return self._vectors.search(vector, limit, where, precise=precise)
 
     def _conversation(self, query: str, fused: Fused) -> ConversationStage:
         """The conversation stage of this recall (``retrieval/conversation.py``), or none."""
@@ -328,21 +345,20 @@ class Retriever:
         core: Sequence[RankedMemory],
         peripheral: Sequence[RankedMemory],
         where: VectorFilter | None,
+        session: dict[str, Vector] | None = None,
     ) -> list[BridgeMemory]:
-        """Bridges: vector neighbours of the leading core memories, far from the query and close to
-        a core memory (retrieval/bridges.py), none of them already returned."""
+        """Bridges: vector neighbours of the leading core memories (in ``session``'s, when given),
+        far from the query and close to a core memory (retrieval/bridges.py), none of them already
+        returned."""
         taken = {r.memory.id for r in (*core, *peripheral)}
         anchors = {
             r.memory.id: r.memory.cognitive_embedding
             for r in core[: self.config.bridge_anchors]
             if r.memory.cognitive_embedding is not None
         }
-        neighbour_ids: list[str] = []
-        for vector in anchors.values():
-            for hit in self._vectors.search(vector, self.config.bridge_neighbours + len(taken), where):
-                if hit.id not in taken and hit.id not in neighbour_ids:
-                    neighbour_ids.append(hit.id)
-        candidates = self._memories.vectors(neighbour_ids)
+        limit = self.config.bridge_neighbours + len(taken)
+        hits = [hit.id for vector in anchors.values() for hit in self._near(vector, limit, where, session)]
+        candidates = self._memories.vectors([i for i in dict.fromkeys(hits) if i not in taken])
         scores = score_bridges(
             query_vector,
             anchors,

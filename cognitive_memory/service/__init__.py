@@ -25,6 +25,7 @@ from cognitive_memory.service.fields import (
     Level,
     LevelValue,
     MemoryId,
+    MemoryKey,
     MemoryTypeName,
     ProjectName,
     RecallSource,
@@ -105,9 +106,11 @@ from cognitive_memory.service.trash import (
     EmptyTrashResult,
     RestoreResult,
     TrashListResult,
+    UndoResult,
     format_empty,
     format_restore,
     format_trash,
+    format_undo,
 )
 
 __all__ = [
@@ -151,6 +154,7 @@ __all__ = [
     "MaxImportance",
     "MemoryChanges",
     "MemoryId",
+    "MemoryKey",
     "MemoryOut",
     "MemoryRead",
     "MemoryRecordOut",
@@ -175,6 +179,7 @@ __all__ = [
     "RelationName",
     "RemoveResult",
     "RestoreResult",
+    "UndoResult",
     "ScoreOut",
     "SourceInfo",
     "StatusResult",
@@ -202,6 +207,7 @@ __all__ = [
     "format_status",
     "format_store",
     "format_trash",
+    "format_undo",
     "format_unlink",
     "format_update",
     "ranked_reason",

@@ -8,7 +8,13 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from cognitive_memory.core.memory import GLOBAL_PROJECT
-from cognitive_memory.core.validation import ALL_PROJECTS, MAX_PROJECT_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from cognitive_memory.core.validation import (
+    ALL_PROJECTS,
+    CURRENT_SESSION,
+    MAX_PROJECT_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+)
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.service.fields import (
@@ -17,6 +23,7 @@ from cognitive_memory.service.fields import (
     LevelValue,
     MemoryTypeName,
     RecallSource,
+    SessionFilter,
     date_bound,
 )
 
@@ -58,12 +65,15 @@ class RecallFilters(BaseModel):
         DateBound | None,
         Field(description="Stored before this time (ISO 8601; a date alone: 00:00 UTC that day)."),
     ] = None
+    session: SessionFilter | None = None
 
 
-def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
+def scope_filter(filters: RecallFilters | None, project: str, session: str | None = None) -> VectorFilter:
     """The core's filter from the caller's (``sources`` are loader types). Without
-    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all."""
+    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all.
+    ``filters.session`` 'current' is ``session``, the caller's."""
     given = filters or RecallFilters()
+    sessions = (session if given.session == CURRENT_SESSION else given.session,) if given.session else ()
     if ALL_PROJECTS in given.projects:
         projects: tuple[str, ...] = ()
     else:
@@ -84,4 +94,5 @@ def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
         projects=projects,
         created_after=after.timestamp() if after else None,
         created_before=before.timestamp() if before else None,
+        sessions=tuple(name for name in sessions if name),
     )

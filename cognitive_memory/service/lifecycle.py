@@ -165,7 +165,9 @@ def format_forget(result: ForgetResult) -> str:
     lines += [f"Not found: {memory_id}" for memory_id in result.missing]
     lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
     if result.forgotten:
-        lines.append("In the trash: `memory_system trash restore ID` brings a memory back")
+        lines.append(
+            "In the trash: restore_memories (MCP) or `memory_system trash restore ID` brings a memory back"
+        )
     return "\n".join(lines)
 
 

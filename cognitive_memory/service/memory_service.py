@@ -42,7 +42,7 @@ from cognitive_memory.service.sources import (
 )
 from cognitive_memory.service.status import EncoderOut, StatusResult
 from cognitive_memory.service.transfer import ImportReport
-from cognitive_memory.service.trash import EmptyTrashResult, RestoreResult, TrashListResult
+from cognitive_memory.service.trash import EmptyTrashResult, RestoreResult, TrashListResult, UndoResult
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["MemoryService"]
@@ -66,14 +66,28 @@ class MemoryService:
         """The project a call works in: its own argument, else the process's, else ``default``."""
         return project or self.project or DEFAULT_PROJECT
 
+    def session(self, session: str | None = None) -> str:
+        """The session a call belongs to: the transport's (an HTTP session), else this service's."""
+        return session or self.session_id
+
     # --- remember ---------------------------------------------------------------------------
 
     def store_experience(
-        self, text: str, context: StoreContext | None = None, *, project: str | None = None
+        self,
+        text: str,
+        context: StoreContext | None = None,
+        *,
+        project: str | None = None,
+        session: str | None = None,
+        dry_run: bool = False,
     ) -> StoreResult:
-        """Store ``text`` in the project (``context.project``, else ``project``, else the process's).
-        The same text already there is not stored again: the answer names it as a duplicate."""
-        return remember.store(self.system, text, context, self.scope(project), self.session_id)
+        """Store ``text`` in the project (``context.project``, else ``project``, else the process's)
+        and the session (``context.session``, else ``session``, else this service's). The same
+        text already there is not stored again: the answer names it as a duplicate; a
+        ``context.key`` already held updates its memory. ``dry_run`` stores nothing."""
+        return remember.store(
+            self.system, text, context, self.scope(project), self.session(session), dry_run=dry_run
+        )
 
     def store_session_lesson(
         self,
@@ -83,8 +97,10 @@ class MemoryService:
         importance: str = "medium",
         *,
         project: str | None = None,
+        session: str | None = None,
     ) -> LessonResult:
-        """Record a lesson of this session in the project, tagged for the session-lesson boost."""
+        """Record a lesson of this session (``session``, else this service's) in the project,
+        tagged for the session-lesson boost."""
         return remember.store_lesson(
             self.system,
             lesson_content,
@@ -92,7 +108,7 @@ class MemoryService:
             session_context,
             importance,
             project=self.scope(project),
-            session_id=self.session_id,
+            session_id=self.session(session),
         )
 
     # --- recall and browse ------------------------------------------------------------------
@@ -107,6 +123,7 @@ class MemoryService:
         *,
         project: str | None = None,
         detail: Detail = "full",
+        session: str | None = None,
     ) -> RecallResult:
         """Core and peripheral memories (rank order) and bridges of the project and the global
         memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
@@ -121,11 +138,20 @@ class MemoryService:
             filters,
             project=self.scope(project),
             detail=detail,
+            session=self.session(session),
         )
 
-    def get_memories(self, memory_ids: Sequence[str], include_history: bool = False) -> GetResult:
-        """The memories with these ids, whole, in the order asked; opening one counts as a use."""
-        return browse.get(self.system, memory_ids, include_history)
+    def get_memories(
+        self,
+        memory_ids: Sequence[str],
+        include_history: bool = False,
+        keys: Sequence[str] = (),
+        *,
+        project: str | None = None,
+    ) -> GetResult:
+        """The memories with these ids, then those holding these keys in the project (else among
+        the global memories), whole, in the order asked; opening one counts as a use."""
+        return browse.get(self.system, memory_ids, include_history, keys, self.scope(project))
 
     def read_memory(self, memory_id: str) -> MemoryRead | None:
         """A memory whole with its versions and revision, without counting it as a use (None: no
@@ -140,10 +166,19 @@ class MemoryService:
         cursor: str | None = None,
         *,
         project: str | None = None,
+        session: str | None = None,
     ) -> ListResult:
         """A page of the memories of the project and the global ones (as recall scopes them),
         highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page."""
-        return browse.list_page(self.system, filters, order_by, limit, cursor, project=self.scope(project))
+        return browse.list_page(
+            self.system,
+            filters,
+            order_by,
+            limit,
+            cursor,
+            project=self.scope(project),
+            session=self.session(session),
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -189,6 +224,11 @@ class MemoryService:
     def trash_list(self, limit: int = 1000) -> TrashListResult:
         """The forgotten and pruned memories still restorable, the latest first."""
         return trash.list_trash(self.system, limit)
+
+    def undo(self, memory_ids: Sequence[str] = (), *, project: str | None = None) -> UndoResult:
+        """Without ids, the trash of the project and the global memories, newest first, brief;
+        with ids, restore them (restore_memories)."""
+        return trash.undo(self.system, memory_ids, self.scope(project))
 
     def trash_restore(self, memory_ids: Sequence[str], entries: Sequence[int] = ()) -> RestoreResult:
         """Bring trashed memories back whole (id, fields, links, versions), indexed again: the newest
@@ -289,9 +329,10 @@ class MemoryService:
 
     # --- status -----------------------------------------------------------------------------
 
-    def show_status(self, detailed: bool = False) -> StatusResult:
-        """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
-        return status.status(self.system, detailed, self.session_id)
+    def show_status(self, detailed: bool = False, *, session: str | None = None) -> StatusResult:
+        """Counts, storage, recent activity and configuration (paths and internals if detailed),
+        and the call's session."""
+        return status.status(self.system, detailed, self.session(session))
 
     def encoder_state(self) -> EncoderOut:
         """The embedding model's name, and whether it is loaded."""

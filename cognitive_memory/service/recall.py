@@ -115,12 +115,14 @@ def recall(
     *,
     project: str,
     detail: Detail,
+    session: str | None = None,
 ) -> RecallResult:
     """Core and peripheral memories (rank order) and bridges of ``project`` and the global
-    memories, at most ``max_results`` of them all (bridges take what the ranked ones leave)."""
+    memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
+    ``session`` is the caller's (``filters.session`` 'current')."""
     wanted = set(types or RECALL_TYPES)
     bridges_wanted = include_bridges and "bridge" in wanted
-    where = scope_filter(filters, project)
+    where = scope_filter(filters, project, session)
     result = system.retrieve(
         query, max_results=max_results, include_bridges=bridges_wanted, where=where, max_total=max_results
     )

@@ -78,6 +78,7 @@ class MemoryOut(BaseModel):
     superseded_by: list[str] = Field(
         default_factory=list, description="Ids of memories that supersede this one (see link_memories)."
     )
+    key: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ErrorResult(BaseModel):
@@ -109,6 +110,7 @@ def memory_fields(memory: CognitiveMemory, now: datetime | None = None) -> dict[
         "tags": list(memory.tags),
         "project": memory.project,
         "metadata": memory.shown_metadata,
+        "key": memory.key,
     }
 
 

@@ -41,6 +41,7 @@ _IN_COLUMNS = (
     ("memory_types", "memory_type"),
     ("loader_types", "loader_type"),
     ("projects", "project"),
+    ("sessions", "session_id"),
 )
 
 

@@ -95,6 +95,41 @@ class Memories:
         )
         return next(iter(readable_memories(rows, self._unreadable)), None)
 
+    def keyed(self, keys: Sequence[str], projects: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories of ``projects`` holding one of ``keys`` (at most one per key and project)."""
+        if not keys or not projects:
+            return []
+        rows = self._db.rows(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_key IN ({','.join('?' * len(keys))}) "
+            f"AND project IN ({','.join('?' * len(projects))})",
+            [*keys, *projects],
+        )
+        return readable_memories(rows, self._unreadable)
+
+    def set_key(self, memory_id: str, key: str) -> bool:
+        """Give a memory without a key ``key``; False when it has one, or another memory of its
+        project holds ``key`` (the unique index refuses it)."""
+        with self._db.transaction() as conn:
+            taken = conn.execute(
+                "SELECT 1 FROM memories WHERE memory_key = ? AND project = "
+                "(SELECT project FROM memories WHERE id = ?)",
+                (key, memory_id),
+            ).fetchone()
+            if taken:
+                return False
+            done = conn.execute(
+                "UPDATE memories SET memory_key = ? WHERE id = ? AND memory_key IS NULL", (key, memory_id)
+            )
+            return done.rowcount == 1
+
+    def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
+        """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
+        condition, params = browse.filter_sql(where)
+        rows = self._db.rows(
+            f"SELECT id FROM memories WHERE {condition} ORDER BY timestamp DESC LIMIT ?", [*params, limit]
+        )
+        return [row[0] for row in rows]
+
     def batches(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
         """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""
         last_rowid = 0
@@ -158,6 +193,9 @@ class Memories:
         memory is in one of them (one user's store), since Qdrant checks a filter at every point
         a search visits, even one every point passes."""
         if where is None or where.is_empty():
+            return None
+        where = where.without_sessions()
+        if where.is_empty():
             return None
         if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
             return None

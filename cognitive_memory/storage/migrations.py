@@ -329,6 +329,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                 THEN row ->> '$.loader_type' NOT IN ('markdown', 'git', 'session_lesson') END
         """,
     ),
+    (
+        # A key names one live memory of its project; the trash keeps a forgotten memory's key in
+        # its row, free for another memory meanwhile.
+        "0014_memory_keys",
+        """
+        ALTER TABLE memories ADD COLUMN memory_key TEXT;
+        CREATE UNIQUE INDEX memories_key ON memories (project, memory_key) WHERE memory_key IS NOT NULL
+        """,
+    ),
 )
 
 

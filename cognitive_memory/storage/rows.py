@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 MEMORY_COLUMNS = (
     "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
     "last_accessed, access_count, importance_score, metadata, tags, embedding, session_id, project, "
-    "loader_type, speaker, origin"
+    "loader_type, speaker, origin, memory_key"
 )
 
 
@@ -64,7 +64,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory
     """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
     conn.executemany(
         f"INSERT INTO memories ({MEMORY_COLUMNS}, content_key, strength, dimensions) "
-        f"VALUES ({', '.join('?' * 20)}, {UNUSED_STRENGTH}, '{{}}')",
+        f"VALUES ({', '.join('?' * 21)}, {UNUSED_STRENGTH}, '{{}}')",
         [memory_row(memory) for memory in memories],
     )
     for memory in memories:
@@ -136,6 +136,7 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         memory.source.loader_type,
         memory.speaker,
         memory.origin,
+        memory.key,
         content_key(memory.content),
     )
 
@@ -208,4 +209,5 @@ def memory_from_row(row: Sequence[Any]) -> CognitiveMemory:
         source=SourceKind.of(row[16]),
         speaker=row[17],
         origin=row[18],
+        key=row[19],
     )

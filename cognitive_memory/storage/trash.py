@@ -115,12 +115,17 @@ def _trash_entry(
 _ROW_COLUMNS = "entry, id, content, project, trashed_at, reason, trashed_by, consolidated_into"
 
 
-def trash_rows(conn: sqlite3.Connection, limit: int) -> tuple[list[TrashRow], int]:
-    """The most recently trashed entries first, at most ``limit``, and how many the trash holds."""
+def trash_rows(
+    conn: sqlite3.Connection, limit: int, projects: Sequence[str] = ()
+) -> tuple[list[TrashRow], int]:
+    """The most recently trashed entries first (of ``projects`` only, if given), at most ``limit``,
+    and how many entries of those projects the trash holds."""
+    where = f"WHERE project IN ({','.join('?' * len(projects))})" if projects else ""
     rows = conn.execute(
-        f"SELECT {_ROW_COLUMNS} FROM trash ORDER BY trashed_at DESC, entry DESC LIMIT ?", (limit,)
+        f"SELECT {_ROW_COLUMNS} FROM trash {where} ORDER BY trashed_at DESC, entry DESC LIMIT ?",
+        [*projects, limit],
     ).fetchall()
-    total = conn.execute("SELECT COUNT(*) FROM trash").fetchone()[0]
+    total = conn.execute(f"SELECT COUNT(*) FROM trash {where}", list(projects)).fetchone()[0]
     return [TrashRow(*row) for row in rows], int(total)
 
 
@@ -169,10 +174,11 @@ class TrashBin:
         with self._transaction() as conn:
             return restore(conn, ids, entries, time.time())
 
-    def entries(self, limit: int) -> tuple[list[TrashRow], int]:
-        """The latest trashed first, at most ``limit``, and how many entries the trash holds."""
+    def entries(self, limit: int, projects: Sequence[str] = ()) -> tuple[list[TrashRow], int]:
+        """The latest trashed first (of ``projects`` only, if given), at most ``limit``, and how
+        many entries of those the trash holds."""
         with self._transaction() as conn:
-            return trash_rows(conn, limit)
+            return trash_rows(conn, limit, projects)
 
     def memory_count(self) -> int:
         """Of how many memories the trash holds entries (one forgotten twice has two)."""

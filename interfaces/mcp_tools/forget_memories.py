@@ -19,7 +19,7 @@ MAX_IDS = 100
 DESCRIPTION = (
     "Forget memories by id (the ids recall_memories and store_memory return): use it when a memory "
     "is wrong, outdated or unwanted. The memories leave recall, listing and the index at once and go "
-    "to the trash, where the user can restore them (`memory_system trash restore ID`) until it is "
+    "to the trash, where restore_memories brings them back until it is "
     "purged (COGNITIVE_MEMORY_TRASH_DAYS, 30 by default). Ids that do not "
     "exist are reported as missing. Memories loaded from markdown files or git history are kept, "
     "with the reason: change their file, or remove it with `memory_system remove-file`."

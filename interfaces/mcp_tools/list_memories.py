@@ -20,7 +20,7 @@ from cognitive_memory.service import (
     RecallFilters,
     format_list,
 )
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -66,8 +66,8 @@ def register(server: MCPServer[ServerState]) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, ListResult]:
         scope = await call_project(ctx, project)
-        service = service_of(ctx)
+        service, session = service_of(ctx), call_session(ctx)
         result = await off_loop(
-            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope)
+            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope, session=session)
         )
         return answer(result, format_list(result))

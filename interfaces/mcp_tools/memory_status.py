@@ -8,7 +8,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.service import StatusResult, format_status
-from interfaces.mcp_tools.state import ServerState, answer, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_session, service_of
 
 __all__ = ["register"]
 
@@ -29,5 +29,5 @@ def register(server: MCPServer[ServerState]) -> None:
         ctx: Context[ServerState, Any],
         detailed: Annotated[bool, Field(description="Include paths and internal configuration.")] = False,
     ) -> Annotated[CallToolResult, StatusResult]:
-        result = service_of(ctx).show_status(detailed)
+        result = service_of(ctx).show_status(detailed, session=call_session(ctx))
         return answer(result, format_status(result))

@@ -3,6 +3,7 @@
 No `from __future__ import annotations` in the tool modules: the SDK reads the annotations,
 and the max_results bound is a value known only when the server is built."""
 
+from functools import partial
 from typing import Annotated, Any
 
 from mcp.server import MCPServer
@@ -21,7 +22,7 @@ from cognitive_memory.service import (
     RecallType,
     format_recall,
 )
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -74,10 +75,9 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         scope = await call_project(ctx, project)
-        service = service_of(ctx)
-        result = await off_loop(
-            lambda: service.retrieve_memories(
-                query, types, max_results, include_bridges, filters, project=scope, detail=detail
-            )
+        recall = partial(
+            service_of(ctx).retrieve_memories, query, types, max_results, include_bridges, filters
         )
+        session = call_session(ctx)
+        result = await off_loop(lambda: recall(project=scope, detail=detail, session=session))
         return answer(result, format_recall(result), exclude_none=True)

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from cognitive_memory.service import ImportanceLevel, LessonResult, LessonType, ProjectName, format_lesson
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["REFLECTION_PROMPT", "register"]
 
@@ -53,10 +53,10 @@ def register(server: MCPServer[ServerState]) -> None:
         ] = None,
     ) -> Annotated[CallToolResult, LessonResult]:
         scope = await call_project(ctx, project)
-        service = service_of(ctx)
+        service, session = service_of(ctx), call_session(ctx)
         result = await off_loop(
             lambda: service.store_session_lesson(
-                lesson_content, lesson_type, session_context, importance, project=scope
+                lesson_content, lesson_type, session_context, importance, project=scope, session=session
             )
         )
         return answer(result, format_lesson(result))

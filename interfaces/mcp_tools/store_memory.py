@@ -9,7 +9,7 @@ from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from cognitive_memory.service import StoreContext, StoreResult, format_store
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["register"]
 
@@ -19,7 +19,8 @@ DESCRIPTION = (
     "matters). Hierarchy level and memory type are inferred when omitted: reports of events become "
     "L2 episodes (episodic), short principles L0 concepts, everything else L1 contexts (semantic). "
     "The same text stored again in a project is not duplicated (the answer says duplicate: true); "
-    "near duplicates are listed in `similar`: prefer update_memory to correct an existing memory."
+    "near duplicates are listed in `similar`: prefer update_memory to correct an existing memory. "
+    "A held `context.key` updates its memory (updated: true)."
 )
 
 
@@ -36,8 +37,11 @@ def register(server: MCPServer[ServerState]) -> None:
         ],
         ctx: Context[ServerState, Any],
         context: StoreContext | None = None,
+        dry_run: Annotated[bool, Field(description="Store nothing; answer what storing would do.")] = False,
     ) -> Annotated[CallToolResult, StoreResult]:
         project = await call_project(ctx, context.project if context else None)
-        service = service_of(ctx)
-        result = await off_loop(lambda: service.store_experience(text, context, project=project))
+        service, session = service_of(ctx), call_session(ctx)
+        result = await off_loop(
+            lambda: service.store_experience(text, context, project=project, session=session, dry_run=dry_run)
+        )
         return answer(result, format_store(result))

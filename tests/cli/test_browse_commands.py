@@ -100,3 +100,40 @@ def test_a_turn_stored_with_speaker_keeps_it_as_a_column_and_shows_it_in_metadat
     with closing(sqlite3.connect(data_dir / "cognitive_memory.db")) as conn:
         row = conn.execute("SELECT speaker, metadata FROM memories WHERE id = ?", (memory_id,)).fetchone()
     assert row == ("Ada", "{}")
+
+
+def test_store_under_a_key_updates_it_and_get_reads_it_by_key(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    first = stored_id("Indent with tabs.", "--key", "coding-style", "--importance", "0.9")
+    planned = runner.invoke(
+        app, ["store", "Indent with spaces.", "--key", "Coding-Style", "--dry-run", "--json"]
+    )
+    second = runner.invoke(app, ["store", "Indent with spaces.", "--key", "coding-style", "--json"])
+
+    read = runner.invoke(app, ["get", "--key", "CODING-STYLE", "--history", "--json"])
+    nothing = runner.invoke(app, ["get"])
+
+    assert planned.exit_code == 0 and json.loads(planned.output)["updated"] is True
+    assert json.loads(second.output)["memory_id"] == first and json.loads(second.output)["updated"]
+    (record,) = json.loads(read.output)["memories"]
+    assert (record["id"], record["content"], record["importance_score"]) == (
+        first,
+        "Indent with spaces.",
+        0.9,
+    )
+    assert [version["content"] for version in record["history"]] == ["Indent with tabs."]
+    assert nothing.exit_code == 1 and "Give memory ids or keys" in nothing.output
+
+
+def test_list_keeps_to_a_session(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    stored_id("Stored in the nightly run.", "--session", "nightly-7")
+    stored_id("Stored by hand.")
+
+    page = runner.invoke(app, ["list", "--session", "nightly-7", "--json"])
+    bad = runner.invoke(app, ["list", "--session", "two words"])
+
+    assert [m["content"] for m in json.loads(page.output)["memories"]] == ["Stored in the nightly run."]
+    assert bad.exit_code == 1 and bad.output.startswith("Error: session")

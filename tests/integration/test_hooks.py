@@ -169,6 +169,8 @@ def test_a_session_is_kept_as_one_episode_and_a_second_run_stores_nothing_new(
     assert "Files changed: deploy.sh, CHANGELOG.md." in episode
     stored = service.list_memories(RecallFilters(tags=["claude-code"]), project="proj").memories
     assert [(m.hierarchy_level, m.memory_type, m.project) for m in stored] == [(2, "episodic", "proj")]
+    in_session = service.list_memories(RecallFilters(session=SESSION), project="proj").memories
+    assert [m.id for m in in_session] == [m.id for m in stored]  # Claude Code's session id is its session
 
 
 def test_a_grown_transcript_updates_the_same_episode(service: MemoryService, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ __all__ = [
     "update",
 ]
 
-NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The new text.")]
+NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
 
 
 class MemoryChanges(BaseModel):

@@ -17,10 +17,9 @@ __all__ = ["MAX_IDS", "register"]
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Read memories by id (the ids recall_memories, list_memories and store_memory return): each "
-    "whole, with all of its text, tags, metadata, dates and access history. Ids that do not exist "
-    "are listed in `missing`. With include_history, each memory also carries the versions that "
-    "update_memory replaced, oldest first. Reading does not count as an access."
+    "Read memories whole by id (text, tags, metadata, dates, access counts); with include_history "
+    "also the versions update_memory replaced. Unknown ids come back in missing, forgotten ones in "
+    "in_trash."
 )
 
 
@@ -34,12 +33,10 @@ def register(server: MCPServer[ServerState]) -> None:
     def get_memories(
         memory_ids: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=100)]],
-            Field(min_length=1, max_length=MAX_IDS, description="The ids of the memories to read."),
+            Field(min_length=1, max_length=MAX_IDS),
         ],
         ctx: Context[ServerState, Any],
-        include_history: Annotated[
-            bool, Field(description="Also return each memory's earlier versions, oldest first.")
-        ] = False,
+        include_history: bool = False,
     ) -> Annotated[CallToolResult, GetResult]:
         result = service_of(ctx).get_memories(memory_ids, include_history)
         return answer(result, format_get(result))

@@ -14,12 +14,10 @@ from interfaces.mcp_tools.state import ServerState, answer, call_project, off_lo
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Store an experience, decision, insight or fact in long-term memory so that future sessions can "
-    "recall it. Write one self-contained memory per call (what happened or what is true, and why it "
-    "matters). Hierarchy level and memory type are inferred when omitted: reports of events become "
-    "L2 episodes (episodic), short principles L0 concepts, everything else L1 contexts (semantic). "
-    "The same text stored again in a project is not duplicated (the answer says duplicate: true); "
-    "near duplicates are listed in `similar`: prefer update_memory to correct an existing memory."
+    "Keep a fact, decision, insight or experience for future sessions, one self-contained memory "
+    "per call. Level and type are inferred when omitted. The same text already in the project is "
+    "not stored again (duplicate: true); near duplicates come back in similar: prefer update_memory "
+    "to correct one."
 )
 
 
@@ -31,9 +29,7 @@ def register(server: MCPServer[ServerState]) -> None:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     )
     async def store_memory(
-        text: Annotated[
-            str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The content to remember.")
-        ],
+        text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)],
         ctx: Context[ServerState, Any],
         context: StoreContext | None = None,
     ) -> Annotated[CallToolResult, StoreResult]:

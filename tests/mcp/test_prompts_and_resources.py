@@ -14,8 +14,8 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ListRootsResult, Root, Tex
 from cognitive_memory.errors import StorageError
 from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
+from interfaces.mcp_prompts import REFLECTION_PROMPT
 from interfaces.mcp_server import create_server
-from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio

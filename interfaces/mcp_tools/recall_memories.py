@@ -63,4 +63,4 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
                 query, types, max_results, include_bridges, filters, project=scope, detail=detail
             )
         )
-        return answer(result, format_recall(result), exclude_none=True)
+        return answer(result, format_recall(result))

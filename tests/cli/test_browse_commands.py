@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.service import SHORT_ID_CHARS
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -100,3 +101,19 @@ def test_a_turn_stored_with_speaker_keeps_it_as_a_column_and_shows_it_in_metadat
     with closing(sqlite3.connect(data_dir / "cognitive_memory.db")) as conn:
         row = conn.execute("SELECT speaker, metadata FROM memories WHERE id = ?", (memory_id,)).fetchone()
     assert row == ("Ada", "{}")
+
+
+def test_commands_take_the_short_ids_a_brief_recall_prints(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored_id("The ingest workers scale to eight when the queue backs up.")
+    recalled = json.loads(runner.invoke(app, ["recall", "ingest workers queue", "--json"]).output)
+    (short,) = [m["id"] for m in recalled["memories"]["core"]]
+
+    shown = runner.invoke(app, ["get", short, "--json"])
+    forgotten = runner.invoke(app, ["forget", short])
+
+    assert short == memory_id[:SHORT_ID_CHARS]
+    assert json.loads(shown.output)["memories"][0]["id"] == memory_id
+    assert forgotten.exit_code == 0 and "Forgot 1 of 1 memories" in forgotten.output

@@ -117,3 +117,6 @@ def test_commands_take_the_short_ids_a_brief_recall_prints(
     assert short == memory_id[:SHORT_ID_CHARS]
     assert json.loads(shown.output)["memories"][0]["id"] == memory_id
     assert forgotten.exit_code == 0 and "Forgot 1 of 1 memories" in forgotten.output
+    restored = runner.invoke(app, ["trash", "restore", short, "--json"])  # looked up in the trash
+    assert restored.exit_code == 0, restored.output
+    assert json.loads(runner.invoke(app, ["get", short, "--json"]).output)["memories"][0]["id"] == memory_id

@@ -62,3 +62,15 @@ async def test_recall_publishes_a_lean_schema_its_answers_satisfy(client: Client
     assert full.structured_content["memories"]["core"][0]["score"]["total"] > 0
     assert isinstance(brief.structured_content["memories"]["core"][0]["score"], float)
     assert empty.structured_content is not None and empty.structured_content["message"]
+
+
+async def test_an_optional_argument_is_published_without_null_yet_null_is_taken(client: Client) -> None:
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    filters = tools["recall_memories"].input_schema["properties"]["filters"]
+    assert filters["type"] == "object" and filters["additionalProperties"] is False
+
+    answered = await client.call_tool(
+        "recall_memories", {"query": "deploys", "filters": None, "project": None}
+    )
+
+    assert not answered.is_error

@@ -3,9 +3,10 @@
 ``MemoryService`` is the one object a transport holds; each of its methods calls one use case.
 A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``lifecycle``,
 ``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``, ``status``) with its
-request, its result and its text (``format_*``); ``records``, ``fields``, ``filters`` and
-``paging`` hold what several share. Transports import from this package only; nothing above it
-reaches into storage, the index or retrieval.
+request, its result and its text (``format_*``); ``records``, ``fields``, ``filters``,
+``paging`` and ``ids`` (short memory ids, resolved by ``MemoryService``) hold what several
+share. Transports import from this package only; nothing above it reaches into storage, the
+index or retrieval.
 """
 
 from cognitive_memory.service.browse import (
@@ -33,6 +34,7 @@ from cognitive_memory.service.fields import (
     Tags,
 )
 from cognitive_memory.service.filters import RecallFilters
+from cognitive_memory.service.ids import SHORT_ID_CHARS
 from cognitive_memory.service.lifecycle import (
     DeleteResult,
     ForgetResult,
@@ -121,6 +123,7 @@ __all__ = [
     "MAX_CURSOR_CHARS",
     "MAX_PAGE_SIZE",
     "RECALL_TYPES",
+    "SHORT_ID_CHARS",
     "BridgeOut",
     "BriefMemoryOut",
     "ChunkCountsOut",

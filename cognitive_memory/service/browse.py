@@ -87,7 +87,8 @@ class ListResult(BaseModel):
     total: int = Field(description="How many memories match the filters, on every page together.")
     memories: list[MemoryOut]
     next_cursor: str | None = Field(
-        description="Pass it as cursor (with the same order_by) for the next page; None on the last page."
+        default=None,
+        description="Pass it as cursor (with the same order_by) for the next page; None on the last page.",
     )
     message: str
 

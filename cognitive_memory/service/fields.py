@@ -67,7 +67,7 @@ def _check_project(value: str) -> str:
 
 ProjectName = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_PROJECT_CHARS, description="A project name, e.g. the repository's."),
+    Field(min_length=1, max_length=MAX_PROJECT_CHARS),
     AfterValidator(_check_project),
 ]
 
@@ -94,14 +94,12 @@ def _check_bound(value: str) -> str:
 
 DateBound = Annotated[
     str,
-    Field(max_length=40, description="ISO 8601 date or date-time; a date alone is that day, UTC."),
+    Field(max_length=40),
     AfterValidator(_check_bound),
 ]
 
 
-MemoryId = Annotated[
-    str, Field(min_length=1, max_length=100, description="A memory id, as store_memory or recall returns it.")
-]
+MemoryId = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 def _json_number(value: object) -> object:
@@ -122,13 +120,11 @@ JsonNumber = BeforeValidator(_json_number)
 
 
 # Field types shared by store_memory, update_memory and the typer commands: one rule each.
-Level = Annotated[int, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode."), JsonNumber]
+Level = Annotated[int, Field(ge=0, le=2, description="0 concept, 1 context, 2 episode."), JsonNumber]
 Kind = Literal["episodic", "semantic"]
-Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0."), JsonNumber]
-Tags = Annotated[
-    list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS, description="Tags.")
-]
-SourceInfo = Annotated[str, Field(max_length=500, description="Where this knowledge came from.")]
+Importance = Annotated[float, Field(ge=0.0, le=1.0), JsonNumber]
+Tags = Annotated[list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS)]
+SourceInfo = Annotated[str, Field(max_length=500)]
 
 
 def _core_rule(check: Callable[[str], str], rule: str) -> AfterValidator:
@@ -162,11 +158,7 @@ def _session_filter(value: str) -> str:
 
 SessionFilter = Annotated[
     str,
-    Field(
-        min_length=1,
-        max_length=MAX_KEY_CHARS,
-        description=f"Stored in this session ('{CURRENT_SESSION}': the caller's).",
-    ),
+    Field(min_length=1, max_length=MAX_KEY_CHARS, description=f"'{CURRENT_SESSION}': the caller's."),
     _core_rule(_session_filter, f"a session is {_NAME_RULE}, or '{CURRENT_SESSION}'"),
 ]
 

@@ -31,40 +31,23 @@ __all__ = ["RecallFilters", "scope_filter"]
 
 
 class RecallFilters(BaseModel):
-    """Only memories that match every given field (one of its values). Empty: no filter."""
+    """Every field given must match (any of its values). Dates: ISO 8601, UTC; before: exclusive."""
 
     model_config = ConfigDict(extra="forbid")
 
     tags: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
-        Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
+        Field(max_length=MAX_TAGS),
     ] = Field(default_factory=list)
-    hierarchy_levels: Annotated[
-        list[Annotated[LevelValue, JsonNumber]],
-        Field(description="0 concepts, 1 contexts, 2 episodes."),
-    ] = Field(default_factory=list)
-    memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
-        Field(default_factory=list)
-    )
-    sources: Annotated[
-        list[RecallSource],
-        Field(description="Loaded markdown sections, git history patterns, or session lessons."),
-    ] = Field(default_factory=list)
+    hierarchy_levels: list[Annotated[LevelValue, JsonNumber]] = Field(default_factory=list)
+    memory_types: list[MemoryTypeName] = Field(default_factory=list)
+    sources: list[RecallSource] = Field(default_factory=list)
     projects: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=MAX_PROJECT_CHARS)]],
-        Field(
-            max_length=50,
-            description="Projects to search instead of the current one and 'global'; ['*'] for all.",
-        ),
+        Field(max_length=50, description="Instead of the current one and 'global'; ['*']: all."),
     ] = Field(default_factory=list)
-    created_after: Annotated[
-        DateBound | None,
-        Field(description="Stored at or after this time (ISO 8601; a date alone: 00:00 UTC that day)."),
-    ] = None
-    created_before: Annotated[
-        DateBound | None,
-        Field(description="Stored before this time (ISO 8601; a date alone: 00:00 UTC that day)."),
-    ] = None
+    created_after: DateBound | None = None
+    created_before: DateBound | None = None
     session: SessionFilter | None = None
 
 

@@ -1,6 +1,7 @@
 """MemoryService: the one object every transport (MCP, HTTP, dashboard, hooks, typer commands)
 holds. Each method takes a typed request, calls one use case of this package and returns its
-typed result; the use cases own their requests, results and text."""
+typed result; the use cases own their requests, results and text. Memory ids given to it may be
+short (``ids.py``): each method resolves them before its use case runs."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from cognitive_memory.service import (
 from cognitive_memory.service.browse import GetResult, ListResult, MemoryRead
 from cognitive_memory.service.consolidate import ConsolidateResult
 from cognitive_memory.service.filters import RecallFilters
+from cognitive_memory.service.ids import resolve_memory_id, resolve_memory_ids, resolve_trashed_ids
 from cognitive_memory.service.lifecycle import DeleteResult, ForgetResult, MemoryChanges, UpdateResult
 from cognitive_memory.service.links import LinkResult, RelatedResult, RelationName, UnlinkResult
 from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE
@@ -151,12 +153,13 @@ class MemoryService:
     ) -> GetResult:
         """The memories with these ids, then those holding these keys in the project (else among
         the global memories), whole, in the order asked; opening one counts as a use."""
-        return browse.get(self.system, memory_ids, include_history, keys, self.scope(project))
+        ids = resolve_memory_ids(self.system, memory_ids)
+        return browse.get(self.system, ids, include_history, keys, self.scope(project))
 
     def read_memory(self, memory_id: str) -> MemoryRead | None:
         """A memory whole with its versions and revision, without counting it as a use (None: no
         memory has that id)."""
-        return browse.read(self.system, memory_id)
+        return browse.read(self.system, resolve_memory_id(self.system, memory_id))
 
     def list_memories(
         self,
@@ -189,16 +192,20 @@ class MemoryService:
         ``expected_revision`` (``CognitiveMemory.revision`` as read) a memory changed since is
         refused with ``EditConflictError`` and nothing is written."""
         return lifecycle.update(
-            self.system, memory_id, changes, session_id=self.session_id, expected_revision=expected_revision
+            self.system,
+            resolve_memory_id(self.system, memory_id),
+            changes,
+            session_id=self.session_id,
+            expected_revision=expected_revision,
         )
 
     def forget_memories(self, memory_ids: Sequence[str]) -> ForgetResult:
         """Move memories stored by hand or by an assistant to the trash (loaded ones are kept)."""
-        return lifecycle.forget(self.system, memory_ids, self.session_id)
+        return lifecycle.forget(self.system, resolve_memory_ids(self.system, memory_ids), self.session_id)
 
     def delete_memories(self, memory_ids: Sequence[str]) -> DeleteResult:
         """Forget these memories everywhere (SQLite, lexical index, links, vector index)."""
-        return lifecycle.delete(self.system, memory_ids)
+        return lifecycle.delete(self.system, resolve_memory_ids(self.system, memory_ids))
 
     def prune_memories(
         self, request: PruneRequest, dry_run: bool = True, confirm: str | None = None
@@ -228,12 +235,12 @@ class MemoryService:
     def undo(self, memory_ids: Sequence[str] = (), *, project: str | None = None) -> UndoResult:
         """Without ids, the trash of the project and the global memories, newest first, brief;
         with ids, restore them (restore_memories)."""
-        return trash.undo(self.system, memory_ids, self.scope(project))
+        return trash.undo(self.system, resolve_trashed_ids(self.system, memory_ids), self.scope(project))
 
     def trash_restore(self, memory_ids: Sequence[str], entries: Sequence[int] = ()) -> RestoreResult:
         """Bring trashed memories back whole (id, fields, links, versions), indexed again: the newest
         entry of each id, and the entries named by number."""
-        return trash.restore(self.system, memory_ids, entries)
+        return trash.restore(self.system, resolve_trashed_ids(self.system, memory_ids), entries)
 
     def trash_empty(self, older_than_days: float | None = None) -> EmptyTrashResult:
         """Delete trashed memories for good (only those trashed more than N days ago, if given)."""
@@ -241,7 +248,7 @@ class MemoryService:
 
     def in_trash(self, memory_ids: Sequence[str]) -> list[str]:
         """Those of ``memory_ids`` the trash holds."""
-        return trash.trashed_ids(self.system, memory_ids)
+        return trash.trashed_ids(self.system, resolve_trashed_ids(self.system, memory_ids))
 
     # --- links ------------------------------------------------------------------------------
 
@@ -249,17 +256,19 @@ class MemoryService:
         self, from_id: str, to_id: str, relation: RelationName, note: str | None = None
     ) -> LinkResult:
         """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
-        return links.link(self.system, from_id, to_id, relation, note, self.session_id)
+        source, target = resolve_memory_ids(self.system, (from_id, to_id))
+        return links.link(self.system, source, target, relation, note, self.session_id)
 
     def unlink_memories(self, from_id: str, to_id: str, relation: RelationName | None = None) -> UnlinkResult:
         """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
-        return links.unlink(self.system, from_id, to_id, relation)
+        source, target = resolve_memory_ids(self.system, (from_id, to_id))
+        return links.unlink(self.system, source, target, relation)
 
     def related_memories(
         self, memory_id: str, depth: int = 1, relations: Sequence[RelationName] = ()
     ) -> RelatedResult:
         """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest first."""
-        return links.related(self.system, memory_id, depth, relations)
+        return links.related(self.system, resolve_memory_id(self.system, memory_id), depth, relations)
 
     # --- sources ----------------------------------------------------------------------------
 

@@ -74,32 +74,19 @@ SpeakerName = Annotated[
 
 
 class StoreContext(BaseModel):
-    """Optional placement and labels for the memory."""
+    """Placement and labels."""
 
     model_config = ConfigDict(extra="forbid")
 
-    hierarchy_level: Annotated[Level | None, Field(description="Inferred if omitted.")] = None
-    memory_type: Annotated[Kind | None, Field(description="Inferred if omitted.")] = None
-    importance_score: Annotated[Importance, Field(description="Default 0.5.")] = 0.5
-    tags: Annotated[Tags, Field(description="Categorization tags.")] = Field(default_factory=list)
+    hierarchy_level: Level | None = None
+    memory_type: Kind | None = None
+    importance_score: Importance = 0.5
+    tags: Tags = Field(default_factory=list)
     source_info: SourceInfo | None = None
-    project: Annotated[
-        ProjectName | None,
-        Field(description="The project it belongs to ('global': seen from every project). Default: current."),
-    ] = None
-    speaker: Annotated[
-        SpeakerName | None,
-        Field(
-            description="Who said it, when the memory is a turn of a conversation (chat, meeting, "
-            "interview). Recall favours turns whose speaker the query names and passes a question's "
-            "relevance to the turn that answers it; notes have no speaker."
-        ),
-    ] = None
-    key: Annotated[
-        MemoryKey | None,
-        Field(description="Its name in the project (any case): a held key updates that memory."),
-    ] = None
-    session: Annotated[SessionName | None, Field(description="Its session. Default: this one.")] = None
+    project: Annotated[ProjectName | None, Field(description="'global': seen from every project.")] = None
+    speaker: Annotated[SpeakerName | None, Field(description="Who said it (a conversation turn).")] = None
+    key: Annotated[MemoryKey | None, Field(description="A held key updates its memory.")] = None
+    session: SessionName | None = None
 
 
 class SimilarOut(BaseModel):

@@ -52,7 +52,7 @@ class StorageStatsOut(BaseModel):
     qdrant_mode: str
     qdrant_status: str
     qdrant_location: str
-    vector_count: int | None
+    vector_count: int | None = None
     storage_size_mb: float
     database_path: str
     database_size_mb: float

@@ -10,7 +10,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.storage import associations, browse, ranking
+from cognitive_memory.storage import associations, browse, identifiers, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.database import Database
@@ -85,6 +85,14 @@ class Memories:
         rows = self._db.rows(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", ids)
         by_id = {memory.id: memory for memory in readable_memories(rows, self._unreadable)}
         return [by_id[i] for i in ids if i in by_id]
+
+    def starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` ids of memories that start with ``prefix`` (lower-case hex and '-')."""
+        return self._db.read(lambda conn: identifiers.ids_starting_with(conn, "memories", prefix, limit))
+
+    def unique_prefix_lengths(self, ids: Sequence[str]) -> dict[str, int]:
+        """For each id, how many of its first characters no other memory's id starts with."""
+        return self._db.read(lambda conn: identifiers.unique_prefix_lengths(conn, "memories", ids))
 
     def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
         """A memory of ``project`` whose text equals ``text`` up to whitespace and case."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.pruning import TOKEN_SECONDS, PruneCandidate, PruneCriteria
+from cognitive_memory.storage.identifiers import ids_starting_with
 from cognitive_memory.storage.pruning import mark_token_used, prune_candidates, used_tokens
 from cognitive_memory.storage.rows import delete_memories
 from cognitive_memory.storage.trash_restore import (
@@ -189,6 +190,11 @@ class TrashBin:
         """The trash entries of these ids."""
         with self._transaction() as conn:
             return trashed(conn, ids)
+
+    def starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` distinct ids of trashed memories that start with ``prefix``."""
+        with self._transaction() as conn:
+            return ids_starting_with(conn, "trash", prefix, limit)
 
     def purge(self, before: float | None) -> int:
         """Delete for good what was trashed before ``before`` (all when None); returns how many."""

@@ -17,11 +17,9 @@ __all__ = ["MAX_IDS", "register"]
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Read memories by id (the ids recall_memories, list_memories and store_memory return): each "
-    "whole, with all of its text, tags, metadata, dates and access history. Ids that do not exist "
-    "are listed in `missing`. With include_history, each memory also carries the versions that "
-    "update_memory replaced, oldest first. Reading does not count as an access. `keys` reads memories "
-    "by the key they were stored under."
+    "Read memories whole by id or key (text, tags, metadata, dates, access counts); with "
+    "include_history also the versions update_memory replaced. Unknown ids come back in missing, "
+    "forgotten ones in in_trash."
 )
 
 
@@ -36,18 +34,11 @@ def register(server: MCPServer[ServerState]) -> None:
         ctx: Context[ServerState, Any],
         memory_ids: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=100)]] | None,
-            Field(min_length=1, max_length=MAX_IDS, description="The ids of the memories to read."),
+            Field(min_length=1, max_length=MAX_IDS),
         ] = None,
-        include_history: Annotated[
-            bool, Field(description="Also return each memory's earlier versions, oldest first.")
-        ] = False,
-        keys: Annotated[
-            list[MemoryKey] | None,
-            Field(min_length=1, max_length=MAX_IDS, description="Keys to read (project's, else global)."),
-        ] = None,
-        project: Annotated[
-            ProjectName | None, Field(description="The keys' project. Default: current.")
-        ] = None,
+        include_history: bool = False,
+        keys: Annotated[list[MemoryKey] | None, Field(min_length=1, max_length=MAX_IDS)] = None,
+        project: Annotated[ProjectName | None, Field(description="The keys' project (else global).")] = None,
     ) -> Annotated[CallToolResult, GetResult]:
         scope = await call_project(ctx, project) if keys else None
         service = service_of(ctx)

@@ -25,11 +25,9 @@ from interfaces.mcp_tools.state import ServerState, answer, call_project, call_s
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "List memories without a query: the newest first, or the most recently accessed, most "
-    "important or most accessed. Filters as recall_memories has them (tags, levels, types, sources, "
-    "projects, dates); the current project and the 'global' memories unless filters.projects says "
-    "otherwise (['*']: every project). Returns a page, the number of matches, and next_cursor: pass "
-    "it back as cursor, with the same order_by, for the next page."
+    "Browse memories without a query: newest first, or by last access, importance or access count, "
+    "with recall_memories' filters and scope. Returns a page, the total and next_cursor: pass it "
+    "back as cursor (same order_by and filters) for the next page."
 )
 
 
@@ -42,28 +40,17 @@ def register(server: MCPServer[ServerState]) -> None:
     )
     async def list_memories(
         ctx: Context[ServerState, Any],
-        filters: Annotated[
-            RecallFilters | None,
-            Field(description="Only memories with these tags, levels, types, sources, projects or dates."),
-        ] = None,
-        order_by: Annotated[
-            OrderBy, Field(description="Sort order, newest or highest first (never accessed last).")
-        ] = "created",
-        limit: Annotated[
-            int, Field(ge=1, le=MAX_PAGE_SIZE, description="Most memories on this page."), JsonNumber
-        ] = DEFAULT_PAGE_SIZE,
+        filters: RecallFilters | None = None,
+        order_by: OrderBy = "created",
+        limit: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE), JsonNumber] = DEFAULT_PAGE_SIZE,
         cursor: Annotated[
             str | None,
             Field(
                 min_length=1,
                 max_length=MAX_CURSOR_CHARS,
-                description="The next_cursor of the previous page; omit for the first page.",
             ),
         ] = None,
-        project: Annotated[
-            ProjectName | None,
-            Field(description="The project to list (with the global memories). Default: current."),
-        ] = None,
+        project: ProjectName | None = None,
     ) -> Annotated[CallToolResult, ListResult]:
         scope = await call_project(ctx, project)
         service, session = service_of(ctx), call_session(ctx)

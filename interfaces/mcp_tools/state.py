@@ -51,12 +51,13 @@ def service_of(ctx: Context[ServerState, Any]) -> MemoryService:
     return ctx.request_context.lifespan_context.service
 
 
-def answer(result: BaseModel, text: str, *, exclude_none: bool = False) -> CallToolResult:
-    """A tool answer: the formatted text for people, the model as structured content (without
-    its null fields when ``exclude_none``)."""
+def answer(result: BaseModel, text: str) -> CallToolResult:
+    """A tool answer: the formatted text for people, the model as structured content without its
+    null fields (a field that says nothing is left out; dictionaries such as a memory's metadata
+    are the caller's and keep theirs)."""
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=result.model_dump(mode="json", exclude_none=exclude_none),
+        structured_content=result.model_dump(mode="json", exclude_none=True),
     )
 
 

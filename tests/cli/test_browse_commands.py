@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.service import SHORT_ID_CHARS
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -137,3 +138,22 @@ def test_list_keeps_to_a_session(data_dir: Path, monkeypatch: pytest.MonkeyPatch
 
     assert [m["content"] for m in json.loads(page.output)["memories"]] == ["Stored in the nightly run."]
     assert bad.exit_code == 1 and bad.output.startswith("Error: session")
+
+
+def test_commands_take_the_short_ids_a_brief_recall_prints(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored_id("The ingest workers scale to eight when the queue backs up.")
+    recalled = json.loads(runner.invoke(app, ["recall", "ingest workers queue", "--json"]).output)
+    (short,) = [m["id"] for m in recalled["memories"]["core"]]
+
+    shown = runner.invoke(app, ["get", short, "--json"])
+    forgotten = runner.invoke(app, ["forget", short])
+
+    assert short == memory_id[:SHORT_ID_CHARS]
+    assert json.loads(shown.output)["memories"][0]["id"] == memory_id
+    assert forgotten.exit_code == 0 and "Forgot 1 of 1 memories" in forgotten.output
+    restored = runner.invoke(app, ["trash", "restore", short, "--json"])  # looked up in the trash
+    assert restored.exit_code == 0, restored.output
+    assert json.loads(runner.invoke(app, ["get", short, "--json"]).output)["memories"][0]["id"] == memory_id

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.service import MemoryService, RecallFilters, StoreContext
+from cognitive_memory.service import SHORT_ID_CHARS, MemoryService, RecallFilters, StoreContext
 from cognitive_memory.system import CognitiveSystem
 from interfaces.hooks import HookAnswer, HookRequest, answer_hook, session_tag
 from tests.hooking import fifo
@@ -116,7 +116,7 @@ def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(
 
     text = _context(answer_hook(service, request).stdout, "UserPromptSubmit")
 
-    assert f"[{deploy.memory_id}]" in text
+    assert f"[{deploy.memory_id[:SHORT_ID_CHARS]}]" in text  # the short id get_memories takes
     assert "To deploy, run make release" in text
     assert len(text) <= 1500
 

@@ -41,7 +41,7 @@ async def test_the_trash_is_listed_newest_first_then_restored_by_id(
     assert "trash" not in body
     (back,) = (await call(client, "get_memories", {"memory_ids": [first["memory_id"]]}))["memories"]
     assert back["content"] == "The deploy runs on Fridays at noon."
-    recalled = await call(client, "recall_memories", {"query": "deploy Fridays noon"})
+    recalled = await call(client, "recall_memories", {"query": "deploy Fridays noon", "detail": "full"})
     assert first["memory_id"] in [
         m["id"] for m in recalled["memories"]["core"] + recalled["memories"]["peripheral"]
     ]

@@ -140,10 +140,14 @@ class MemoryService:
         cursor: str | None = None,
         *,
         project: str | None = None,
+        text: str | None = None,
     ) -> ListResult:
         """A page of the memories of the project and the global ones (as recall scopes them),
-        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page."""
-        return browse.list_page(self.system, filters, order_by, limit, cursor, project=self.scope(project))
+        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page.
+        ``text``: only memories holding each of its words (typo tolerant, exact matches first)."""
+        return browse.list_page(
+            self.system, filters, order_by, limit, cursor, project=self.scope(project), text=text
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 

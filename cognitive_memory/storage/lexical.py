@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.storage import words as word_sql
-from cognitive_memory.storage.associations import query_words
+from cognitive_memory.storage.associations import query_words, text_words
+from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.corrections import corrected
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.ranking import RankingRow
@@ -92,6 +93,16 @@ def _any_of(words: list[str]) -> str:
     return " OR ".join(f'"{word}"' for word in words)
 
 
+def _all_of(query: QueryTerms, corrected: bool = True) -> str:
+    """An FTS5 expression for memories whose own text (not their neighbours') holds every word of
+    ``query``: as typed, or (``corrected``) as one of its terms."""
+    groups = (
+        " OR ".join(f'"{term}"' for term, _ in (word.terms if corrected else word.terms[:1]))
+        for word in query.words
+    )
+    return "content : (" + " AND ".join(f"({group})" for group in groups) + ")"
+
+
 def _rarest(conn: sqlite3.Connection, words: list[str]) -> list[str]:
     """The query's rarest words that occur at all, rarest first, as long as their matches
     together stay within RARE_MATCHES (each count stops at RARE_MATCHES + 1 rows)."""
@@ -131,6 +142,15 @@ class Words:
         store (see the module docstring)."""
         terms = self.query_terms(query) if isinstance(query, str) else query
         return self._db.read(lambda conn: search(conn, terms.pairs(), limit, CONTEXT_WEIGHT))
+
+    def text_match(self, text: str) -> TextMatch | None:
+        """What a list filter of ``text`` matches: memories whose own text holds each of its words
+        (stopwords too), or one of that word's corrections; None when ``text`` holds no word."""
+        words = text_words(text)
+        if not words:
+            return None
+        terms = self._db.read(lambda conn: corrected(conn, words))
+        return TextMatch(_all_of(terms, corrected=False), _all_of(terms) if terms.corrected else None)
 
     def row_total(self) -> int:
         """How many memories the lexical index holds (a point read of FTS5's own count)."""

@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.service import (
     DEFAULT_PAGE_SIZE,
     MAX_CURSOR_CHARS,
@@ -46,6 +47,14 @@ def register(server: MCPServer[ServerState]) -> None:
             RecallFilters | None,
             Field(description="Only memories with these tags, levels, types, sources, projects or dates."),
         ] = None,
+        text: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=MAX_QUERY_CHARS,
+                description="Only memories holding each of these words (typos tolerated).",
+            ),
+        ] = None,
         order_by: Annotated[
             OrderBy, Field(description="Sort order, newest or highest first (never accessed last).")
         ] = "created",
@@ -68,6 +77,6 @@ def register(server: MCPServer[ServerState]) -> None:
         scope = await call_project(ctx, project)
         service = service_of(ctx)
         result = await off_loop(
-            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope)
+            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope, text=text)
         )
         return answer(result, format_list(result))

@@ -34,7 +34,7 @@ __all__ = [
     "indexed",
 ]
 
-MIN_LENGTH = 4
+MIN_LENGTH = 5
 LONG_LENGTH = 8
 MAX_CORRECTIONS = 3
 RARE = 1

@@ -280,3 +280,22 @@ async def test_an_updated_turn_keeps_its_speaker_and_its_version_shows_it(client
     assert [(v["content"], v["metadata"]) for v in memory["history"]] == [
         ("Ada: we ship on Friday.", {"speaker": "Ada"})
     ]
+
+
+async def test_list_memories_text_filter_tolerates_a_typo(client: Client) -> None:
+    wanted = await call(client, "store_memory", {"text": "Use context managers in Python to close files."})
+    await call(client, "store_memory", {"text": "The warehouse lives in eu-west-1."})
+
+    typo = await page(client, text="pyton contxt")
+    exact = await page(client, text="Python")
+    none = await page(client, text="zebra")
+
+    assert [m["id"] for m in typo["memories"]] == [wanted["memory_id"]] and typo["total"] == 1
+    assert [m["id"] for m in exact["memories"]] == [wanted["memory_id"]]
+    assert none["total"] == 0 and none["memories"] == []
+
+
+async def test_list_memories_refuses_a_text_without_a_word(client: Client) -> None:
+    body = await refusal(client, "list_memories", {"text": "?!"})
+
+    assert body["error"] == "invalid_value" and "no word" in body["message"]

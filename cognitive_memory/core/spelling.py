@@ -41,6 +41,18 @@ RARE = 1
 DOMINANT = 20
 # A correction's weight by its edit distance: below the word's own 1.0.
 WEIGHTS: Mapping[int, float] = {1: 0.7, 2: 0.5}
+_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEIGHBOURS = {
+    key: "".join(
+        other
+        for other_row, others in enumerate(_ROWS)
+        for column, other in enumerate(others)
+        if other != key and abs(other_row - row) <= 1 and abs(column - index) <= 1
+    )
+    for row, keys in enumerate(_ROWS)
+    for index, key in enumerate(keys)
+}
+_VOWELS = frozenset("aeiouy")
 # Terms shorter or longer than these, or holding anything but letters a-z, are not in the delete
 # index (migration 0014_vocabulary has the same rule).
 _INDEXED_LENGTHS = (3, 64)
@@ -105,8 +117,11 @@ def deletes(term: str, depth: int) -> set[str]:
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:
-    """The optimal-string-alignment distance between ``a`` and ``b`` (insert, delete, substitute,
-    swap two neighbours: one edit each), or ``limit + 1`` once it exceeds ``limit``."""
+    """The optimal-string-alignment distance between ``a`` and ``b``, or ``limit + 1`` once it
+    exceeds ``limit``. A letter dropped or added, two neighbours swapped, a letter replaced by a
+    neighbouring key or a vowel by a vowel: one edit each; any other replacement: two (a typo
+    rarely hits a far key, and a real word one such letter away from another, "regarding" and
+    "rewarding", is not a typo of it)."""
     if abs(len(a) - len(b)) > limit:
         return limit + 1
     previous: list[int] = []
@@ -114,13 +129,21 @@ def edit_distance(a: str, b: str, limit: int) -> int:
     for i in range(1, len(a) + 1):
         before, previous, row = previous, row, [i] + [0] * len(b)
         for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
+            cost = _substitution(a[i - 1], b[j - 1])
             row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 row[j] = min(row[j], before[j - 2] + 1)
         if min(row) > limit:
             return limit + 1
     return min(row[len(b)], limit + 1)
+
+
+def _substitution(typed: str, meant: str) -> int:
+    """The cost of ``typed`` standing for ``meant`` (see ``edit_distance``)."""
+    if typed == meant:
+        return 0
+    near = meant in _NEIGHBOURS.get(typed, "") or (typed in _VOWELS and meant in _VOWELS)
+    return 1 if near else 2
 
 
 def corrections(term: str, held: int, near: Mapping[str, int]) -> tuple[tuple[str, float], ...]:

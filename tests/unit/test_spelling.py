@@ -30,10 +30,12 @@ from cognitive_memory.core.spelling import (
         ("postgrsql", "postgresql", 1),
         ("contxt", "context", 1),
         ("kubrnetse", "kubernetes", 2),
-        ("abc", "xyz", 3),
+        ("seperate", "separate", 1),  # a vowel for a vowel
+        ("regard", "reward", 2),  # a far key: not a typo of it
+        ("abc", "xyz", 4),  # past the limit
     ],
 )
-def test_edit_distance_counts_drops_doubles_swaps_and_substitutions_as_one_edit(
+def test_edit_distance_counts_drops_doubles_swaps_and_near_keys_as_one_edit(
     a: str, b: str, distance: int
 ) -> None:
     assert edit_distance(a, b, limit=3) == distance
@@ -75,9 +77,9 @@ def test_only_terms_of_letters_a_to_z_go_in_the_delete_index() -> None:
 
 
 def test_an_unknown_term_gains_its_nearest_spellings_most_held_first_below_weight_one() -> None:
-    near = {"python": 40, "pylon": 3, "photon": 9, "pythonic": 12}
+    near = {"python": 40, "pytons": 3, "pylon": 50, "photon": 9, "pythonic": 12}
     found = corrections("pyton", 0, near)
-    assert found == (("python", WEIGHTS[1]), ("pylon", WEIGHTS[1]))  # photon is two edits away
+    assert found == (("python", WEIGHTS[1]), ("pytons", WEIGHTS[1]))  # pylon: a far key; photon: two edits
     assert all(weight < 1.0 for _, weight in found)
 
 
@@ -97,7 +99,7 @@ def test_a_term_held_once_is_corrected_only_towards_a_spelling_held_far_more_oft
 
 
 def test_at_most_max_corrections_are_kept() -> None:
-    near = {f"batt{letter}": 10 + n for n, letter in enumerate("abcdefgh")}
+    near = {f"battz{letter}": 10 + n for n, letter in enumerate("abcdefgh")}
     assert len(corrections("battz", 0, near)) == MAX_CORRECTIONS
 
 

@@ -72,7 +72,10 @@ def test_list_pages_with_the_cursor_it_prints_and_filters_like_recall(data_dir: 
     assert later.exit_code == 0 and later.output.strip() == "📋 No memories match"
 
 
-def test_list_text_keeps_memories_holding_every_word_typos_tolerated(data_dir: Path) -> None:
+def test_list_text_keeps_memories_holding_every_word_typos_tolerated(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
     wanted = stored_id("Rotate the staging TLS certificate every sixty days.")
     stored_id("Staging runs on three nodes behind one load balancer.")
 

@@ -69,6 +69,9 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         ] = "created",
         limit: Annotated[int, typer.Option(min=1, max=100, help="Most memories on the page.")] = 20,
         cursor: Annotated[str | None, typer.Option(help="The next cursor a previous page printed.")] = None,
+        text: Annotated[
+            str | None, typer.Option(help="Only memories holding each of these words (typos tolerated).")
+        ] = None,
         tag: TagsOption = None,
         level: LevelsOption = None,
         memory_type: TypesOption = None,
@@ -85,5 +88,5 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
         filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
         with facade() as service:
-            result = service.list_memories(filters, order_by, limit, cursor, project=project)
+            result = service.list_memories(filters, order_by, limit, cursor, project=project, text=text)
         emit(result, format_list(result), as_json)

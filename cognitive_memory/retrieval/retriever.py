@@ -12,6 +12,7 @@ from datetime import datetime
 from functools import partial
 
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
+from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
@@ -28,7 +29,7 @@ from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow
 
-__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever"]
+__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever", "WordMatches"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class _Candidates:
     similarity: dict[str, float]
     lexical: dict[str, float]
     degraded: bool
+    terms: QueryTerms
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,8 @@ class _Activation:
 
 
 Fused = dict[str, tuple[float, float, float]]
+# A query's terms (corrected against the store's vocabulary) and their best word matches.
+WordMatches = tuple[QueryTerms, list[tuple[str, float]]]
 Scored = list[tuple[RankingRow, ScoreBreakdown]]
 
 
@@ -105,7 +109,7 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
         max_total: int | None = None,
-        words: Future[list[tuple[str, float]]] | None = None,
+        words: Future[WordMatches] | None = None,
     ) -> RetrievalResult:
         """Recall's stages, in order (docs/recall.md#how-recall-works): candidates from meaning and
         words, their fusion, activation over links, ranking on light rows, the relevance floor, the
@@ -121,7 +125,7 @@ class Retriever:
         activation = self._activation(fused, conversation)
         rows = self._rows(fused, activation, where)
         scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
-        best = self._floor(query, scored, fused, activation, conversation, max_results)
+        best = self._floor(found.terms, scored, fused, activation, conversation, max_results)
         core, peripheral = self._returned(best)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
@@ -132,13 +136,19 @@ class Retriever:
         """How many candidates each search (meaning, words) offers for ``max_results``."""
         return max(self.config.candidate_pool, max_results * 3)
 
-    def words_beside(self, query: str, max_results: int) -> Callable[[], list[tuple[str, float]]] | None:
+    def words_beside(self, query: str, max_results: int) -> Callable[[], WordMatches] | None:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
         the query is embedded (``QueryEncoder.embed_query``), in a store where that pays: one of
         more than WORDS_BESIDE_FROM memories. None in a smaller one: ``retrieve`` searches itself."""
         if not self.words_beside_pays():
             return None
-        return partial(self._words.search, query, self.pool_size(max_results))
+        return partial(self._search_words, query, self.pool_size(max_results))
+
+    def _search_words(self, query: str, pool: int) -> WordMatches:
+        """The query's terms, corrected against the store's vocabulary, and their ``pool`` best
+        word matches."""
+        terms = self._words.query_terms(query)
+        return terms, self._words.search(terms, pool)
 
     def words_beside_pays(self) -> bool:
         """True when the store is large enough for its word search to pay for a thread of its own."""
@@ -150,7 +160,7 @@ class Retriever:
         query_vector: Vector,
         pool: int,
         where: VectorFilter | None,
-        words: Future[list[tuple[str, float]]] | None,
+        words: Future[WordMatches] | None,
         session: dict[str, Vector] | None = None,
     ) -> _Candidates:
         """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity; of ``session``'s
@@ -163,11 +173,12 @@ class Retriever:
             logger.warning("Vector search failed, recalling by words only: %s", exc)
             hits, degraded = [], True
         similarity = {hit.id: hit.score for hit in hits if hit.score >= self.config.min_similarity}
-        lexical = dict(self._words.search(query, pool) if words is None else words.result())
+        terms, matches = self._search_words(query, pool) if words is None else words.result()
+        lexical = dict(matches)
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)
-        return _Candidates(similarity, lexical, degraded)
+        return _Candidates(similarity, lexical, degraded, terms)
 
     def _near(
         self,
@@ -259,7 +270,7 @@ class Retriever:
 
     def _floor(
         self,
-        query: str,
+        terms: QueryTerms,
         scored: Scored,
         fused: Fused,
         activation: _Activation,
@@ -269,7 +280,7 @@ class Retriever:
         """The relevance floor: the best ``limit`` scored memories that pass it
         (retrieval/floor.py), in order, each score completed with the evidence the floor read."""
         cfg = self.config
-        shares = self._words.shares(query, [row for row, _ in scored])
+        shares = self._words.shares(terms, [row for row, _ in scored])
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), cfg.floor.word_weight)
             for row, score in scored

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
-from cognitive_memory.core.validation import check_key
+from cognitive_memory.core.validation import MAX_QUERY_CHARS, check_key, check_text
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service.fields import optional
 from cognitive_memory.service.filters import RecallFilters, scope_filter
@@ -24,7 +24,7 @@ from cognitive_memory.service.paging import (
 )
 from cognitive_memory.service.records import LEVEL_NAMES, MemoryOut, memory_fields, memory_out, preview
 from cognitive_memory.service.trash import trashed_ids
-from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.storage.browse import TextMatch, VersionRow
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
@@ -180,14 +180,18 @@ def list_page(
     *,
     project: str,
     session: str | None = None,
+    text: str | None = None,
 ) -> ListResult:
     """A page of the memories of ``project`` and the global ones (as recall scopes them), highest
     ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page;
-    ``session`` is the caller's (``filters.session`` 'current')."""
+    ``session`` is the caller's (``filters.session`` 'current'). With ``text``, only memories whose
+    own text holds each of its words, a misspelt word matching its corrections from the store's
+    vocabulary too; exact matches come first."""
     order = checked_order(order_by)
     where = scope_filter(filters, project, session)
     after = decode_cursor(cursor, order) if cursor is not None else None
-    page = system.records.memories.browse(where, order, checked_size(limit), after)
+    match = None if text is None else _text_match(system, text)
+    page = system.records.memories.browse(where, order, checked_size(limit), after, match)
     return ListResult(
         order_by=order,
         total=page.total,
@@ -197,6 +201,14 @@ def list_page(
         if page.total
         else "No memories match",
     )
+
+
+def _text_match(system: CognitiveSystem, text: str) -> TextMatch:
+    """What list_memories' ``text`` matches; refused when it holds no word."""
+    match = system.records.words.text_match(check_text(text, field="text", limit=MAX_QUERY_CHARS))
+    if match is None:
+        raise InvalidInputError(f"`text` {text!r} holds no word to look for.", code="invalid_value")
+    return match
 
 
 def format_get(result: GetResult) -> str:

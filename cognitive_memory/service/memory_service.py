@@ -170,9 +170,11 @@ class MemoryService:
         *,
         project: str | None = None,
         session: str | None = None,
+        text: str | None = None,
     ) -> ListResult:
         """A page of the memories of the project and the global ones (as recall scopes them),
-        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page."""
+        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page.
+        ``text``: only memories holding each of its words (typo tolerant, exact matches first)."""
         return browse.list_page(
             self.system,
             filters,
@@ -181,6 +183,7 @@ class MemoryService:
             cursor,
             project=self.scope(project),
             session=self.session(session),
+            text=text,
         )
 
     # --- lifecycle --------------------------------------------------------------------------

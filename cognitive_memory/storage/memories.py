@@ -152,12 +152,17 @@ class Memories:
             last_rowid = rows[-1][-1]
 
     def browse(
-        self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
+        self,
+        where: VectorFilter,
+        order_by: str,
+        limit: int,
+        after: browse.PageKey | None = None,
+        text: browse.TextMatch | None = None,
     ) -> browse.MemoryPage:
-        """A page of the memories matching ``where``, highest ``order_by`` first (a key of
-        ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
+        """A page of the memories matching ``where`` (and ``text``), highest ``order_by`` first (a
+        key of ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
         page = self._db.read(
-            lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after)
+            lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after, text)
         )
         return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations
+from cognitive_memory.storage import associations, words
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -93,7 +93,7 @@ def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) ->
         )
     } - set(existing)
     conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
-    conn.executemany("DELETE FROM memory_words WHERE memory_rowid = ?", [(rowid,) for _, rowid in found])
+    words.forget_terms(conn, [rowid for _, rowid in found])
     conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
     queue_vector_writes(conn, existing, "delete", now)
     for memory_id in sorted(touched):

@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.service import (
     DEFAULT_PAGE_SIZE,
     MAX_CURSOR_CHARS,
@@ -41,6 +42,14 @@ def register(server: MCPServer[ServerState]) -> None:
     async def list_memories(
         ctx: Context[ServerState, Any],
         filters: RecallFilters | None = None,
+        text: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=MAX_QUERY_CHARS,
+                description="Each word must appear (typos tolerated).",
+            ),
+        ] = None,
         order_by: OrderBy = "created",
         limit: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE), JsonNumber] = DEFAULT_PAGE_SIZE,
         cursor: Annotated[
@@ -55,6 +64,8 @@ def register(server: MCPServer[ServerState]) -> None:
         scope = await call_project(ctx, project)
         service, session = service_of(ctx), call_session(ctx)
         result = await off_loop(
-            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope, session=session)
+            lambda: service.list_memories(
+                filters, order_by, limit, cursor, project=scope, session=session, text=text
+            )
         )
         return answer(result, format_list(result))

@@ -73,6 +73,20 @@ def test_list_pages_with_the_cursor_it_prints_and_filters_like_recall(data_dir: 
     assert later.exit_code == 0 and later.output.strip() == "📋 No memories match"
 
 
+def test_list_text_keeps_memories_holding_every_word_typos_tolerated(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    wanted = stored_id("Rotate the staging TLS certificate every sixty days.")
+    stored_id("Staging runs on three nodes behind one load balancer.")
+
+    found = json.loads(runner.invoke(app, ["list", "--text", "roatte certifcate", "--json"]).output)
+    wordless = runner.invoke(app, ["list", "--text", "?!"])
+
+    assert [m["id"] for m in found["memories"]] == [wanted]
+    assert wordless.exit_code == 1 and wordless.output.startswith("Error: `text` '?!' holds no word")
+
+
 def test_list_refuses_a_bad_cursor_order_date_or_limit_in_one_line(data_dir: Path) -> None:
     garbled = runner.invoke(app, ["list", "--cursor", "not-a-cursor"])
     order = runner.invoke(app, ["list", "--order-by", "random"])

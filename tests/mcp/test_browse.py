@@ -312,3 +312,22 @@ async def test_list_and_get_records_carry_no_nulls(client: Client) -> None:
     record = read["memories"][0]
     assert {"rank", "similarity_score", "score", "history", "source_date"}.isdisjoint(record)
     assert "next_cursor" not in listed and history["memories"][0]["history"][0]["version"] == 1
+
+
+async def test_list_memories_text_filter_tolerates_a_typo(client: Client) -> None:
+    wanted = await call(client, "store_memory", {"text": "Use context managers in Python to close files."})
+    await call(client, "store_memory", {"text": "The warehouse lives in eu-west-1."})
+
+    typo = await page(client, text="pyton contxt")
+    exact = await page(client, text="Python")
+    none = await page(client, text="zebra")
+
+    assert [m["id"] for m in typo["memories"]] == [wanted["memory_id"]] and typo["total"] == 1
+    assert [m["id"] for m in exact["memories"]] == [wanted["memory_id"]]
+    assert none["total"] == 0 and none["memories"] == []
+
+
+async def test_list_memories_refuses_a_text_without_a_word(client: Client) -> None:
+    body = await refusal(client, "list_memories", {"text": "?!"})
+
+    assert body["error"] == "invalid_value" and "no word" in body["message"]

@@ -170,3 +170,15 @@ async def test_when_nothing_is_relevant_the_answer_says_so(client: Client) -> No
     assert body is not None and body["total_results"] == 0
     assert body["message"].startswith("No memory is relevant enough to 'chocolate cake recipe")
     assert result.content[0].text == f"📋 {body['message']}"  # type: ignore[union-attr]  # a text block
+
+
+@pytest.mark.model
+async def test_a_misspelt_query_finds_the_memory_its_correction_names(client: Client) -> None:
+    stored = await call(
+        client, "store_memory", {"text": "We moved the orders database from MySQL to PostgreSQL last spring."}
+    )
+    await call(client, "store_memory", {"text": BACKUP})
+
+    body = await call(client, "recall_memories", {"query": "PostgrSQL"})
+
+    assert body["memories"]["core"][0]["id"] == stored["memory_id"]

@@ -17,6 +17,7 @@ from bench import (
     locomo,
     notes,
     offtopic,
+    spelling,
     suite,
     tool_bytes,
 )
@@ -36,6 +37,7 @@ BENCHMARKS = {
     "background-index": background_index.main,
     "compare-dumps": dumps.main,
     "tool-bytes": tool_bytes.main,
+    "spelling": spelling.main,
 }
 
 

@@ -44,20 +44,21 @@ def structured_chars(result: RecallResult) -> int:
     return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
-def _sizes(system: CognitiveSystem, result: RecallResult) -> tuple[int, int, int, int]:
+def _sizes(service: MemoryService, result: RecallResult) -> tuple[int, int, int, int]:
     """(memories, structured characters, text characters, the memories' own whole text)."""
     lists = result.memories
-    ids = [m.id for m in (*lists.core, *lists.peripheral, *lists.bridge)]
-    own = sum(len(m.content) for m in system.records.memories.get(ids))
+    ids = [m.id for m in (*lists.core, *lists.peripheral, *lists.bridge)]  # short in a brief answer
+    read = [service.read_memory(memory_id) for memory_id in ids]
+    own = sum(len(found.record.content) for found in read if found is not None)
     return len(ids), structured_chars(result), len(format_recall(result)), own
 
 
-def answer_sizes(system: CognitiveSystem, service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
+def answer_sizes(service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
     """Median sizes of the answers to ``queries`` in each detail (answers with no memory left out)."""
     report: dict[str, Any] = {}
     for detail in DETAILS:
         rows = [
-            _sizes(system, service.retrieve_memories(query, max_results=MAX_RESULTS, detail=detail))
+            _sizes(service, service.retrieve_memories(query, max_results=MAX_RESULTS, detail=detail))
             for query in queries
         ]
         found = [row for row in rows if row[0]]
@@ -94,14 +95,14 @@ def run(notes: Path, conversations: Path) -> dict[str, Any]:
         system, service = _store(encoder, Path(tmp), "readmes")
         try:
             service.load_markdown(str(notes / "readmes"))
-            result["readmes"] = answer_sizes(system, service, readme_queries)
+            result["readmes"] = answer_sizes(service, readme_queries)
         finally:
             system.close()
         system, service = _store(encoder, Path(tmp), "locomo")
         try:
             locomo.store_conversation(service, sample)
             asked = [question.text for question in locomo.questions(sample)]
-            result["locomo"] = answer_sizes(system, service, asked)
+            result["locomo"] = answer_sizes(service, asked)
         finally:
             system.close()
     return result

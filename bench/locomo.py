@@ -1,6 +1,6 @@
 """LoCoMo evidence retrieval through MemoryService: recall@5, recall@10 and MRR per category.
 
-    python -m bench locomo [--data PATH] [--conversations N] [--dump FILE]
+    python -m bench locomo [--data PATH] [--conversations N] [--dump FILE] [--misspell]
 
 Each dialogue turn is stored as ``[session date] Speaker: text`` (plus `` [image: caption]``),
 a fresh store per conversation; every question of categories 1-4 with evidence is asked, and the
@@ -11,6 +11,9 @@ recall@k = share of a question's evidence turns found in the top k, averaged ove
 peripheral list with their total scores, one JSON line each) on a fixed clock, for
 ``python -m bench compare-dumps`` before and after a refactor (see bench/dumps.py); such a run
 leaves bench/results/locomo.json as it was.
+
+--misspell asks every question with one or two of its content words misspelt (bench/misspell.py:
+seeded, the same set every run) and writes bench/results/locomo-misspelt.json.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import dumps
+from bench.misspell import misspell
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.service import MemoryService, StoreContext
@@ -103,10 +107,12 @@ def _conversation(
     encoder: Encoder,
     root: Path,
     dump: list[dict[str, Any]] | None,
+    misspelt: bool,
     words_in_index: bool = False,
 ) -> dict[str, Any]:
-    """Store and ask one conversation; with ``dump``, on a fixed clock, each ranking appended to it;
-    ``words_in_index``: recall searches the words in the vector index instead of FTS5."""
+    """Store and ask one conversation (each question misspelt when ``misspelt``); with ``dump``, on a
+    fixed clock, each ranking appended to it; ``words_in_index``: recall searches the words in the
+    vector index instead of FTS5."""
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
@@ -118,8 +124,9 @@ def _conversation(
         store_seconds = time.perf_counter() - started
         rows, latencies = [], []
         for number, question in enumerate(questions(sample)):
+            asked = misspell(question.text) if misspelt else question.text
             started = time.perf_counter()
-            result = service.retrieve_memories(question.text, ["core", "peripheral"], 10, False)
+            result = service.retrieve_memories(asked, ["core", "peripheral"], 10, False)
             latencies.append(time.perf_counter() - started)
             listed = [*result.memories.core, *result.memories.peripheral]
             ranked = [dia_of[m.id] for m in listed]
@@ -133,7 +140,7 @@ def _conversation(
                         key,
                         zip(ranked, scores, strict=True),
                         core=len(result.memories.core),
-                        text=question.text,
+                        text=asked,
                     )
                 )
         return {"rows": rows, "latencies": latencies, "turns": len(dia_of), "store_seconds": store_seconds}
@@ -154,6 +161,7 @@ def run(
     data: Path,
     limit: int | None = None,
     dump: list[dict[str, Any]] | None = None,
+    misspelt: bool = False,
     words_in_index: bool = False,
 ) -> dict[str, Any]:
     samples = json.loads(data.read_text())[:limit]
@@ -164,7 +172,7 @@ def run(
     stored, store_seconds = 0, 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for sample in samples:
-            outcome = _conversation(sample, encoder, Path(tmp), dump, words_in_index)
+            outcome = _conversation(sample, encoder, Path(tmp), dump, misspelt, words_in_index)
             rows += outcome["rows"]
             latencies += outcome["latencies"]
             stored += outcome["turns"]
@@ -178,6 +186,7 @@ def run(
         "benchmark": "locomo",
         "data": data.name,
         "conversations": len(samples),
+        "misspelt": misspelt,
         "turns_stored": stored,
         "store_mean_ms": round(store_seconds / max(stored, 1) * 1000, 2),
         "recall_p50_ms": round(statistics.median(latencies) * 1000, 2),
@@ -188,7 +197,8 @@ def run(
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        f"LoCoMo {result['data']}: {result['conversations']} conversations, {result['turns_stored']} turns",
+        f"LoCoMo {result['data']}: {result['conversations']} conversations, {result['turns_stored']} turns"
+        + (", misspelt questions" if result["misspelt"] else ""),
         f"{'category':<16} {'questions':>9} {'R@5':>7} {'R@10':>7} {'MRR':>7}",
     ]
     for name, row in [*result["categories"].items(), ("overall", result["overall"])]:
@@ -203,17 +213,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
+    parser.add_argument("--misspell", action="store_true", help="ask every question misspelt")
     parser.add_argument(
         "--words", choices=("fts5", "index"), default="fts5", help="search words in FTS5 or the vector index"
     )
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None
     with dumps.repeatable_ids() if dump is not None else contextlib.nullcontext():
-        result = run(args.data, args.conversations, dump, words_in_index=args.words == "index")
+        result = run(args.data, args.conversations, dump, args.misspell, words_in_index=args.words == "index")
     if dump is not None:
         dumps.write(args.dump, dump)
     else:  # a dump runs on a fixed clock: its figures are not the benchmark's results
         RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "locomo.json").write_text(json.dumps(result, indent=2) + "\n")
+        name = "locomo-misspelt.json" if args.misspell else "locomo.json"
+        (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))  # noqa: T201 - the benchmark's report goes to stdout
     print(json.dumps(result, indent=2))  # noqa: T201

@@ -1,6 +1,6 @@
 """Recall on notes, not chat: the npm READMEs of ../shared/data/npm-readmes.
 
-python -m bench notes [--data PATH] [--dump FILE]
+python -m bench notes [--data PATH] [--dump FILE] [--misspell]
 
 Loads every README as `memory_system load` does (one memory per section), asks each package's
 own one-line description (which never names the package) and counts a hit at k when a memory of
@@ -13,6 +13,9 @@ and MiniLM alone (exact cosine over every stored vector). Results go to
 section path and part, with their scores, one JSON line each) on a fixed clock, for
 ``python -m bench compare-dumps`` before and after a refactor (see bench/dumps.py); such a run
 leaves bench/results/notes.json as it was.
+
+--misspell asks every description with one or two of its content words misspelt
+(bench/misspell.py: seeded, the same set every run) and writes bench/results/notes-misspelt.json.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import numpy as np
 
 from bench import dumps
 from bench.latency import RESULTS
+from bench.misspell import misspell
 from cognitive_memory.core import CognitiveMemory
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.service import MemoryService
@@ -122,10 +126,15 @@ def _score(
     }
 
 
-def run(data: Path, dump: list[dict[str, Any]] | None = None, words_in_index: bool = False) -> dict[str, Any]:
-    """The three rankings' scores; with ``dump``, on a fixed clock, each ranking appended to it;
-    ``words_in_index``: recall searches the words in the vector index instead of FTS5."""
+def run(
+    data: Path, dump: list[dict[str, Any]] | None = None, misspelt: bool = False, words_in_index: bool = False
+) -> dict[str, Any]:
+    """The three rankings' scores (of misspelt queries when ``misspelt``); with ``dump``, on a fixed
+    clock, each ranking appended to it; ``words_in_index``: recall searches the words in the vector
+    index instead of FTS5."""
     queries = json.loads((data / "queries.json").read_text())
+    if misspelt:
+        queries = [{**entry, "query": misspell(entry["query"])} for entry in queries]
     settings = Settings(env_file=None)
     encoder = model_encoder(settings)
     encoder.warm_up()
@@ -153,12 +162,19 @@ def run(data: Path, dump: list[dict[str, Any]] | None = None, words_in_index: bo
             }
         finally:
             system.close()
-    return {"benchmark": "notes", "packages": len(queries), "memories": loaded.chunks.added, **scores}
+    return {
+        "benchmark": "notes",
+        "misspelt": misspelt,
+        "packages": len(queries),
+        "memories": loaded.chunks.added,
+        **scores,
+    }
 
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        f"npm READMEs: {result['packages']} packages, {result['memories']} memories",
+        f"npm READMEs: {result['packages']} packages, {result['memories']} memories"
+        + (", misspelt queries" if result["misspelt"] else ""),
         f"{'ranking':<8} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'p50 ms':>7}",
     ]
     for name in ("recall", "bm25", "minilm"):
@@ -174,17 +190,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench notes", description=__doc__)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
+    parser.add_argument("--misspell", action="store_true", help="ask every description misspelt")
     parser.add_argument(
         "--words", choices=("fts5", "index"), default="fts5", help="search words in FTS5 or the vector index"
     )
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None
     with dumps.repeatable_ids() if dump is not None else contextlib.nullcontext():
-        result = run(args.data, dump, words_in_index=args.words == "index")
+        result = run(args.data, dump, args.misspell, words_in_index=args.words == "index")
     if dump is not None:
         dumps.write(args.dump, dump)
     else:  # a dump runs on a fixed clock: its figures are not the benchmark's results
         RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "notes.json").write_text(json.dumps(result, indent=2) + "\n")
+        name = "notes-misspelt.json" if args.misspell else "notes.json"
+        (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
     print(table(result))  # noqa: T201 - the benchmark's report goes to stdout
     print(json.dumps(result, indent=2))  # noqa: T201

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from datetime import datetime
 
+from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.records import EDITABLE_FIELDS, MemoryEdit, apply_edit
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import EditConflictError, InvalidInputError, NotFoundError
@@ -65,6 +66,21 @@ class Edits:
     def _update_once(
         self, memory_id: str, edit: MemoryEdit, session_id: str | None, expected_revision: str | None
     ) -> UpdateOutcome:
+        previous, memory, changed = self.plan(memory_id, edit, expected_revision)
+        if not changed:
+            return UpdateOutcome(previous, ())
+        if "content" in changed:
+            memory = dataclasses.replace(
+                memory, cognitive_embedding=self._encoder.encode([memory.content])[0]
+            )
+        version = self._records.memories.rewrite(memory, previous, session_id)
+        return UpdateOutcome(memory, changed, version, queued=not self._replication.index([memory]))
+
+    def plan(
+        self, memory_id: str, edit: MemoryEdit, expected_revision: str | None = None
+    ) -> tuple[CognitiveMemory, CognitiveMemory, tuple[str, ...]]:
+        """What ``update`` would make of the memory, checked as it checks it, writing nothing: the
+        memory as it is, as it would be (its vector not yet embedded again), and the fields changed."""
         (previous,) = self._records.memories.get([memory_id]) or (None,)
         if previous is None:
             raise NotFoundError(unknown([memory_id]))
@@ -75,8 +91,6 @@ class Edits:
             )
         memory = apply_edit(previous, edit, self._clock())
         changed = tuple(name for name in EDITABLE_FIELDS if getattr(memory, name) != getattr(previous, name))
-        if not changed:
-            return UpdateOutcome(previous, ())
         if "content" in changed:
             same = self._records.memories.find_same_text(memory.content, memory.project)
             if same is not None and same.id != memory.id:
@@ -85,8 +99,4 @@ class Edits:
                     "of the two instead of making them equal.",
                     code="duplicate",
                 )
-            memory = dataclasses.replace(
-                memory, cognitive_embedding=self._encoder.encode([memory.content])[0]
-            )
-        version = self._records.memories.rewrite(memory, previous, session_id)
-        return UpdateOutcome(memory, changed, version, queued=not self._replication.index([memory]))
+        return previous, memory, changed

@@ -12,10 +12,11 @@ from typing import Any
 
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
-from cognitive_memory.core.records import check_kind, check_level, new_memory
+from cognitive_memory.core.records import MemoryEdit, check_kind, check_level, new_memory
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
     check_importance,
+    check_key,
     check_metadata,
     check_tags,
     check_text,
@@ -110,49 +111,120 @@ class CognitiveSystem:
         *,
         hierarchy_level: int | None = None,
         memory_type: str | None = None,
-        importance_score: float = 0.5,
-        tags: Sequence[str] = (),
+        importance_score: float | None = None,
+        tags: Sequence[str] | None = None,
         metadata: Mapping[str, Any] | None = None,
         source_date: datetime | None = None,
         session_id: str | None = None,
         project: str = DEFAULT_PROJECT,
         source: SourceKind = SourceKind.BY_HAND,
         speaker: str | None = None,
+        key: str | None = None,
+        dry_run: bool = False,
     ) -> StoreOutcome:
         """Validate, embed, commit to SQLite, then index the vector (queued if the index fails).
 
         Memories stored in sequence with the same ``session_id`` become neighbours in time. The
         same text (whitespace and case aside) already in ``project`` is not stored again: its
-        access is refreshed and it comes back as a duplicate.
+        access is refreshed and it comes back as a duplicate (taking ``key`` if it had none). A
+        ``key`` held in ``project`` updates its memory instead: the text and the fields given
+        (None: not given). ``dry_run`` writes nothing and says what the store would do.
         """
         content = check_text(text)
         level, kind = classify(content, check_level(hierarchy_level), check_kind(memory_type))
-        importance, labels, extra = (
-            check_importance(importance_score),
-            check_tags(tags),
-            check_metadata(metadata),
-        )
+        importance = check_importance(0.5 if importance_score is None else importance_score)
+        labels, extra = check_tags(tags or ()), check_metadata(metadata)
+        named = check_key(key) if key is not None else None
+        edit = MemoryEdit(content, tags, importance_score, hierarchy_level, memory_type, extra or None)
+        held = self._holder(named, project)
+        if held is not None:
+            return self._store_over(held, edit, session_id, dry_run)
         existing = self.records.memories.find_same_text(content, project)
         if existing is not None:
-            self.records.memories.record_access([existing.id], self._clock())
-            return StoreOutcome(existing, duplicate=True, novelty=0.0)
+            return self._already_stored(existing, named, dry_run)
         vector = self.encoder.encode([content])[0]
-        novelty, similar = self._novelty(vector, project)
-        now = self._clock()
         memory = new_memory(
-            content, vector, level, kind, now, importance, labels, extra, source_date, session_id, project
+            content,
+            vector,
+            level,
+            kind,
+            self._clock(),
+            importance,
+            labels,
+            extra,
+            source_date,
+            session_id,
+            project,
         )
-        memory = dataclasses.replace(memory, source=source, speaker=speaker)
-        outcome = self._commit([memory])[0]
+        memory = dataclasses.replace(memory, source=source, speaker=speaker, key=named)
+        return self._add(memory, vector, edit, dry_run)
+
+    def _add(self, memory: CognitiveMemory, vector: Vector, edit: MemoryEdit, dry_run: bool) -> StoreOutcome:
+        """Commit a new memory (unless ``dry_run``) with its novelty and near duplicates; its key
+        taken by another store meanwhile makes it an update of that one."""
+        novelty, similar = self._novelty(vector, memory.project)
+        if dry_run:
+            return StoreOutcome(memory, novelty=novelty, similar=similar)
+        try:
+            outcome = self._commit([memory])[0]
+        except StorageError:
+            held = self._holder(memory.key, memory.project)
+            if held is None:
+                raise
+            return self._store_over(held, edit, memory.session_id, dry_run)
         return dataclasses.replace(outcome, novelty=novelty, similar=similar)
 
-    def _novelty(self, vector: Vector, project: str) -> tuple[float | None, tuple[VectorHit, ...]]:
-        """1 minus the highest cosine to a memory of ``project``, and the near duplicates."""
+    def _holder(self, key: str | None, project: str) -> CognitiveMemory | None:
+        """The memory of ``project`` holding ``key``, if any."""
+        return next(iter(self.records.memories.keyed([key], [project])), None) if key else None
+
+    def _store_over(
+        self, held: CognitiveMemory, edit: MemoryEdit, session_id: str | None, dry_run: bool
+    ) -> StoreOutcome:
+        """A store under the key ``held`` holds: an update of it (or, in a dry run, its plan)."""
+        if not dry_run:
+            done = self.edits.update(held.id, edit, session_id=session_id)
+            changed = bool(done.changed)
+            return StoreOutcome(done.memory, done.queued, not changed, updated=changed, version=done.version)
+        _, memory, changed_fields = self.edits.plan(held.id, edit)
+        vector = held.cognitive_embedding
+        if "content" in changed_fields or vector is None:
+            vector = self.encoder.encode([memory.content])[0]
+        novelty, similar = self._novelty(vector, held.project, excluding=held.id)
+        return StoreOutcome(
+            memory,
+            duplicate=not changed_fields,
+            novelty=novelty,
+            similar=similar,
+            updated=bool(changed_fields),
+        )
+
+    def _already_stored(self, existing: CognitiveMemory, key: str | None, dry_run: bool) -> StoreOutcome:
+        """The memory already holding a text stored again; it takes ``key`` if it had none."""
+        if key is not None and existing.key != key:
+            if existing.key is not None or not (dry_run or self.records.memories.set_key(existing.id, key)):
+                raise InvalidInputError(
+                    f"Memory {existing.id} already holds this text"
+                    + (f" under the key {existing.key!r}" if existing.key else "")
+                    + ": store under its key, or change one of the two texts.",
+                    code="duplicate",
+                )
+            existing = dataclasses.replace(existing, key=key)
+        if not dry_run:
+            self.records.memories.record_access([existing.id], self._clock())
+        return StoreOutcome(existing, duplicate=True, novelty=0.0)
+
+    def _novelty(
+        self, vector: Vector, project: str, excluding: str | None = None
+    ) -> tuple[float | None, tuple[VectorHit, ...]]:
+        """1 minus the highest cosine to a memory of ``project`` (other than ``excluding``), and
+        the near duplicates."""
         try:
             where = self.records.memories.index_filter(VectorFilter(projects=(project,)))
-            hits = self.vectors.search(vector, SIMILAR_LIMIT, where)
+            hits = self.vectors.search(vector, SIMILAR_LIMIT + (excluding is not None), where)
         except StorageError:
             return None, ()
+        hits = [hit for hit in hits if hit.id != excluding][:SIMILAR_LIMIT]
         if not hits:
             return 1.0, ()
         similar = tuple(hit for hit in hits if hit.score >= self.near_duplicate)

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from cognitive_memory.core.memory import LOADED_KINDS, SourceKind
-from cognitive_memory.core.validation import MAX_QUERY_CHARS
+from cognitive_memory.core.validation import MAX_QUERY_CHARS, check_session
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service import (
     BriefMemoryOut,
@@ -237,6 +237,15 @@ def _keep_session(service: MemoryService, request: HookRequest) -> HookAnswer:
         tags=[*SESSION_TAGS, tag],
         project=project,
         source_info="Claude Code session transcript",
+        session=_session_name(session_id),
     )
     stored = service.store_experience(text, context)
     return HookAnswer(note=f"session {session_id} kept as memory {stored.memory_id}{unread}")
+
+
+def _session_name(session_id: str) -> str | None:
+    """Claude Code's session id as the memory's session (None, the server's, if no session name)."""
+    try:
+        return check_session(session_id)
+    except InvalidInputError:
+        return None

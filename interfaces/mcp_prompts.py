@@ -15,16 +15,28 @@ from pydantic import Field
 from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.service import LESSON_PLACEMENT, ListResult, format_recall
 from interfaces.mcp_reads import LESSONS, current_project, facade_call
-from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
 from interfaces.mcp_tools.state import ServerState, service_of
 
-__all__ = ["KNOWN_LESSONS", "RECALL_LIMIT", "register"]
+__all__ = ["KNOWN_LESSONS", "RECALL_LIMIT", "REFLECTION_PROMPT", "register"]
 
 # Lessons already recorded that ``reflect`` shows (so the new ones add to them), and memories
 # ``recall-context`` puts in its message.
 KNOWN_LESSONS = 10
 RECALL_LIMIT = 10
 LESSON_PREVIEW = 300
+
+REFLECTION_PROMPT = """Record a lesson from this session for a future session after complete amnesia.
+
+Consider what would be valuable for that future session:
+- What key insights or discoveries emerged from this work?
+- What patterns or systematic approaches proved effective?
+- What technical solutions worked (or failed) and why?
+- What context about the current project or problem would be essential?
+- What warnings or gotchas should be remembered?
+- What approaches or tools showed promise for future use?
+
+Frame the lesson as if speaking to a future version of yourself who remembers nothing about this
+session but needs to pick up where you left off. Lessons are boosted in later recalls."""
 
 RECORD_STEP = (
     "Then record each lesson (one to three is typical; none if nothing new was learned) with the "

@@ -24,7 +24,6 @@ from mcp.types import (
     TextContent,
 )
 from mcp.types import Resource as MCPResource
-from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
@@ -34,7 +33,6 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.mcp_tools.arguments import closed, names_at
-from interfaces.schema_inline import inline_schema
 from interfaces.stdio_lines import AnsweringBadLines, StdinLines, claimed_stdin
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
@@ -132,17 +130,7 @@ def _prompt_error(name: str, exc: ValueError) -> MCPError:
 
 
 class MemoryServer(MCPServer[ServerState]):
-    """MCPServer whose tool failures always carry the structured error body, and whose output
-    schemas are published inlined (cheaper for clients to validate against; same documents)."""
-
-    async def list_tools(self) -> list[MCPTool]:
-        tools = await super().list_tools()
-        return [
-            tool.model_copy(update={"output_schema": inline_schema(tool.output_schema)})
-            if tool.output_schema
-            else tool
-            for tool in tools
-        ]
+    """MCPServer whose tool failures always carry the structured error body."""
 
     async def list_resources(self) -> list[MCPResource]:
         """The registered resources and the project lists, which are templates (see mcp_resources)."""

@@ -18,6 +18,7 @@ from memory_system.options import (
     JsonOption,
     LevelsOption,
     ProjectOption,
+    SessionOption,
     SourcesOption,
     TagsOption,
     TypesOption,
@@ -36,17 +37,24 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
     @app.command(name="get")
     def get_command(
-        memory_ids: Annotated[list[str], typer.Argument(help="The ids of the memories to read.")],
+        memory_ids: Annotated[
+            list[str] | None, typer.Argument(help="The ids of the memories to read.")
+        ] = None,
+        key: Annotated[
+            list[str] | None,
+            typer.Option("--key", help="Read the memory stored under this key (repeatable)."),
+        ] = None,
         history: Annotated[
             bool, typer.Option("--history", help="Also show earlier versions, oldest first.")
         ] = False,
+        project: ProjectOption = None,
         as_json: JsonOption = False,
     ) -> None:
-        """Show memories whole by id (exit 3 if some were not found)."""
+        """Show memories whole by id or key (exit 3 if some were not found)."""
         from cognitive_memory.service import format_get
 
         with facade() as service:
-            result = service.get_memories(memory_ids, include_history=history)
+            result = service.get_memories(memory_ids or [], history, key or [], project=project)
         emit(result, format_get(result), as_json)
         if result.missing:
             raise typer.Exit(code=EXIT_MISSING)
@@ -61,6 +69,9 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         ] = "created",
         limit: Annotated[int, typer.Option(min=1, max=100, help="Most memories on the page.")] = 20,
         cursor: Annotated[str | None, typer.Option(help="The next cursor a previous page printed.")] = None,
+        text: Annotated[
+            str | None, typer.Option(help="Only memories holding each of these words (typos tolerated).")
+        ] = None,
         tag: TagsOption = None,
         level: LevelsOption = None,
         memory_type: TypesOption = None,
@@ -69,12 +80,13 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         in_project: InProjectOption = None,
         after: AfterOption = None,
         before: BeforeOption = None,
+        session: SessionOption = None,
         as_json: JsonOption = False,
     ) -> None:
         """List memories of the project (and global ones) without a query, a page at a time."""
         from cognitive_memory.service import format_list
 
-        filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
+        filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
         with facade() as service:
-            result = service.list_memories(filters, order_by, limit, cursor, project=project)
+            result = service.list_memories(filters, order_by, limit, cursor, project=project, text=text)
         emit(result, format_list(result), as_json)

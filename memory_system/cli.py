@@ -41,6 +41,7 @@ from memory_system.options import (
     JsonOption,
     LevelsOption,
     ProjectOption,
+    SessionOption,
     SourcesOption,
     TagsOption,
     TypesOption,
@@ -168,15 +169,25 @@ def store(
     text: Annotated[str, typer.Argument(help="The content to remember ('-': read it from stdin).")],
     level: Annotated[int | None, typer.Option(min=0, max=2, help="0 concept, 1 context, 2 episode.")] = None,
     memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
-    importance: Annotated[float, typer.Option(min=0.0, max=1.0, help="0.0 to 1.0.")] = 0.5,
+    importance: Annotated[
+        float | None, typer.Option(min=0.0, max=1.0, help="0.0 to 1.0 [default: 0.5].", show_default=False)
+    ] = None,
     tag: Annotated[list[str] | None, typer.Option(help="A tag (repeatable).")] = None,
     speaker: Annotated[
         str | None, typer.Option(help="Who said it: the memory is a turn of a conversation.")
     ] = None,
+    key: Annotated[
+        str | None, typer.Option(help="Its name in the project: a key already held updates that memory.")
+    ] = None,
+    session: Annotated[str | None, typer.Option(help="The session it belongs to (its id).")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Store nothing: say what storing would do.")
+    ] = False,
     project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Store one memory (the same text again in the project is reported, not stored twice)."""
+    """Store one memory (the same text again in the project is reported, not stored twice; under a
+    held --key, that memory is updated)."""
     from cognitive_memory.service import StoreContext, format_store
 
     if text == "-":
@@ -186,12 +197,14 @@ def store(
         hierarchy_level=level,
         memory_type=memory_type,
         importance_score=importance,
-        tags=tag or [],
+        tags=tag,
         project=project,
         speaker=speaker,
+        key=key,
+        session=session,
     )
     with open_facade() as service:
-        result = service.store_experience(text, context)
+        result = service.store_experience(text, context, dry_run=dry_run)
         emit(result, format_store(result), as_json)
 
 
@@ -219,12 +232,13 @@ def recall(
     in_project: InProjectOption = None,
     after: AfterOption = None,
     before: BeforeOption = None,
+    session: SessionOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memories of the project (and global ones) for a query, optionally filtered."""
     from cognitive_memory.service import format_recall
 
-    filters = recall_filters(tag, level, memory_type, source, in_project, after, before)
+    filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
     settings = load_settings()
     most = settings.recall.max_memories_per_query
     if max_results is None:

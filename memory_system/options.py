@@ -24,6 +24,7 @@ __all__ = [
     "JsonOption",
     "LevelsOption",
     "ProjectOption",
+    "SessionOption",
     "SourcesOption",
     "TagsOption",
     "TypesOption",
@@ -82,6 +83,9 @@ SourcesOption = Annotated[
     list[str] | None, typer.Option("--source", help="Only markdown, git or session_lesson (repeatable).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+SessionOption = Annotated[
+    str | None, typer.Option("--session", help="Only memories stored in this session (its id).")
+]
 AfterOption = Annotated[
     str | None, typer.Option("--after", help="Only memories stored at or after this ISO 8601 date or time.")
 ]
@@ -130,6 +134,7 @@ def recall_filters(
     projects: list[str] | None,
     after: str | None,
     before: str | None,
+    session: str | None = None,
 ) -> RecallFilters:
     """The filters of ``recall`` and ``list`` from their options."""
     from cognitive_memory.service import RecallFilters
@@ -143,4 +148,5 @@ def recall_filters(
         projects=projects,
         created_after=after,
         created_before=before,
+        session=session,
     )

@@ -96,7 +96,8 @@ class CognitiveMemory:
     ``metadata`` is the rest, the caller's and the loader's own details. ``session_id`` names the
     server session (or loader run) that stored it: memories stored in sequence in one session
     become neighbours in time. ``project`` scopes it (``global`` memories are seen from every
-    project).
+    project). ``key`` is the caller's name for it, unique among the live memories of its project
+    (``core.validation.check_key``): storing under a key held updates the memory holding it.
     """
 
     id: str
@@ -118,6 +119,7 @@ class CognitiveMemory:
     source: SourceKind = SourceKind.BY_HAND
     speaker: str | None = None
     origin: str | None = None
+    key: str | None = None
 
     @property
     def shown_metadata(self) -> dict[str, Any]:

@@ -14,15 +14,19 @@ from cognitive_memory.errors import InvalidInputError
 
 __all__ = [
     "ALL_PROJECTS",
+    "CURRENT_SESSION",
+    "MAX_KEY_CHARS",
     "MAX_PROJECT_CHARS",
     "MAX_QUERY_CHARS",
     "MAX_TAGS",
     "MAX_TAG_CHARS",
     "MAX_TEXT_CHARS",
     "check_importance",
+    "check_key",
     "check_memory_id",
     "check_metadata",
     "check_project",
+    "check_session",
     "check_tags",
     "check_text",
     "is_blank",
@@ -37,6 +41,11 @@ MAX_PROJECT_CHARS = 100
 # filters.projects: ["*"] searches every project, so no project is named "*".
 ALL_PROJECTS = "*"
 _PROJECT = re.compile(r"^[^\x00-\x1f\x7f*]+$")
+MAX_KEY_CHARS = 100
+# Keys and session names: letters, digits and . _ : / - (no spaces), so they read as one word.
+_NAME = re.compile(r"[\w.:/-]+")
+# filters.session: "current" names the session of the call, so no session is named so.
+CURRENT_SESSION = "current"
 # Categories that print nothing: controls (NUL...), format characters (zero-width space, joiners,
 # BOM, soft hyphen) and separators; plus the default-ignorable letters and marks among the rest.
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp"})
@@ -153,3 +162,34 @@ def check_memory_id(value: str, *, field: str = "id") -> str:
         "(memory ids are UUIDs: give it one, e.g. from `uuidgen`).",
         code="invalid_id",
     )
+
+
+def check_key(value: str, *, field: str = "key") -> str:
+    """A memory's key as stored: stripped and lower-cased (``Coding-Style`` and ``coding-style``
+    are one key), 1-100 letters, digits or ``. _ : / -``; or why it cannot be used."""
+    key = value.strip().lower() if isinstance(value, str) else ""
+    if not key or len(key) > MAX_KEY_CHARS or not _NAME.fullmatch(key):
+        raise InvalidInputError(
+            f"`{field}` is {value!r}; a key is 1-{MAX_KEY_CHARS} letters, digits or . _ : / - "
+            "(no spaces; case is ignored).",
+            code="invalid_value",
+        )
+    return key
+
+
+def check_session(value: str, *, field: str = "session") -> str:
+    """A session name as given (case kept), 1-100 letters, digits or ``. _ : / -``, never
+    ``current`` (filters.session's word for the caller's own); or why it cannot be used."""
+    session = value.strip() if isinstance(value, str) else ""
+    if (
+        not session
+        or len(session) > MAX_KEY_CHARS
+        or not _NAME.fullmatch(session)
+        or session == CURRENT_SESSION
+    ):
+        raise InvalidInputError(
+            f"`{field}` is {value!r}; a session is 1-{MAX_KEY_CHARS} letters, digits or . _ : / -, "
+            f"not {CURRENT_SESSION!r}.",
+            code="invalid_value",
+        )
+    return session

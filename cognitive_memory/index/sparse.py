@@ -24,6 +24,9 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from cognitive_memory.core import terms as tokenizer
+from cognitive_memory.core.spelling import QueryTerms
+
 __all__ = [
     "AVERAGE_DRIFT",
     "B",
@@ -36,6 +39,7 @@ __all__ = [
     "drifted",
     "query_vector",
     "term_id",
+    "words_query",
 ]
 
 # The name of the sparse vector beside the dense one in every backend.
@@ -104,6 +108,13 @@ def query_vector(terms: Iterable[tuple[str, float]]) -> SparseVector:
         summed[key] = summed.get(key, 0.0) + weight
     indices = sorted(summed)
     return SparseVector(tuple(indices), tuple(summed[i] for i in indices))
+
+
+def words_query(query: QueryTerms) -> SparseVector:
+    """A recall's query vector: each word and correction of ``query`` as the index's terms (the
+    tokenizer may split one word into several), each weighing its word's weight (1 as typed, below
+    1 a correction)."""
+    return query_vector((term, weight) for word, weight in query.pairs() for term in tokenizer.terms(word))
 
 
 def drifted(weighted_with: float, current: float) -> bool:

@@ -6,7 +6,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -61,7 +61,9 @@ class VectorHit:
 @dataclass(frozen=True, slots=True)
 class VectorFilter:
     """Conditions on the payload: each non-empty field must match one of its values, and
-    ``created_at`` (seconds since the epoch) must lie in [created_after, created_before)."""
+    ``created_at`` (seconds since the epoch) must lie in [created_after, created_before).
+    ``sessions`` (the session that stored a memory) is not in the index's payload: SQLite
+    applies it (``without_sessions`` is what the index is given)."""
 
     hierarchy_levels: tuple[int, ...] = ()
     memory_types: tuple[str, ...] = ()
@@ -70,6 +72,7 @@ class VectorFilter:
     projects: tuple[str, ...] = ()
     created_after: float | None = None
     created_before: float | None = None
+    sessions: tuple[str, ...] = ()
 
     def conditions(self) -> dict[str, tuple[Any, ...]]:
         """Field name to accepted values, for the non-empty fields."""
@@ -87,9 +90,15 @@ class VectorFilter:
         return self.created_after is not None or self.created_before is not None
 
     def is_empty(self) -> bool:
-        return not self.conditions() and not self.has_range
+        return not self.conditions() and not self.has_range and not self.sessions
+
+    def without_sessions(self) -> VectorFilter:
+        """The conditions the index can apply (all but ``sessions``)."""
+        return replace(self, sessions=()) if self.sessions else self
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
+        if self.sessions and payload.get("session_id") not in self.sessions:
+            return False
         for name, values in self.conditions().items():
             held = payload.get(name)
             held_values = held if isinstance(held, list) else [held]

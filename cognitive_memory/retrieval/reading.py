@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow
@@ -28,6 +29,10 @@ class MemoryReads(Protocol):
 
     def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
         """The few fields ranking needs, for many candidates at once."""
+        ...
+
+    def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
+        """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
         ...
 
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
@@ -54,11 +59,16 @@ class LinkReads(Protocol):
 class WordReads(Protocol):
     """The lexical index."""
 
-    def search(self, text: str, limit: int) -> list[tuple[str, float]]:
-        """The ``limit`` best word matches of ``text`` as (memory id, score), best first."""
+    def query_terms(self, text: str) -> QueryTerms:
+        """The text's words as (term, weight) pairs per word, each misspelt word with its
+        corrections from the store's vocabulary (``core/spelling.py``)."""
         ...
 
-    def shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
+    def search(self, query: QueryTerms, limit: int) -> list[tuple[str, float]]:
+        """The ``limit`` best word matches of the query's terms as (memory id, score), best first."""
+        ...
+
+    def shares(self, query: QueryTerms, rows: Sequence[RankingRow]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity."""
         ...
 

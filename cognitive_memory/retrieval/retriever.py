@@ -12,24 +12,25 @@ from datetime import datetime
 from functools import partial
 
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
+from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.strength import effective_strength
-from cognitive_memory.core.terms import terms
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index.sparse import SparseVector, query_vector
-from cognitive_memory.index.vector_store import VectorFilter, VectorStore
+from cognitive_memory.index.sparse import words_query
+from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.conversation import ConversationStage
+from cognitive_memory.retrieval.exact import nearest, session_vectors
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import RecallReads
 from cognitive_memory.retrieval.results import RankedMemory, RetrievalResult, split_core
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.succession import successors_first
-from cognitive_memory.storage.associations import Graph, query_words
+from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow
 
-__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever", "query_words_vector"]
+__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever", "WordMatches"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,8 @@ class RetrievalConfig:
     ``conversation`` turns on the conversation stage (retrieval/conversation.py): off, turns rank
     as any memory. ``words_in_index`` searches the words as sparse vectors in the vector index, in
     the same call as the meaning (``index/sparse.py``), instead of SQLite FTS5: off until every
-    memory's words are indexed and the benchmarks hold (FTS5 still answers when the index fails)."""
+    memory's words are indexed and the benchmarks hold (FTS5 still answers when the index fails,
+    and under a session filter, whose meaning is searched exactly in SQLite)."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5
@@ -73,6 +75,7 @@ class _Candidates:
     similarity: dict[str, float]
     lexical: dict[str, float]
     degraded: bool
+    terms: QueryTerms
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,8 @@ class _Activation:
 
 
 Fused = dict[str, tuple[float, float, float]]
+# A query's terms (corrected against the store's vocabulary) and their best word matches.
+WordMatches = tuple[QueryTerms, list[tuple[str, float]]]
 Scored = list[tuple[RankingRow, ScoreBreakdown]]
 
 
@@ -109,7 +114,7 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
         max_total: int | None = None,
-        words: Future[list[tuple[str, float]]] | None = None,
+        words: Future[WordMatches] | None = None,
     ) -> RetrievalResult:
         """Recall's stages, in order (docs/recall.md#how-recall-works): candidates from meaning and
         words, their fusion, activation over links, ranking on light rows, the relevance floor, the
@@ -118,30 +123,37 @@ class Retriever:
         floor. ``words``, when given, is the word search of ``words_beside`` under way beside the
         query's embedding; otherwise the words are searched here."""
         searched = self._memories.index_filter(where)
-        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words)
+        session = session_vectors(self._memories, where)
+        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words, session)
         fused = fuse(found.similarity, found.lexical, self.config.semantic_weight)
         conversation = self._conversation(query, fused)
         activation = self._activation(fused, conversation)
         rows = self._rows(fused, activation, where)
         scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
-        best = self._floor(query, scored, fused, activation, conversation, max_results)
+        best = self._floor(found.terms, scored, fused, activation, conversation, max_results)
         core, peripheral = self._returned(best)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
-        bridges = self._bridges(query_vector, core, peripheral, searched)[:room] if wanted else []
+        bridges = self._bridges(query_vector, core, peripheral, searched, session)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, found.degraded)
 
     def pool_size(self, max_results: int) -> int:
         """How many candidates each search (meaning, words) offers for ``max_results``."""
         return max(self.config.candidate_pool, max_results * 3)
 
-    def words_beside(self, query: str, max_results: int) -> Callable[[], list[tuple[str, float]]] | None:
+    def words_beside(self, query: str, max_results: int) -> Callable[[], WordMatches] | None:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
         the query is embedded (``QueryEncoder.embed_query``), in a store where that pays: one of
         more than WORDS_BESIDE_FROM memories. None in a smaller one: ``retrieve`` searches itself."""
         if self.config.words_in_index or not self.words_beside_pays():
             return None
-        return partial(self._words.search, query, self.pool_size(max_results))
+        return partial(self._search_words, query, self.pool_size(max_results))
+
+    def _search_words(self, query: str, pool: int) -> WordMatches:
+        """The query's terms, corrected against the store's vocabulary, and their ``pool`` best
+        word matches."""
+        terms = self._words.query_terms(query)
+        return terms, self._words.search(terms, pool)
 
     def words_beside_pays(self) -> bool:
         """True when the store is large enough for its word search to pay for a thread of its own."""
@@ -153,19 +165,18 @@ class Retriever:
         query_vector: Vector,
         pool: int,
         where: VectorFilter | None,
-        words: Future[list[tuple[str, float]]] | None,
+        words: Future[WordMatches] | None,
+        session: dict[str, Vector] | None = None,
     ) -> _Candidates:
-        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity) and the ``pool`` best
-        word matches, each word match given its cosine from SQLite's vector."""
-        matched: list[tuple[str, float]] | None = None
+        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity; of ``session``'s
+        when given) and the ``pool`` best word matches, each given its cosine from SQLite's vector.
+        With ``words_in_index`` and no session, one call to the index finds both."""
+        matched: WordMatches | None = None
         try:
-            if self.config.words_in_index:
-                hits, word_hits = self._vectors.search_with_words(
-                    query_vector, query_words_vector(query), pool, where, precise=True
-                )
-                matched = [(hit.id, hit.score) for hit in word_hits]
+            if self.config.words_in_index and session is None:
+                hits, matched = self._near_and_words(query, query_vector, pool, where)
             else:
-                hits = self._vectors.search(query_vector, pool, where, precise=True)
+                hits = self._near(query_vector, pool, where, session, precise=True)
             degraded = False
         except StorageError as exc:
             # The index is down: recall goes on with words alone (cosine still comes from SQLite).
@@ -173,12 +184,37 @@ class Retriever:
             hits, degraded = [], True
         similarity = {hit.id: hit.score for hit in hits if hit.score >= self.config.min_similarity}
         if matched is None:
-            matched = self._words.search(query, pool) if words is None else words.result()
-        lexical = dict(matched)
+            matched = self._search_words(query, pool) if words is None else words.result()
+        terms, matches = matched
+        lexical = dict(matches)
         missing = [memory_id for memory_id in lexical if memory_id not in similarity]
         for memory_id, vector in self._memories.vectors(missing).items():
             similarity[memory_id] = float(vector @ query_vector)
-        return _Candidates(similarity, lexical, degraded)
+        return _Candidates(similarity, lexical, degraded, terms)
+
+    def _near_and_words(
+        self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None
+    ) -> tuple[list[VectorHit], WordMatches]:
+        """The ``pool`` nearest vectors and the ``pool`` best word matches of the query's terms
+        (corrected, each weight a factor on its term), from one call to the index."""
+        terms = self._words.query_terms(query)
+        query_words = words_query(terms)
+        hits, found = self._vectors.search_with_words(query_vector, query_words, pool, where, precise=True)
+        return hits, (terms, [(hit.id, hit.score) for hit in found])
+
+    def _near(
+        self,
+        vector: Vector,
+        limit: int,
+        where: VectorFilter | None,
+        session: dict[str, Vector] | None,
+        *,
+        precise: bool = False,
+    ) -> list[VectorHit]:
+        """The ``limit`` nearest vectors: among ``session``'s (exactly) when given, else the index's."""
+        if session is not None:
+            return nearest(session, vector, limit)
+        return self._vectors.search(vector, limit, where, precise=precise)
 
     def _conversation(self, query: str, fused: Fused) -> ConversationStage:
         """The conversation stage of this recall (``retrieval/conversation.py``), or none."""
@@ -256,7 +292,7 @@ class Retriever:
 
     def _floor(
         self,
-        query: str,
+        terms: QueryTerms,
         scored: Scored,
         fused: Fused,
         activation: _Activation,
@@ -266,7 +302,7 @@ class Retriever:
         """The relevance floor: the best ``limit`` scored memories that pass it
         (retrieval/floor.py), in order, each score completed with the evidence the floor read."""
         cfg = self.config
-        shares = self._words.shares(query, [row for row, _ in scored])
+        shares = self._words.shares(terms, [row for row, _ in scored])
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), cfg.floor.word_weight)
             for row, score in scored
@@ -342,21 +378,20 @@ class Retriever:
         core: Sequence[RankedMemory],
         peripheral: Sequence[RankedMemory],
         where: VectorFilter | None,
+        session: dict[str, Vector] | None = None,
     ) -> list[BridgeMemory]:
-        """Bridges: vector neighbours of the leading core memories, far from the query and close to
-        a core memory (retrieval/bridges.py), none of them already returned."""
+        """Bridges: vector neighbours of the leading core memories (in ``session``'s, when given),
+        far from the query and close to a core memory (retrieval/bridges.py), none of them already
+        returned."""
         taken = {r.memory.id for r in (*core, *peripheral)}
         anchors = {
             r.memory.id: r.memory.cognitive_embedding
             for r in core[: self.config.bridge_anchors]
             if r.memory.cognitive_embedding is not None
         }
-        neighbour_ids: list[str] = []
-        for vector in anchors.values():
-            for hit in self._vectors.search(vector, self.config.bridge_neighbours + len(taken), where):
-                if hit.id not in taken and hit.id not in neighbour_ids:
-                    neighbour_ids.append(hit.id)
-        candidates = self._memories.vectors(neighbour_ids)
+        limit = self.config.bridge_neighbours + len(taken)
+        hits = [hit.id for vector in anchors.values() for hit in self._near(vector, limit, where, session)]
+        candidates = self._memories.vectors([i for i in dict.fromkeys(hits) if i not in taken])
         scores = score_bridges(
             query_vector,
             anchors,
@@ -378,12 +413,6 @@ class Retriever:
             for s in scores
             if s.memory_id in by_id
         ]
-
-
-def query_words_vector(query: str) -> SparseVector:
-    """The query's words as the index's terms, each weighing 1: the words FTS5 recall searches
-    (stopwords left out), stemmed as the index stems them."""
-    return query_vector((term, 1.0) for word in query_words(query) for term in terms(word))
 
 
 def _most_activated(fused: Fused, received: dict[str, float], limit: int) -> list[str]:

@@ -3,9 +3,10 @@
 ``MemoryService`` is the one object a transport holds; each of its methods calls one use case.
 A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``lifecycle``,
 ``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``, ``status``) with its
-request, its result and its text (``format_*``); ``records``, ``fields``, ``filters`` and
-``paging`` hold what several share. Transports import from this package only; nothing above it
-reaches into storage, the index or retrieval.
+request, its result and its text (``format_*``); ``records``, ``fields``, ``filters``,
+``paging`` and ``ids`` (short memory ids, resolved by ``MemoryService``) hold what several
+share. Transports import from this package only; nothing above it reaches into storage, the
+index or retrieval.
 """
 
 from cognitive_memory.service.browse import (
@@ -25,6 +26,7 @@ from cognitive_memory.service.fields import (
     Level,
     LevelValue,
     MemoryId,
+    MemoryKey,
     MemoryTypeName,
     ProjectName,
     RecallSource,
@@ -32,6 +34,7 @@ from cognitive_memory.service.fields import (
     Tags,
 )
 from cognitive_memory.service.filters import RecallFilters
+from cognitive_memory.service.ids import SHORT_ID_CHARS
 from cognitive_memory.service.lifecycle import (
     DeleteResult,
     ForgetResult,
@@ -105,9 +108,11 @@ from cognitive_memory.service.trash import (
     EmptyTrashResult,
     RestoreResult,
     TrashListResult,
+    UndoResult,
     format_empty,
     format_restore,
     format_trash,
+    format_undo,
 )
 
 __all__ = [
@@ -118,6 +123,7 @@ __all__ = [
     "MAX_CURSOR_CHARS",
     "MAX_PAGE_SIZE",
     "RECALL_TYPES",
+    "SHORT_ID_CHARS",
     "BridgeOut",
     "BriefMemoryOut",
     "ChunkCountsOut",
@@ -151,6 +157,7 @@ __all__ = [
     "MaxImportance",
     "MemoryChanges",
     "MemoryId",
+    "MemoryKey",
     "MemoryOut",
     "MemoryRead",
     "MemoryRecordOut",
@@ -175,6 +182,7 @@ __all__ = [
     "RelationName",
     "RemoveResult",
     "RestoreResult",
+    "UndoResult",
     "ScoreOut",
     "SourceInfo",
     "StatusResult",
@@ -202,6 +210,7 @@ __all__ = [
     "format_status",
     "format_store",
     "format_trash",
+    "format_undo",
     "format_unlink",
     "format_update",
     "ranked_reason",

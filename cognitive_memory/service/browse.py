@@ -10,7 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
+from cognitive_memory.core.validation import MAX_QUERY_CHARS, check_key, check_text
+from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.service.fields import optional
 from cognitive_memory.service.filters import RecallFilters, scope_filter
 from cognitive_memory.service.paging import (
     OrderBy,
@@ -21,7 +24,7 @@ from cognitive_memory.service.paging import (
 )
 from cognitive_memory.service.records import LEVEL_NAMES, MemoryOut, memory_fields, memory_out, preview
 from cognitive_memory.service.trash import trashed_ids
-from cognitive_memory.storage.browse import VersionRow
+from cognitive_memory.storage.browse import TextMatch, VersionRow
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
@@ -65,12 +68,13 @@ class MemoryRecordOut(MemoryOut):
     history: list[VersionOut] | None = Field(
         default=None, description="Earlier versions, oldest first (only with include_history)."
     )
+    session: str | None = optional("The session that stored it.")
 
 
 class GetResult(BaseModel):
     success: bool = True
     memories: list[MemoryRecordOut] = Field(description="The memories found, in the order asked.")
-    missing: list[str] = Field(description="Ids that do not exist (never stored, or forgotten).")
+    missing: list[str] = Field(description="Ids (and keys) that do not exist (never stored, or forgotten).")
     in_trash: list[str] = Field(
         default_factory=list, description="Missing ids still in the trash (memory_system trash restore)."
     )
@@ -83,7 +87,8 @@ class ListResult(BaseModel):
     total: int = Field(description="How many memories match the filters, on every page together.")
     memories: list[MemoryOut]
     next_cursor: str | None = Field(
-        description="Pass it as cursor (with the same order_by) for the next page; None on the last page."
+        default=None,
+        description="Pass it as cursor (with the same order_by) for the next page; None on the last page.",
     )
     message: str
 
@@ -117,22 +122,43 @@ def _record_out(
 ) -> MemoryRecordOut:
     """A whole memory with its earlier versions (None: not asked for), strength computed at ``now``."""
     versions = [_version_out(row) for row in history] if history is not None else None
-    return MemoryRecordOut(**memory_fields(memory, now), history=versions)
+    return MemoryRecordOut(**memory_fields(memory, now), history=versions, session=memory.session_id)
 
 
-def get(system: CognitiveSystem, memory_ids: Sequence[str], include_history: bool) -> GetResult:
-    """The memories with these ids, whole, in the order asked (ids not found are ``missing``);
+def get(
+    system: CognitiveSystem,
+    memory_ids: Sequence[str],
+    include_history: bool,
+    keys: Sequence[str] = (),
+    project: str = DEFAULT_PROJECT,
+) -> GetResult:
+    """The memories with these ids, then those holding these ``keys`` in ``project`` (else among
+    the global memories), whole, in the order asked (ids and keys not found are ``missing``);
     with ``include_history`` each carries its earlier versions, oldest first. Opening a memory
     counts as a use (its strength rises)."""
     ids = list(dict.fromkeys(memory_ids))
-    found, now = system.open(ids), system.now()
+    named = list(dict.fromkeys(check_key(key) for key in keys))
+    if not ids and not named:
+        raise InvalidInputError("Give memory ids or keys: the memories to read.", code="missing_field")
+    holders = _holders(system, named, project)
+    asked = list(dict.fromkeys([*ids, *holders.values()]))
+    found, now = system.open(asked), system.now()
     history = system.records.history.of([m.id for m in found]) if include_history else None
     records = [_record_out(m, history.get(m.id, []) if history is not None else None, now) for m in found]
     missing = [i for i in ids if i not in {m.id for m in found}]
     trashed = trashed_ids(system, missing)
+    missing += [key for key in named if key not in holders]
     in_trash = f"; {len(trashed)} in the trash (memory_system trash restore ID)" if trashed else ""
-    message = f"Found {len(found)} of {len(ids)} memories{in_trash}"
+    message = f"Found {len(found)} of {len(ids) + len(named)} memories{in_trash}"
     return GetResult(memories=records, missing=missing, in_trash=trashed, message=message)
+
+
+def _holders(system: CognitiveSystem, keys: Sequence[str], project: str) -> dict[str, str]:
+    """The id of the memory holding each key found, in ``project`` first, else among the global ones."""
+    held = system.records.memories.keyed(keys, list(dict.fromkeys((project, GLOBAL_PROJECT))))
+    by_key = {m.key: m.id for m in held if m.project != project and m.key}
+    by_key |= {m.key: m.id for m in held if m.project == project and m.key}
+    return {key: by_key[key] for key in keys if key in by_key}
 
 
 def read(system: CognitiveSystem, memory_id: str) -> MemoryRead | None:
@@ -153,13 +179,19 @@ def list_page(
     cursor: str | None,
     *,
     project: str,
+    session: str | None = None,
+    text: str | None = None,
 ) -> ListResult:
     """A page of the memories of ``project`` and the global ones (as recall scopes them), highest
-    ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page."""
+    ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page;
+    ``session`` is the caller's (``filters.session`` 'current'). With ``text``, only memories whose
+    own text holds each of its words, a misspelt word matching its corrections from the store's
+    vocabulary too; exact matches come first."""
     order = checked_order(order_by)
-    where = scope_filter(filters, project)
+    where = scope_filter(filters, project, session)
     after = decode_cursor(cursor, order) if cursor is not None else None
-    page = system.records.memories.browse(where, order, checked_size(limit), after)
+    match = None if text is None else _text_match(system, text)
+    page = system.records.memories.browse(where, order, checked_size(limit), after, match)
     return ListResult(
         order_by=order,
         total=page.total,
@@ -169,6 +201,14 @@ def list_page(
         if page.total
         else "No memories match",
     )
+
+
+def _text_match(system: CognitiveSystem, text: str) -> TextMatch:
+    """What list_memories' ``text`` matches; refused when it holds no word."""
+    match = system.records.words.text_match(check_text(text, field="text", limit=MAX_QUERY_CHARS))
+    if match is None:
+        raise InvalidInputError(f"`text` {text!r} holds no word to look for.", code="invalid_value")
+    return match
 
 
 def format_get(result: GetResult) -> str:
@@ -183,7 +223,7 @@ def format_get(result: GetResult) -> str:
 def _record_lines(memory: MemoryRecordOut) -> list[str]:
     level = f"L{memory.hierarchy_level} ({LEVEL_NAMES[memory.hierarchy_level]})"
     lines = [
-        f"── {memory.id} ──",
+        f"── {memory.id} ──" + (f" key {memory.key}" if memory.key else ""),
         f"[{memory.memory_type}] {level}, project {memory.project}, importance "
         f"{memory.importance_score:.2f}, strength {memory.strength:.2f}",
         f"Tags: {', '.join(memory.tags) or 'none'}",

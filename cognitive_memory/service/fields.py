@@ -7,14 +7,24 @@ The MCP SDK applies them to tool calls; the typer commands build the same models
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from cognitive_memory.core.memory import SourceKind
-from cognitive_memory.core.validation import MAX_PROJECT_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_project
+from cognitive_memory.core.validation import (
+    CURRENT_SESSION,
+    MAX_KEY_CHARS,
+    MAX_PROJECT_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    check_key,
+    check_project,
+    check_session,
+)
 from cognitive_memory.errors import InvalidInputError
 
 __all__ = [
@@ -25,12 +35,17 @@ __all__ = [
     "Level",
     "LevelValue",
     "MemoryId",
+    "MemoryKey",
     "MemoryTypeName",
     "ProjectName",
     "RecallSource",
+    "SessionFilter",
+    "SessionName",
     "SourceInfo",
     "Tags",
     "date_bound",
+    "flag",
+    "optional",
 ]
 
 # Values the filters accept (one definition for the MCP schema and the facade's check).
@@ -52,7 +67,7 @@ def _check_project(value: str) -> str:
 
 ProjectName = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_PROJECT_CHARS, description="A project name, e.g. the repository's."),
+    Field(min_length=1, max_length=MAX_PROJECT_CHARS),
     AfterValidator(_check_project),
 ]
 
@@ -79,14 +94,12 @@ def _check_bound(value: str) -> str:
 
 DateBound = Annotated[
     str,
-    Field(max_length=40, description="ISO 8601 date or date-time; a date alone is that day, UTC."),
+    Field(max_length=40),
     AfterValidator(_check_bound),
 ]
 
 
-MemoryId = Annotated[
-    str, Field(min_length=1, max_length=100, description="A memory id, as store_memory or recall returns it.")
-]
+MemoryId = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 def _json_number(value: object) -> object:
@@ -107,10 +120,54 @@ JsonNumber = BeforeValidator(_json_number)
 
 
 # Field types shared by store_memory, update_memory and the typer commands: one rule each.
-Level = Annotated[int, Field(ge=0, le=2, description="0 = concept, 1 = context, 2 = episode."), JsonNumber]
+Level = Annotated[int, Field(ge=0, le=2, description="0 concept, 1 context, 2 episode."), JsonNumber]
 Kind = Literal["episodic", "semantic"]
-Importance = Annotated[float, Field(ge=0.0, le=1.0, description="0.0 to 1.0."), JsonNumber]
-Tags = Annotated[
-    list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS, description="Tags.")
+Importance = Annotated[float, Field(ge=0.0, le=1.0), JsonNumber]
+Tags = Annotated[list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]], Field(max_length=MAX_TAGS)]
+SourceInfo = Annotated[str, Field(max_length=500)]
+
+
+def _core_rule(check: Callable[[str], str], rule: str) -> AfterValidator:
+    """A rule of ``core.validation`` as pydantic reports a field's error (``rule`` says it)."""
+
+    def validate(value: str) -> str:
+        try:
+            return check(value)
+        except InvalidInputError:
+            raise ValueError(rule) from None
+
+    return AfterValidator(validate)
+
+
+_NAME_RULE = f"1-{MAX_KEY_CHARS} letters, digits or . _ : / - (no spaces)"
+MemoryKey = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_KEY_CHARS),
+    _core_rule(check_key, f"a key is {_NAME_RULE}"),
 ]
-SourceInfo = Annotated[str, Field(max_length=500, description="Where this knowledge came from.")]
+SessionName = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_KEY_CHARS),
+    _core_rule(check_session, f"a session is {_NAME_RULE}, not '{CURRENT_SESSION}'"),
+]
+
+
+def _session_filter(value: str) -> str:
+    return CURRENT_SESSION if value.strip() == CURRENT_SESSION else check_session(value)
+
+
+SessionFilter = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_KEY_CHARS, description=f"'{CURRENT_SESSION}': the caller's."),
+    _core_rule(_session_filter, f"a session is {_NAME_RULE}, or '{CURRENT_SESSION}'"),
+]
+
+
+def optional(description: str | None = None) -> Any:
+    """A field that is None unless set, and left out of the answer then."""
+    return Field(default=None, description=description, exclude_if=lambda value: value is None)
+
+
+def flag(description: str) -> Any:
+    """A field that is False unless set, and left out of the answer then."""
+    return Field(default=False, description=description, exclude_if=lambda value: not value)

@@ -8,7 +8,13 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from cognitive_memory.core.memory import GLOBAL_PROJECT
-from cognitive_memory.core.validation import ALL_PROJECTS, MAX_PROJECT_CHARS, MAX_TAG_CHARS, MAX_TAGS
+from cognitive_memory.core.validation import (
+    ALL_PROJECTS,
+    CURRENT_SESSION,
+    MAX_PROJECT_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+)
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.service.fields import (
@@ -17,6 +23,7 @@ from cognitive_memory.service.fields import (
     LevelValue,
     MemoryTypeName,
     RecallSource,
+    SessionFilter,
     date_bound,
 )
 
@@ -24,46 +31,32 @@ __all__ = ["RecallFilters", "scope_filter"]
 
 
 class RecallFilters(BaseModel):
-    """Only memories that match every given field (one of its values). Empty: no filter."""
+    """Every field given must match (any of its values). Dates: ISO 8601, UTC; before: exclusive."""
 
     model_config = ConfigDict(extra="forbid")
 
     tags: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
-        Field(max_length=MAX_TAGS, description="Memories carrying at least one of these tags."),
+        Field(max_length=MAX_TAGS),
     ] = Field(default_factory=list)
-    hierarchy_levels: Annotated[
-        list[Annotated[LevelValue, JsonNumber]],
-        Field(description="0 concepts, 1 contexts, 2 episodes."),
-    ] = Field(default_factory=list)
-    memory_types: Annotated[list[MemoryTypeName], Field(description="episodic or semantic memories.")] = (
-        Field(default_factory=list)
-    )
-    sources: Annotated[
-        list[RecallSource],
-        Field(description="Loaded markdown sections, git history patterns, or session lessons."),
-    ] = Field(default_factory=list)
+    hierarchy_levels: list[Annotated[LevelValue, JsonNumber]] = Field(default_factory=list)
+    memory_types: list[MemoryTypeName] = Field(default_factory=list)
+    sources: list[RecallSource] = Field(default_factory=list)
     projects: Annotated[
         list[Annotated[str, Field(min_length=1, max_length=MAX_PROJECT_CHARS)]],
-        Field(
-            max_length=50,
-            description="Projects to search instead of the current one and 'global'; ['*'] for all.",
-        ),
+        Field(max_length=50, description="Instead of the current one and 'global'; ['*']: all."),
     ] = Field(default_factory=list)
-    created_after: Annotated[
-        DateBound | None,
-        Field(description="Stored at or after this time (ISO 8601; a date alone: 00:00 UTC that day)."),
-    ] = None
-    created_before: Annotated[
-        DateBound | None,
-        Field(description="Stored before this time (ISO 8601; a date alone: 00:00 UTC that day)."),
-    ] = None
+    created_after: DateBound | None = None
+    created_before: DateBound | None = None
+    session: SessionFilter | None = None
 
 
-def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
+def scope_filter(filters: RecallFilters | None, project: str, session: str | None = None) -> VectorFilter:
     """The core's filter from the caller's (``sources`` are loader types). Without
-    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all."""
+    ``filters.projects`` the search covers ``project`` and the global memories; ``["*"]`` all.
+    ``filters.session`` 'current' is ``session``, the caller's."""
     given = filters or RecallFilters()
+    sessions = (session if given.session == CURRENT_SESSION else given.session,) if given.session else ()
     if ALL_PROJECTS in given.projects:
         projects: tuple[str, ...] = ()
     else:
@@ -84,4 +77,5 @@ def scope_filter(filters: RecallFilters | None, project: str) -> VectorFilter:
         projects=projects,
         created_after=after.timestamp() if after else None,
         created_before=before.timestamp() if before else None,
+        sessions=tuple(name for name in sessions if name),
     )

@@ -31,7 +31,7 @@ __all__ = [
     "update",
 ]
 
-NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The new text.")]
+NewText = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)]
 
 
 class MemoryChanges(BaseModel):
@@ -61,7 +61,7 @@ class UpdateResult(BaseModel):
     success: bool = True
     memory_id: str
     changed: list[str] = Field(description="The fields that changed (empty: nothing did, no version kept).")
-    version: int | None = Field(description="The version number the previous state was kept as.")
+    version: int | None = Field(default=None, description="The number the previous state was kept as.")
     reembedded: bool = Field(description="The text changed: it was embedded and indexed again.")
     queued: bool = Field(description="True when the new vector waits in the outbox for the index.")
     memory: MemoryOut
@@ -165,7 +165,9 @@ def format_forget(result: ForgetResult) -> str:
     lines += [f"Not found: {memory_id}" for memory_id in result.missing]
     lines += [f"Kept {kept.id}: {kept.reason}" for kept in result.kept]
     if result.forgotten:
-        lines.append("In the trash: `memory_system trash restore ID` brings a memory back")
+        lines.append(
+            "In the trash: restore_memories (MCP) or `memory_system trash restore ID` brings a memory back"
+        )
     return "\n".join(lines)
 
 

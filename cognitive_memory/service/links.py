@@ -42,10 +42,8 @@ LinkDirection = Literal["outgoing", "incoming"]
 # Characters of a linked memory shown in a related_memories answer.
 RELATED_PREVIEW = 200
 
-LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS, description="Why the memories are linked.")]
-LinkDepth = Annotated[
-    int, Field(ge=1, le=MAX_DEPTH, description="How many links to follow from the memory."), JsonNumber
-]
+LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
+LinkDepth = Annotated[int, Field(ge=1, le=MAX_DEPTH), JsonNumber]
 
 
 class LinkRequest(BaseModel):

@@ -1,6 +1,7 @@
 """MemoryService: the one object every transport (MCP, HTTP, dashboard, hooks, typer commands)
 holds. Each method takes a typed request, calls one use case of this package and returns its
-typed result; the use cases own their requests, results and text."""
+typed result; the use cases own their requests, results and text. Memory ids given to it may be
+short (``ids.py``): each method resolves them before its use case runs."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from cognitive_memory.service import (
 from cognitive_memory.service.browse import GetResult, ListResult, MemoryRead
 from cognitive_memory.service.consolidate import ConsolidateResult
 from cognitive_memory.service.filters import RecallFilters
+from cognitive_memory.service.ids import resolve_memory_id, resolve_memory_ids, resolve_trashed_ids
 from cognitive_memory.service.lifecycle import DeleteResult, ForgetResult, MemoryChanges, UpdateResult
 from cognitive_memory.service.links import LinkResult, RelatedResult, RelationName, UnlinkResult
 from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE
@@ -42,7 +44,7 @@ from cognitive_memory.service.sources import (
 )
 from cognitive_memory.service.status import EncoderOut, StatusResult
 from cognitive_memory.service.transfer import ImportReport
-from cognitive_memory.service.trash import EmptyTrashResult, RestoreResult, TrashListResult
+from cognitive_memory.service.trash import EmptyTrashResult, RestoreResult, TrashListResult, UndoResult
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["MemoryService"]
@@ -66,14 +68,28 @@ class MemoryService:
         """The project a call works in: its own argument, else the process's, else ``default``."""
         return project or self.project or DEFAULT_PROJECT
 
+    def session(self, session: str | None = None) -> str:
+        """The session a call belongs to: the transport's (an HTTP session), else this service's."""
+        return session or self.session_id
+
     # --- remember ---------------------------------------------------------------------------
 
     def store_experience(
-        self, text: str, context: StoreContext | None = None, *, project: str | None = None
+        self,
+        text: str,
+        context: StoreContext | None = None,
+        *,
+        project: str | None = None,
+        session: str | None = None,
+        dry_run: bool = False,
     ) -> StoreResult:
-        """Store ``text`` in the project (``context.project``, else ``project``, else the process's).
-        The same text already there is not stored again: the answer names it as a duplicate."""
-        return remember.store(self.system, text, context, self.scope(project), self.session_id)
+        """Store ``text`` in the project (``context.project``, else ``project``, else the process's)
+        and the session (``context.session``, else ``session``, else this service's). The same
+        text already there is not stored again: the answer names it as a duplicate; a
+        ``context.key`` already held updates its memory. ``dry_run`` stores nothing."""
+        return remember.store(
+            self.system, text, context, self.scope(project), self.session(session), dry_run=dry_run
+        )
 
     def store_session_lesson(
         self,
@@ -83,8 +99,10 @@ class MemoryService:
         importance: str = "medium",
         *,
         project: str | None = None,
+        session: str | None = None,
     ) -> LessonResult:
-        """Record a lesson of this session in the project, tagged for the session-lesson boost."""
+        """Record a lesson of this session (``session``, else this service's) in the project,
+        tagged for the session-lesson boost."""
         return remember.store_lesson(
             self.system,
             lesson_content,
@@ -92,7 +110,7 @@ class MemoryService:
             session_context,
             importance,
             project=self.scope(project),
-            session_id=self.session_id,
+            session_id=self.session(session),
         )
 
     # --- recall and browse ------------------------------------------------------------------
@@ -107,6 +125,7 @@ class MemoryService:
         *,
         project: str | None = None,
         detail: Detail = "full",
+        session: str | None = None,
     ) -> RecallResult:
         """Core and peripheral memories (rank order) and bridges of the project and the global
         memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
@@ -121,16 +140,26 @@ class MemoryService:
             filters,
             project=self.scope(project),
             detail=detail,
+            session=self.session(session),
         )
 
-    def get_memories(self, memory_ids: Sequence[str], include_history: bool = False) -> GetResult:
-        """The memories with these ids, whole, in the order asked; opening one counts as a use."""
-        return browse.get(self.system, memory_ids, include_history)
+    def get_memories(
+        self,
+        memory_ids: Sequence[str],
+        include_history: bool = False,
+        keys: Sequence[str] = (),
+        *,
+        project: str | None = None,
+    ) -> GetResult:
+        """The memories with these ids, then those holding these keys in the project (else among
+        the global memories), whole, in the order asked; opening one counts as a use."""
+        ids = resolve_memory_ids(self.system, memory_ids)
+        return browse.get(self.system, ids, include_history, keys, self.scope(project))
 
     def read_memory(self, memory_id: str) -> MemoryRead | None:
         """A memory whole with its versions and revision, without counting it as a use (None: no
         memory has that id)."""
-        return browse.read(self.system, memory_id)
+        return browse.read(self.system, resolve_memory_id(self.system, memory_id))
 
     def list_memories(
         self,
@@ -140,10 +169,22 @@ class MemoryService:
         cursor: str | None = None,
         *,
         project: str | None = None,
+        session: str | None = None,
+        text: str | None = None,
     ) -> ListResult:
         """A page of the memories of the project and the global ones (as recall scopes them),
-        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page."""
-        return browse.list_page(self.system, filters, order_by, limit, cursor, project=self.scope(project))
+        highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page.
+        ``text``: only memories holding each of its words (typo tolerant, exact matches first)."""
+        return browse.list_page(
+            self.system,
+            filters,
+            order_by,
+            limit,
+            cursor,
+            project=self.scope(project),
+            session=self.session(session),
+            text=text,
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -154,16 +195,20 @@ class MemoryService:
         ``expected_revision`` (``CognitiveMemory.revision`` as read) a memory changed since is
         refused with ``EditConflictError`` and nothing is written."""
         return lifecycle.update(
-            self.system, memory_id, changes, session_id=self.session_id, expected_revision=expected_revision
+            self.system,
+            resolve_memory_id(self.system, memory_id),
+            changes,
+            session_id=self.session_id,
+            expected_revision=expected_revision,
         )
 
     def forget_memories(self, memory_ids: Sequence[str]) -> ForgetResult:
         """Move memories stored by hand or by an assistant to the trash (loaded ones are kept)."""
-        return lifecycle.forget(self.system, memory_ids, self.session_id)
+        return lifecycle.forget(self.system, resolve_memory_ids(self.system, memory_ids), self.session_id)
 
     def delete_memories(self, memory_ids: Sequence[str]) -> DeleteResult:
         """Forget these memories everywhere (SQLite, lexical index, links, vector index)."""
-        return lifecycle.delete(self.system, memory_ids)
+        return lifecycle.delete(self.system, resolve_memory_ids(self.system, memory_ids))
 
     def prune_memories(
         self, request: PruneRequest, dry_run: bool = True, confirm: str | None = None
@@ -190,10 +235,15 @@ class MemoryService:
         """The forgotten and pruned memories still restorable, the latest first."""
         return trash.list_trash(self.system, limit)
 
+    def undo(self, memory_ids: Sequence[str] = (), *, project: str | None = None) -> UndoResult:
+        """Without ids, the trash of the project and the global memories, newest first, brief;
+        with ids, restore them (restore_memories)."""
+        return trash.undo(self.system, resolve_trashed_ids(self.system, memory_ids), self.scope(project))
+
     def trash_restore(self, memory_ids: Sequence[str], entries: Sequence[int] = ()) -> RestoreResult:
         """Bring trashed memories back whole (id, fields, links, versions), indexed again: the newest
         entry of each id, and the entries named by number."""
-        return trash.restore(self.system, memory_ids, entries)
+        return trash.restore(self.system, resolve_trashed_ids(self.system, memory_ids), entries)
 
     def trash_empty(self, older_than_days: float | None = None) -> EmptyTrashResult:
         """Delete trashed memories for good (only those trashed more than N days ago, if given)."""
@@ -201,7 +251,7 @@ class MemoryService:
 
     def in_trash(self, memory_ids: Sequence[str]) -> list[str]:
         """Those of ``memory_ids`` the trash holds."""
-        return trash.trashed_ids(self.system, memory_ids)
+        return trash.trashed_ids(self.system, resolve_trashed_ids(self.system, memory_ids))
 
     # --- links ------------------------------------------------------------------------------
 
@@ -209,17 +259,19 @@ class MemoryService:
         self, from_id: str, to_id: str, relation: RelationName, note: str | None = None
     ) -> LinkResult:
         """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
-        return links.link(self.system, from_id, to_id, relation, note, self.session_id)
+        source, target = resolve_memory_ids(self.system, (from_id, to_id))
+        return links.link(self.system, source, target, relation, note, self.session_id)
 
     def unlink_memories(self, from_id: str, to_id: str, relation: RelationName | None = None) -> UnlinkResult:
         """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
-        return links.unlink(self.system, from_id, to_id, relation)
+        source, target = resolve_memory_ids(self.system, (from_id, to_id))
+        return links.unlink(self.system, source, target, relation)
 
     def related_memories(
         self, memory_id: str, depth: int = 1, relations: Sequence[RelationName] = ()
     ) -> RelatedResult:
         """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest first."""
-        return links.related(self.system, memory_id, depth, relations)
+        return links.related(self.system, resolve_memory_id(self.system, memory_id), depth, relations)
 
     # --- sources ----------------------------------------------------------------------------
 
@@ -289,9 +341,10 @@ class MemoryService:
 
     # --- status -----------------------------------------------------------------------------
 
-    def show_status(self, detailed: bool = False) -> StatusResult:
-        """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
-        return status.status(self.system, detailed, self.session_id)
+    def show_status(self, detailed: bool = False, *, session: str | None = None) -> StatusResult:
+        """Counts, storage, recent activity and configuration (paths and internals if detailed),
+        and the call's session."""
+        return status.status(self.system, detailed, self.session(session))
 
     def encoder_state(self) -> EncoderOut:
         """The embedding model's name, and whether it is loaded."""

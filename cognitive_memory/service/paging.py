@@ -1,7 +1,8 @@
 """Paging for list_memories: its orders, its page size, and the opaque cursor it hands out
 (where the last page ended, for one order).
 
-A cursor is url-safe base64 of ``{"o": order_by, "v": the last row's order value, "r": its rowid}``.
+A cursor is url-safe base64 of ``{"o": order_by, "v": the last row's order value, "r": its rowid}``,
+and ``"t": 1`` when that row was an exact match of a corrected text filter (listed first).
 It carries no filters: given with other filters it is still a position, and the page is right.
 """
 
@@ -60,7 +61,10 @@ def checked_size(limit: int) -> int:
 
 def encode_cursor(order_by: str, key: PageKey) -> str:
     """The cursor of the page that follows ``key`` in ``order_by``."""
-    text = json.dumps({"o": order_by, "v": key.value, "r": key.rowid}, separators=(",", ":"))
+    fields: dict[str, Any] = {"o": order_by, "v": key.value, "r": key.rowid}
+    if key.tier:
+        fields["t"] = key.tier
+    text = json.dumps(fields, separators=(",", ":"))
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
@@ -73,18 +77,18 @@ def decode_cursor(cursor: str, order_by: str) -> PageKey:
             "start again without a cursor.",
             code="invalid_cursor",
         )
-    made_for, value, rowid = fields
+    made_for, value, rowid, tier = fields
     if made_for != order_by:
         raise InvalidInputError(
             f"This cursor pages through order_by {made_for!r}, not {order_by!r}: pass the same order_by, "
             "or start again without a cursor.",
             code="invalid_cursor",
         )
-    return PageKey(value, rowid)
+    return PageKey(value, rowid, tier)
 
 
-def _fields(cursor: str) -> tuple[str, float | None, int] | None:
-    """(order_by, value, rowid) of a well-formed cursor, else None."""
+def _fields(cursor: str) -> tuple[str, float | None, int, int] | None:
+    """(order_by, value, rowid, tier) of a well-formed cursor, else None."""
     if len(cursor) > MAX_CURSOR_CHARS:
         return None
     try:
@@ -92,12 +96,12 @@ def _fields(cursor: str) -> tuple[str, float | None, int] | None:
         data: Any = json.loads(raw)
     except (binascii.Error, ValueError):
         return None
-    if not isinstance(data, dict) or set(data) != {"o", "v", "r"}:
+    if not isinstance(data, dict) or set(data) - {"t"} != {"o", "v", "r"}:
         return None
-    made_for, value, rowid = data["o"], data["v"], data["r"]
-    if not isinstance(made_for, str) or not _is_int(rowid) or not _is_value(value):
+    made_for, value, rowid, tier = data["o"], data["v"], data["r"], data.get("t", 0)
+    if not isinstance(made_for, str) or not _is_int(rowid) or not _is_value(value) or tier not in (0, 1):
         return None
-    return made_for, value, rowid
+    return made_for, value, rowid, int(tier)
 
 
 def _is_int(value: Any) -> bool:

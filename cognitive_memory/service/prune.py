@@ -34,24 +34,16 @@ __all__ = [
 
 PruneDays = Annotated[float, Field(ge=0, le=36500), JsonNumber]
 # The criteria of prune_memories, one type each: the tool's parameters and PruneRequest share them.
-OlderThanDays = Annotated[PruneDays | None, Field(description="Stored more than N days ago.")]
-NotAccessedDays = Annotated[
-    PruneDays | None, Field(description="Not recalled for N days (never recalled: since stored).")
-]
-MaxImportance = Annotated[Importance | None, Field(description="Importance at most this (0.0 to 1.0).")]
+OlderThanDays = PruneDays | None
+NotAccessedDays = PruneDays | None
+MaxImportance = Importance | None
 PruneTags = Annotated[
     list[Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]],
-    Field(max_length=MAX_TAGS, description="Carrying at least one of these tags."),
+    Field(max_length=MAX_TAGS),
 ]
-PruneProjects = Annotated[
-    list[ProjectName], Field(max_length=50, description="In one of these projects (default: every project).")
-]
-PruneLevels = Annotated[
-    list[Annotated[LevelValue, JsonNumber]], Field(description="0 concepts, 1 contexts, 2 episodes.")
-]
-KeepLatest = Annotated[
-    int, Field(ge=0, le=1_000_000, description="Spare the N newest of the memories that match."), JsonNumber
-]
+PruneProjects = Annotated[list[ProjectName], Field(max_length=50, description="Default: every project.")]
+PruneLevels = list[Annotated[LevelValue, JsonNumber]]
+KeepLatest = Annotated[int, Field(ge=0, le=1_000_000, description="Spare the N newest matches."), JsonNumber]
 
 
 class PruneRequest(BaseModel):

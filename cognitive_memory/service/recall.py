@@ -13,7 +13,9 @@ from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.retrieval import RankedMemory, ScoreBreakdown
 from cognitive_memory.retrieval.floor import RelevanceFloor
 from cognitive_memory.service.filters import RecallFilters, scope_filter
+from cognitive_memory.service.ids import short_ids
 from cognitive_memory.service.records import (
+    MANUAL_SOURCE,
     MemoryOut,
     ScoreOut,
     format_source_info,
@@ -62,27 +64,26 @@ class BridgeOut(MemoryOut):
 
 
 class BriefMemoryOut(BaseModel):
-    """A recalled memory as ``detail: brief`` gives it: what a model needs to use it, nothing more."""
+    """A recalled memory as ``detail: brief`` gives it: what a model uses, nothing more. Its ids
+    are short (``ids.py``); a field that would say nothing is absent."""
 
     id: str
     content: str = Field(description="The whole text, or its first 1500 characters when truncated.")
     truncated: bool | None = Field(
         default=None, description="Present (true) when content was cut: get_memories returns it whole."
     )
-    level: int = Field(description="0 concept, 1 context, 2 episode.")
-    type: str = Field(description="episodic or semantic.")
     score: float = Field(description="The ranking score (a bridge: its bridge score).")
-    reason: str = Field(
-        description="What found it: meaning, words (share of the query's words), linked (from "
-        "another result), speaker; a bridge: the core memory it is close to."
-    )
-    source: str
     date: str = Field(description="When it happened (source date) or was stored, YYYY-MM-DD.")
+    source: str | None = Field(default=None, description="Where it came from; absent when stored by hand.")
     tags: list[str] | None = Field(default=None, description="Absent when it has none.")
-    project: str
+    project: str | None = Field(default=None, description="Absent when it is the project recalled from.")
     superseded_by: list[str] | None = Field(
         default=None, description="Ids of memories that supersede it (absent when none)."
     )
+    connected_to: str | None = Field(default=None, description="A bridge's: the core memory it is close to.")
+    # What found it (meaning, words, linked, speaker): shown in the text for people, left out of
+    # the structured copy, where the score stands for it.
+    reason: str = Field(default="", exclude=True)
 
 
 class RecallLists(BaseModel):
@@ -98,7 +99,9 @@ class RecallResult(BaseModel):
     total_results: int
     memories: RecallLists
     degraded: bool = Field(
-        default=False, description="True when the vector index was unavailable and recall used words only."
+        default=False,
+        exclude_if=lambda degraded: not degraded,
+        description="Present (true) when the vector index was unavailable and recall used words only.",
     )
     message: str | None = Field(
         default=None, description="Why nothing was returned, or that some contents were truncated."
@@ -115,22 +118,28 @@ def recall(
     *,
     project: str,
     detail: Detail,
+    session: str | None = None,
 ) -> RecallResult:
     """Core and peripheral memories (rank order) and bridges of ``project`` and the global
-    memories, at most ``max_results`` of them all (bridges take what the ranked ones leave)."""
+    memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
+    ``session`` is the caller's (``filters.session`` 'current')."""
     wanted = set(types or RECALL_TYPES)
     bridges_wanted = include_bridges and "bridge" in wanted
-    where = scope_filter(filters, project)
+    where = scope_filter(filters, project, session)
     result = system.retrieve(
         query, max_results=max_results, include_bridges=bridges_wanted, where=where, max_total=max_results
     )
-    brief = detail == "brief"
-    ranked = _brief_ranked_out if brief else _ranked_out
-    lists = RecallLists(
-        core=[ranked(r) for r in result.core] if "core" in wanted else [],
-        peripheral=[ranked(r) for r in result.peripheral] if "peripheral" in wanted else [],
-        bridge=[_brief_bridge_out(b) if brief else _bridge_out(b, system.now()) for b in result.bridges],
-    )
+    core = result.core if "core" in wanted else []
+    peripheral = result.peripheral if "peripheral" in wanted else []
+    if detail == "brief":
+        lists = _brief_lists(system, core, peripheral, result.bridges, project)
+    else:
+        now = system.now()
+        lists = RecallLists(
+            core=[_ranked_out(r) for r in core],
+            peripheral=[_ranked_out(r) for r in peripheral],
+            bridge=[_bridge_out(b, now) for b in result.bridges],
+        )
     every = [*lists.core, *lists.peripheral, *lists.bridge]
     return RecallResult(
         query=result.query,
@@ -181,33 +190,47 @@ def _bridge_out(bridge: BridgeMemory, now: datetime | None = None) -> BridgeOut:
     )
 
 
-def _brief_ranked_out(ranked: RankedMemory) -> BriefMemoryOut:
-    """A recalled memory as ``detail: brief`` gives it: one score, the reason it was found."""
-    return _brief(
-        ranked.memory, round(ranked.score.total, 3), ranked_reason(ranked.score), list(ranked.superseded_by)
+def _brief_lists(
+    system: CognitiveSystem,
+    core: Sequence[RankedMemory],
+    peripheral: Sequence[RankedMemory],
+    bridges: Sequence[BridgeMemory],
+    project: str,
+) -> RecallLists:
+    """The lists as ``detail: brief`` gives them, every id in its short form."""
+    named = [i for r in (*core, *peripheral) for i in (r.memory.id, *r.superseded_by)]
+    named += [i for b in bridges for i in (b.memory.id, b.connected_to) if i]
+    short = short_ids(system, named)
+
+    def ranked(found: RankedMemory) -> BriefMemoryOut:
+        superseded = [short[i] for i in found.superseded_by] or None
+        brief = _brief(found.memory, round(found.score.total, 3), short, project)
+        return brief.model_copy(update={"reason": ranked_reason(found.score), "superseded_by": superseded})
+
+    def bridge(found: BridgeMemory) -> BriefMemoryOut:
+        near = short.get(found.connected_to) if found.connected_to else None
+        brief = _brief(found.memory, round(found.bridge_score, 3), short, project)
+        return brief.model_copy(update={"reason": f"bridge: close to {near}", "connected_to": near})
+
+    return RecallLists(
+        core=[ranked(r) for r in core],
+        peripheral=[ranked(r) for r in peripheral],
+        bridge=[bridge(b) for b in bridges],
     )
 
 
-def _brief_bridge_out(bridge: BridgeMemory) -> BriefMemoryOut:
-    """A bridge as ``detail: brief`` gives it: its bridge score, and the core memory it is close to."""
-    return _brief(bridge.memory, round(bridge.bridge_score, 3), f"bridge: close to {bridge.connected_to}", [])
-
-
-def _brief(memory: CognitiveMemory, score: float, reason: str, superseded_by: list[str]) -> BriefMemoryOut:
+def _brief(memory: CognitiveMemory, score: float, short: dict[str, str], project: str) -> BriefMemoryOut:
     content, truncated = brief_content(memory.content)
+    source = format_source_info(memory)
     return BriefMemoryOut(
-        id=memory.id,
+        id=short.get(memory.id, memory.id),
         content=content,
         truncated=True if truncated else None,
-        level=int(memory.hierarchy_level),
-        type=memory.memory_type.value,
         score=score,
-        reason=reason,
-        source=format_source_info(memory),
         date=(memory.source_date or memory.created_date).date().isoformat(),
+        source=None if source == MANUAL_SOURCE else source,
         tags=list(memory.tags) or None,
-        project=memory.project,
-        superseded_by=superseded_by or None,
+        project=None if memory.project == project else memory.project,
     )
 
 
@@ -285,16 +308,14 @@ def format_recall(result: RecallResult) -> str:
 
 
 def _brief_lines(number: int, kind: str, memory: BriefMemoryOut) -> list[str]:
-    tags = [f"tags: {', '.join(memory.tags)}"] if memory.tags else []
     head = [
         f"{number}. [{kind}] {memory.id}",
-        f"L{memory.level} {memory.type}",
         f"score {memory.score:.2f}",
         memory.reason,
-        memory.source,
+        *([memory.source] if memory.source else []),
         memory.date,
-        f"project {memory.project}",
-        *tags,
+        *([f"project {memory.project}"] if memory.project else []),
+        *([f"tags: {', '.join(memory.tags)}"] if memory.tags else []),
     ]
     lines = [" · ".join(head), *_indented(memory.content)]
     if memory.truncated:

@@ -14,6 +14,7 @@ from cognitive_memory.core.strength import memory_strength
 
 __all__ = [
     "LEVEL_NAMES",
+    "MANUAL_SOURCE",
     "ErrorResult",
     "MemoryOut",
     "ScoreOut",
@@ -27,6 +28,8 @@ __all__ = [
 
 LEVEL_NAMES = {0: "Concept", 1: "Context", 2: "Episode"}
 PREVIEW_CHARS = 240
+# The source shown for a memory stored by hand without a source_info.
+MANUAL_SOURCE = "💭 Manual Entry"
 
 
 class ScoreOut(BaseModel):
@@ -78,6 +81,7 @@ class MemoryOut(BaseModel):
     superseded_by: list[str] = Field(
         default_factory=list, description="Ids of memories that supersede this one (see link_memories)."
     )
+    key: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ErrorResult(BaseModel):
@@ -109,6 +113,7 @@ def memory_fields(memory: CognitiveMemory, now: datetime | None = None) -> dict[
         "tags": list(memory.tags),
         "project": memory.project,
         "metadata": memory.shown_metadata,
+        "key": memory.key,
     }
 
 
@@ -145,4 +150,4 @@ def format_source_info(memory: CognitiveMemory) -> str:
     if memory.source is SourceKind.SESSION_LESSON:
         return f"📝 Session Lesson ({metadata.get('lesson_type', 'insight')})"
     source = metadata.get("source_info")
-    return f"💭 {source}" if source else "💭 Manual Entry"
+    return f"💭 {source}" if source else MANUAL_SOURCE

@@ -9,7 +9,18 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.outcomes import StoreOutcome
-from cognitive_memory.service.fields import Importance, Kind, Level, ProjectName, SourceInfo, Tags
+from cognitive_memory.service.fields import (
+    Importance,
+    Kind,
+    Level,
+    MemoryKey,
+    ProjectName,
+    SessionName,
+    SourceInfo,
+    Tags,
+    flag,
+    optional,
+)
 from cognitive_memory.service.records import LEVEL_NAMES, preview
 from cognitive_memory.system import CognitiveSystem
 
@@ -63,27 +74,19 @@ SpeakerName = Annotated[
 
 
 class StoreContext(BaseModel):
-    """Optional placement and labels for the memory."""
+    """Placement and labels."""
 
     model_config = ConfigDict(extra="forbid")
 
-    hierarchy_level: Annotated[Level | None, Field(description="Inferred if omitted.")] = None
-    memory_type: Annotated[Kind | None, Field(description="Inferred if omitted.")] = None
-    importance_score: Annotated[Importance, Field(description="Default 0.5.")] = 0.5
-    tags: Annotated[Tags, Field(description="Categorization tags.")] = Field(default_factory=list)
+    hierarchy_level: Level | None = None
+    memory_type: Kind | None = None
+    importance_score: Importance = 0.5
+    tags: Tags = Field(default_factory=list)
     source_info: SourceInfo | None = None
-    project: Annotated[
-        ProjectName | None,
-        Field(description="The project it belongs to ('global': seen from every project). Default: current."),
-    ] = None
-    speaker: Annotated[
-        SpeakerName | None,
-        Field(
-            description="Who said it, when the memory is a turn of a conversation (chat, meeting, "
-            "interview). Recall favours turns whose speaker the query names and passes a question's "
-            "relevance to the turn that answers it; notes have no speaker."
-        ),
-    ] = None
+    project: Annotated[ProjectName | None, Field(description="'global': seen from every project.")] = None
+    speaker: Annotated[SpeakerName | None, Field(description="Who said it (a conversation turn).")] = None
+    key: Annotated[MemoryKey | None, Field(description="A held key updates its memory.")] = None
+    session: SessionName | None = None
 
 
 class SimilarOut(BaseModel):
@@ -96,7 +99,7 @@ class SimilarOut(BaseModel):
 
 class StoreResult(BaseModel):
     success: bool = True
-    memory_id: str
+    memory_id: str | None = optional("Absent in a dry run that would add a memory.")
     hierarchy_level: int
     memory_type: str
     importance_score: float
@@ -118,6 +121,9 @@ class StoreResult(BaseModel):
     similar: list[SimilarOut] = Field(
         default_factory=list, description="Near duplicates: consider update_memory on one of them instead."
     )
+    key: str | None = optional()
+    updated: bool = flag("Its key was held: memory_id was updated, its previous state kept as a version.")
+    dry_run: bool = flag("Nothing was stored.")
     message: str
 
 
@@ -138,26 +144,42 @@ class LessonResult(BaseModel):
 
 
 def store(
-    system: CognitiveSystem, text: str, context: StoreContext | None, project: str, session_id: str
+    system: CognitiveSystem,
+    text: str,
+    context: StoreContext | None,
+    project: str,
+    session_id: str,
+    *,
+    dry_run: bool = False,
 ) -> StoreResult:
     """Store ``text`` in ``context.project``, else ``project``; the same text already there is not
-    stored again: the answer names it as a duplicate."""
+    stored again: the answer names it as a duplicate. A ``context.key`` held in the project
+    updates its memory (the text and the fields given). ``dry_run`` stores nothing and says what
+    storing would do."""
     given = context or StoreContext()
+    chosen = given.model_fields_set
     metadata: dict[str, Any] = {"source_info": given.source_info} if given.source_info else {}
     outcome = system.store(
         text,
         hierarchy_level=given.hierarchy_level,
         memory_type=given.memory_type,
-        importance_score=given.importance_score,
-        tags=given.tags,
+        importance_score=given.importance_score if "importance_score" in chosen else None,
+        tags=given.tags if "tags" in chosen else None,
         metadata=metadata,
-        session_id=session_id,
+        session_id=given.session or session_id,
         project=given.project or project,
         speaker=given.speaker or None,
+        key=given.key,
+        dry_run=dry_run,
     )
+    return _store_result(system, outcome, dry_run)
+
+
+def _store_result(system: CognitiveSystem, outcome: StoreOutcome, dry_run: bool) -> StoreResult:
     memory = outcome.memory
+    new = dry_run and not outcome.duplicate and not outcome.updated
     return StoreResult(
-        memory_id=memory.id,
+        memory_id=None if new else memory.id,
         hierarchy_level=int(memory.hierarchy_level),
         memory_type=memory.memory_type.value,
         importance_score=memory.importance_score,
@@ -169,7 +191,10 @@ def store(
         duplicate=outcome.duplicate,
         novelty=_rounded(outcome.novelty),
         similar=_similar(system, outcome),
-        message=_store_message(outcome),
+        key=memory.key,
+        updated=outcome.updated,
+        dry_run=dry_run,
+        message=_store_message(outcome, dry_run),
     )
 
 
@@ -187,7 +212,20 @@ def _rounded(value: float | None) -> float | None:
     return round(value, 4) if value is not None else None
 
 
-def _store_message(outcome: StoreOutcome) -> str:
+def _store_message(outcome: StoreOutcome, dry_run: bool) -> str:
+    memory = outcome.memory
+    if dry_run:
+        if outcome.updated:
+            return f"Dry run, nothing stored: it would update memory {memory.id} (key {memory.key!r})"
+        if outcome.duplicate:
+            return f"Dry run, nothing stored: memory {memory.id} already holds this text"
+        alike = " (similar memories exist)" if outcome.similar else ""
+        return f"Dry run, nothing stored: it would be stored as a new memory{alike}"
+    if outcome.updated:
+        return (
+            f"Memory updated under its key {memory.key!r}: its previous state is kept as "
+            f"version {outcome.version}"
+        )
     if outcome.duplicate:
         return "Already remembered: the same text is stored in this project (its access was refreshed)."
     if outcome.similar:
@@ -258,7 +296,8 @@ def format_store(result: StoreResult) -> str:
     lines = [
         f"✓ {result.message}",
         "",
-        f"Memory ID: {result.memory_id}",
+        *([f"Memory ID: {result.memory_id}"] if result.memory_id else []),
+        *([f"Key: {result.key}"] if result.key else []),
         f"Hierarchy Level: {level}",
         f"Memory Type: {result.memory_type}",
         f"Importance Score: {result.importance_score}",

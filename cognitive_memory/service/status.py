@@ -52,7 +52,7 @@ class StorageStatsOut(BaseModel):
     qdrant_mode: str
     qdrant_status: str
     qdrant_location: str
-    vector_count: int | None
+    vector_count: int | None = None
     storage_size_mb: float
     database_path: str
     database_size_mb: float
@@ -62,6 +62,7 @@ class StorageStatsOut(BaseModel):
 class StatusResult(BaseModel):
     success: bool = True
     system_status: Literal["healthy", "degraded"]
+    session: str = Field(description="This session's id (filters.session 'current').")
     memory_counts: MemoryCountsOut
     storage_stats: StorageStatsOut
     recent_activity: dict[str, str | None]
@@ -106,6 +107,7 @@ def _status_out(
     activity = {name: iso(found.activity.get(name)) for name in ("last_storage", "last_retrieval")}
     return StatusResult(
         system_status="healthy" if found.healthy else "degraded",
+        session=session_id,
         memory_counts=MemoryCountsOut(
             total_memories=counts.total,
             level_0_concepts=counts.by_level[0],
@@ -147,6 +149,7 @@ def format_status(result: StatusResult) -> str:
         "=" * 40,
         "",
         f"System Status: {'✅ HEALTHY' if healthy else '⚠️ DEGRADED'}",
+        f"Session: {result.session}",
         "",
         "Memory Counts:",
         f"  Total Memories: {counts.total_memories:,}",

@@ -66,4 +66,7 @@ def format_import(file: str, report: ImportReport) -> str:
     ]
     if len(report.skipped) > SHOWN_SKIPS:
         lines.append(f"  ... and {len(report.skipped) - SHOWN_SKIPS} more (--json lists them all).")
+    if report.unkeyed:
+        lines.append(f"{len(report.unkeyed)} without their key:")
+        lines += [f"  line {skip.line}, {skip.id}: {skip.reason}" for skip in report.unkeyed[:SHOWN_SKIPS]]
     return "\n".join(lines)

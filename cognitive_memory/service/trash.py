@@ -9,8 +9,10 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
+from cognitive_memory.core.memory import GLOBAL_PROJECT
 from cognitive_memory.core.pruning import DAY_SECONDS
 from cognitive_memory.lifecycle import forgetting
+from cognitive_memory.service.fields import optional
 from cognitive_memory.service.records import memories
 from cognitive_memory.storage.trash import TrashRow
 from cognitive_memory.system import CognitiveSystem
@@ -23,16 +25,22 @@ __all__ = [
     "SkippedLinkOut",
     "TrashEntryOut",
     "TrashListResult",
+    "TrashedOut",
+    "UndoResult",
     "empty_trash",
     "format_empty",
     "format_restore",
     "format_trash",
+    "format_undo",
     "list_trash",
     "restore",
     "trashed_ids",
+    "undo",
 ]
 
 PREVIEW_CHARS = 100
+# Entries restore_memories lists when given no ids.
+UNDO_SHOWN = 20
 # Lines of a prune's or the trash's list shown to people (--json and MCP carry them all).
 SHOWN = 50
 
@@ -89,6 +97,27 @@ class RestoreResult(BaseModel):
     skipped_links: list[SkippedLinkOut] = Field(
         default_factory=list, description="Links not brought back: they would close a supersedes cycle."
     )
+    unkeyed: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda value: not value,
+        description="Restored without their key: another memory holds it now.",
+    )
+    message: str
+
+
+class TrashedOut(BaseModel):
+    """A memory in the trash, briefly."""
+
+    id: str
+    preview: str
+    trashed_at: str
+    reason: str
+
+
+class UndoResult(BaseModel):
+    success: bool = True
+    trash: list[TrashedOut] | None = optional("Newest first (no ids given).")
+    restore: RestoreResult | None = optional("What restoring the ids did.")
     message: str
 
 
@@ -158,6 +187,7 @@ def restore(system: CognitiveSystem, memory_ids: Sequence[str], entries: Sequenc
         in_use=in_use,
         versions_added=len(done.folded),
         skipped_links=skipped,
+        unkeyed=done.unkeyed,
         message="",
     )
     return result.model_copy(update={"message": _restore_message(result, len(ids) + len(numbers))})
@@ -171,7 +201,43 @@ def _restore_message(result: RestoreResult, asked: int) -> str:
         parts.append(f"{len(result.in_use)} in use again (forget it first to restore its entry)")
     if result.skipped_links:
         parts.append(f"{len(result.skipped_links)} links left out: each would close a supersedes cycle")
+    if result.unkeyed:
+        parts.append(f"{len(result.unkeyed)} without their key (another memory holds it now)")
     return "; ".join(parts)
+
+
+def undo(system: CognitiveSystem, memory_ids: Sequence[str], project: str) -> UndoResult:
+    """Restore ``memory_ids`` (restore_memories); without ids, the newest UNDO_SHOWN entries of
+    the trash of ``project`` and the global memories, briefly."""
+    if memory_ids:
+        restored = restore(system, memory_ids)
+        return UndoResult(restore=restored, message=restored.message)
+    rows, total = system.records.trash.entries(UNDO_SHOWN, list(dict.fromkeys((project, GLOBAL_PROJECT))))
+    listed = [
+        TrashedOut(
+            id=row.id,
+            preview=row.content[:PREVIEW_CHARS],
+            trashed_at=datetime.fromtimestamp(row.trashed_at, UTC).isoformat(timespec="seconds"),
+            reason=row.reason,
+        )
+        for row in rows
+    ]
+    shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
+    entries = f"{total} {'entry' if total == 1 else 'entries'}"
+    message = (
+        f"{entries} in the trash of project {project!r} and global{shown}" if total else "The trash is empty"
+    )
+    return UndoResult(trash=listed, message=message)
+
+
+def format_undo(result: UndoResult) -> str:
+    """The trash listed briefly, or what restoring did."""
+    if result.restore is not None:
+        return format_restore(result.restore)
+    lines = [f"🗑 {result.message}"]
+    for entry in result.trash or []:
+        lines += [f"{entry.id}  {entry.trashed_at}  {entry.reason}", f"   {entry.preview}"]
+    return "\n".join(lines)
 
 
 def empty_trash(system: CognitiveSystem, older_than_days: float | None) -> EmptyTrashResult:
@@ -203,6 +269,7 @@ def format_restore(result: RestoreResult) -> str:
         for memory_id in result.in_use
     ]
     lines += [f"Link left out: {s.from_id} {s.relation} {s.to_id}: {s.reason}" for s in result.skipped_links]
+    lines += [f"Without its key: {memory_id} (another memory holds it now)" for memory_id in result.unkeyed]
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "Graph",
     "neighbourhood",
     "query_words",
+    "text_words",
     "index_memory",
     "link_in_time",
     "strengthen",
@@ -150,6 +151,11 @@ _TOKEN = re.compile(r"\w+", re.UNICODE)
 def query_words(text: str) -> list[str]:
     """The text's distinct words, lower-cased, stopwords dropped, in order."""
     return list(dict.fromkeys(t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS))
+
+
+def text_words(text: str) -> list[str]:
+    """The text's distinct words, lower-cased, in order, stopwords kept."""
+    return list(dict.fromkeys(_TOKEN.findall(text.lower())))
 
 
 def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:

@@ -2,7 +2,9 @@
 
 Pages use keyset pagination on (order value, rowid), highest first, a missing value (a memory
 never accessed) last: a page starts strictly after the last row of the previous one, so memories
-stored meanwhile never make a page repeat or skip one.
+stored meanwhile never make a page repeat or skip one. A text filter whose words were corrected
+(``TextMatch``) lists the memories holding the words as typed first: the key starts with that
+tier.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "MemoryPage",
     "PageKey",
     "RowPage",
+    "TextMatch",
     "VersionRow",
     "filter_sql",
     "page_rows",
@@ -41,15 +44,27 @@ _IN_COLUMNS = (
     ("memory_types", "memory_type"),
     ("loader_types", "loader_type"),
     ("projects", "project"),
+    ("sessions", "session_id"),
 )
 
 
 @dataclass(frozen=True, slots=True)
 class PageKey:
-    """Where a page ended: the last row's order value (None: never accessed) and rowid."""
+    """Where a page ended: the last row's order value (None: never accessed) and rowid, and its
+    tier (1: an exact match of a corrected text filter, listed before the others)."""
 
     value: float | None
     rowid: int
+    tier: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TextMatch:
+    """Words a listed memory's own text must hold, as FTS5 expressions over the lexical index:
+    ``exact`` the words as typed, ``loose`` with their corrections too (None: no word has any)."""
+
+    exact: str
+    loose: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,25 +142,34 @@ def page_rows(
     order_by: str,
     limit: int,
     after: PageKey | None = None,
+    text: TextMatch | None = None,
 ) -> RowPage:
-    """Up to ``limit`` rows of ``columns`` matching ``where``, highest ``order_by`` first,
-    starting after ``after``. ``order_by`` is a key of ORDER_COLUMNS."""
+    """Up to ``limit`` rows of ``columns`` matching ``where`` (and ``text``), highest ``order_by``
+    first (exact text matches before corrected ones), starting after ``after``. ``order_by`` is a
+    key of ORDER_COLUMNS."""
     column = ORDER_COLUMNS[order_by]
     condition, params = filter_sql(where)
+    if text is not None:
+        condition, params = f"{condition} AND rowid IN ({_MATCHING})", [*params, text.loose or text.exact]
+    tier, tier_params = (f"(rowid IN ({_MATCHING}))", [text.exact]) if text and text.loose else ("0", [])
     total = conn.execute(f"SELECT COUNT(*) FROM memories WHERE {condition}", params).fetchone()[0]
     if after is not None:
         keyset, keyset_params = _after_sql(column, after)
-        condition, params = f"{condition} AND {keyset}", [*params, *keyset_params]
+        condition = f"{condition} AND ({tier} < ? OR ({tier} = ? AND {keyset}))"
+        params = [*params, *tier_params, after.tier, *tier_params, after.tier, *keyset_params]
     # Sort keys only, then read the page's rows: sorting whole rows (a 1.5 kB vector each) costs
     # ten times as much in a large store (docs/performance.md: "Measurements behind the code").
     keys = conn.execute(
-        f"SELECT {column}, rowid FROM memories WHERE {condition} "
-        f"ORDER BY {column} IS NULL, {column} DESC, rowid DESC LIMIT ?",
-        [*params, limit + 1],
+        f"SELECT {column}, rowid, {tier} AS tier FROM memories WHERE {condition} "
+        f"ORDER BY tier DESC, {column} IS NULL, {column} DESC, rowid DESC LIMIT ?",
+        [*tier_params, *params, limit + 1],
     ).fetchall()
-    page = [rowid for _, rowid in keys[:limit]]
+    page = [rowid for _, rowid, _ in keys[:limit]]
     next_key = PageKey(*keys[limit - 1]) if len(keys) > limit else None
     return RowPage(_rows_by_rowid(conn, columns, page), int(total), next_key)
+
+
+_MATCHING = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
 
 
 def _rows_by_rowid(conn: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:

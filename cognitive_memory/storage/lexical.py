@@ -16,8 +16,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.storage import words as word_sql
-from cognitive_memory.storage.associations import query_words
+from cognitive_memory.storage.associations import query_words, text_words
+from cognitive_memory.storage.browse import TextMatch
+from cognitive_memory.storage.corrections import corrected
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.words import row_total
@@ -36,11 +39,33 @@ _BEST = (
 )
 
 
-def search(conn: sqlite3.Connection, text: str, limit: int, context_weight: float) -> list[tuple[str, float]]:
-    """The ``limit`` best BM25 matches of the text's words as (memory id, score), best first."""
-    words = query_words(text)
-    if not words:
+def search(
+    conn: sqlite3.Connection, terms: Sequence[tuple[str, float]], limit: int, context_weight: float
+) -> list[tuple[str, float]]:
+    """The ``limit`` best BM25 matches of the (term, weight) pairs as (memory id, score), best
+    first. BM25 is a sum over the query's terms, so the terms of each weight are scored together
+    and their scores added, each times its weight: a memory found through a correction (weight
+    below 1) scores below one holding the word as typed, other things equal."""
+    by_weight: dict[float, list[str]] = {}
+    for term, weight in terms:
+        by_weight.setdefault(weight, []).append(term)
+    scores: dict[int, float] = {}
+    for weight, words in by_weight.items():
+        for rowid, score in _bm25(conn, words, limit, context_weight).items():
+            scores[rowid] = scores.get(rowid, 0.0) + weight * score
+    best = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:limit]
+    if not best:
         return []
+    marks = ",".join("?" * len(best))
+    ids = dict(conn.execute(f"SELECT rowid, id FROM memories WHERE rowid IN ({marks})", [r for r, _ in best]))
+    return [(str(ids[rowid]), float(score)) for rowid, score in best if rowid in ids]
+
+
+def _bm25(conn: sqlite3.Connection, words: list[str], limit: int, context_weight: float) -> dict[int, float]:
+    """The ``limit`` best BM25 matches of any of ``words`` as rowid -> score, over a bounded
+    window in a large store (see the module docstring)."""
+    if not words:
+        return {}
     expression = _any_of(words)
     # A store of at most LEXICAL_WINDOW memories cannot pass the window: its matches are not
     # walked a second time to find where the window starts.
@@ -53,27 +78,29 @@ def search(conn: sqlite3.Connection, text: str, limit: int, context_weight: floa
         else None
     )
     if cut is None:
-        scores = dict(conn.execute(_BEST.format(""), (context_weight, expression, limit)).fetchall())
-    else:
-        newest = (context_weight, expression, cut[0], limit)
-        scores = dict(conn.execute(_BEST.format("AND rowid > ?"), newest).fetchall())
-        rare = _rarest(conn, words)
-        if rare:
-            older = conn.execute(
-                _BEST.format("AND rowid <= ?"), (context_weight, _any_of(rare), cut[0], limit)
-            ).fetchall()
-            scores |= dict(older)
-    best = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:limit]
-    if not best:
-        return []
-    marks = ",".join("?" * len(best))
-    ids = dict(conn.execute(f"SELECT rowid, id FROM memories WHERE rowid IN ({marks})", [r for r, _ in best]))
-    return [(str(ids[rowid]), float(score)) for rowid, score in best if rowid in ids]
+        return dict(conn.execute(_BEST.format(""), (context_weight, expression, limit)).fetchall())
+    newest = (context_weight, expression, cut[0], limit)
+    scores = dict(conn.execute(_BEST.format("AND rowid > ?"), newest).fetchall())
+    rare = _rarest(conn, words)
+    if rare:
+        older = conn.execute(_BEST.format("AND rowid <= ?"), (context_weight, _any_of(rare), cut[0], limit))
+        scores |= dict(older.fetchall())
+    return scores
 
 
 def _any_of(words: list[str]) -> str:
     """Each word quoted (a literal: no user text is read as FTS5 syntax), OR-ed."""
     return " OR ".join(f'"{word}"' for word in words)
+
+
+def _all_of(query: QueryTerms, corrected: bool = True) -> str:
+    """An FTS5 expression for memories whose own text (not their neighbours') holds every word of
+    ``query``: as typed, or (``corrected``) as one of its terms."""
+    groups = (
+        " OR ".join(f'"{term}"' for term, _ in (word.terms if corrected else word.terms[:1]))
+        for word in query.words
+    )
+    return "content : (" + " AND ".join(f"({group})" for group in groups) + ")"
 
 
 def _rarest(conn: sqlite3.Connection, words: list[str]) -> list[str]:
@@ -97,29 +124,49 @@ def _rarest(conn: sqlite3.Connection, words: list[str]) -> list[str]:
 
 
 class Words:
-    """The lexical index of one database: word search, its size, and word shares for ranking."""
+    """The lexical index of one database: a query's terms (corrected against the store's
+    vocabulary), word search, its size, and word shares for ranking."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
         self._term_counts = word_sql.TermCounts()
 
-    def search(self, text: str, limit: int) -> list[tuple[str, float]]:
-        """BM25 over content (weight 1) and temporal context (weight CONTEXT_WEIGHT), best first;
-        its cost stays bounded in a large store (see the module docstring)."""
-        return self._db.read(lambda conn: search(conn, text, limit, CONTEXT_WEIGHT))
+    def query_terms(self, text: str) -> QueryTerms:
+        """The text's words, each with its corrections when the store does not know it
+        (``core/spelling.py``): what ``search`` and ``shares`` take."""
+        return self._db.read(lambda conn: corrected(conn, query_words(text)))
+
+    def search(self, query: str | QueryTerms, limit: int) -> list[tuple[str, float]]:
+        """BM25 over content (weight 1) and temporal context (weight CONTEXT_WEIGHT), best first, of
+        the query's terms (a text is read with ``query_terms``); its cost stays bounded in a large
+        store (see the module docstring)."""
+        terms = self.query_terms(query) if isinstance(query, str) else query
+        return self._db.read(lambda conn: search(conn, terms.pairs(), limit, CONTEXT_WEIGHT))
+
+    def text_match(self, text: str) -> TextMatch | None:
+        """What a list filter of ``text`` matches: memories whose own text holds each of its words
+        (stopwords too), or one of that word's corrections; None when ``text`` holds no word."""
+        words = text_words(text)
+        if not words:
+            return None
+        terms = self._db.read(lambda conn: corrected(conn, words))
+        return TextMatch(_all_of(terms, corrected=False), _all_of(terms) if terms.corrected else None)
 
     def row_total(self) -> int:
         """How many memories the lexical index holds (a point read of FTS5's own count)."""
         return self._db.read(word_sql.row_total)
 
-    def shares(self, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
-        """Each memory's share of the query's words, weighted by rarity (``storage/words.py``);
-        memories holding none of them are left out."""
-        return self._db.read(lambda conn: self._shares(conn, query, rows))
+    def shares(self, query: str | QueryTerms, rows: Sequence[RankingRow]) -> dict[str, float]:
+        """Each memory's share of the query's words, weighted by rarity (``storage/words.py``; a
+        text is read with ``query_terms``); memories holding none of them are left out."""
+        terms = self.query_terms(query) if isinstance(query, str) else query
+        return self._db.read(lambda conn: self._shares(conn, terms, rows))
 
-    def _shares(self, conn: sqlite3.Connection, query: str, rows: Sequence[RankingRow]) -> dict[str, float]:
+    def _shares(
+        self, conn: sqlite3.Connection, query: QueryTerms, rows: Sequence[RankingRow]
+    ) -> dict[str, float]:
         missing = [row for row in rows if row.terms is None]
         found = word_sql.terms_of(conn, [row.content for row in missing])
         terms = {row.id: row.terms for row in rows if row.terms is not None}
         terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
-        return word_sql.word_shares(conn, query_words(query), terms, self._term_counts)
+        return word_sql.word_shares(conn, query, terms, self._term_counts)

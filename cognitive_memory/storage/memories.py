@@ -10,7 +10,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.storage import associations, browse, ranking
+from cognitive_memory.storage import associations, browse, identifiers, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.database import Database
@@ -86,6 +86,14 @@ class Memories:
         by_id = {memory.id: memory for memory in readable_memories(rows, self._unreadable)}
         return [by_id[i] for i in ids if i in by_id]
 
+    def starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` ids of memories that start with ``prefix`` (lower-case hex and '-')."""
+        return self._db.read(lambda conn: identifiers.ids_starting_with(conn, "memories", prefix, limit))
+
+    def unique_prefix_lengths(self, ids: Sequence[str]) -> dict[str, int]:
+        """For each id, how many of its first characters no other memory's id starts with."""
+        return self._db.read(lambda conn: identifiers.unique_prefix_lengths(conn, "memories", ids))
+
     def find_same_text(self, text: str, project: str) -> CognitiveMemory | None:
         """A memory of ``project`` whose text equals ``text`` up to whitespace and case."""
         rows = self._db.rows(
@@ -94,6 +102,41 @@ class Memories:
             (content_key(text), project),
         )
         return next(iter(readable_memories(rows, self._unreadable)), None)
+
+    def keyed(self, keys: Sequence[str], projects: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories of ``projects`` holding one of ``keys`` (at most one per key and project)."""
+        if not keys or not projects:
+            return []
+        rows = self._db.rows(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE memory_key IN ({','.join('?' * len(keys))}) "
+            f"AND project IN ({','.join('?' * len(projects))})",
+            [*keys, *projects],
+        )
+        return readable_memories(rows, self._unreadable)
+
+    def set_key(self, memory_id: str, key: str) -> bool:
+        """Give a memory without a key ``key``; False when it has one, or another memory of its
+        project holds ``key`` (the unique index refuses it)."""
+        with self._db.transaction() as conn:
+            taken = conn.execute(
+                "SELECT 1 FROM memories WHERE memory_key = ? AND project = "
+                "(SELECT project FROM memories WHERE id = ?)",
+                (key, memory_id),
+            ).fetchone()
+            if taken:
+                return False
+            done = conn.execute(
+                "UPDATE memories SET memory_key = ? WHERE id = ? AND memory_key IS NULL", (key, memory_id)
+            )
+            return done.rowcount == 1
+
+    def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
+        """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
+        condition, params = browse.filter_sql(where)
+        rows = self._db.rows(
+            f"SELECT id FROM memories WHERE {condition} ORDER BY timestamp DESC LIMIT ?", [*params, limit]
+        )
+        return [row[0] for row in rows]
 
     def batches(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
         """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""
@@ -109,12 +152,17 @@ class Memories:
             last_rowid = rows[-1][-1]
 
     def browse(
-        self, where: VectorFilter, order_by: str, limit: int, after: browse.PageKey | None = None
+        self,
+        where: VectorFilter,
+        order_by: str,
+        limit: int,
+        after: browse.PageKey | None = None,
+        text: browse.TextMatch | None = None,
     ) -> browse.MemoryPage:
-        """A page of the memories matching ``where``, highest ``order_by`` first (a key of
-        ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
+        """A page of the memories matching ``where`` (and ``text``), highest ``order_by`` first (a
+        key of ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
         page = self._db.read(
-            lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after)
+            lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after, text)
         )
         return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
 
@@ -158,6 +206,9 @@ class Memories:
         memory is in one of them (one user's store), since Qdrant checks a filter at every point
         a search visits, even one every point passes."""
         if where is None or where.is_empty():
+            return None
+        where = where.without_sessions()
+        if where.is_empty():
             return None
         if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
             return None

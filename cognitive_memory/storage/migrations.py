@@ -329,6 +329,39 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                 THEN row ->> '$.loader_type' NOT IN ('markdown', 'git', 'session_lesson') END
         """,
     ),
+    (
+        # A key names one live memory of its project; the trash keeps a forgotten memory's key in
+        # its row, free for another memory meanwhile.
+        "0014_memory_keys",
+        """
+        ALTER TABLE memories ADD COLUMN memory_key TEXT;
+        CREATE UNIQUE INDEX memories_key ON memories (project, memory_key) WHERE memory_key IS NOT NULL
+        """,
+    ),
+    (
+        # How many memories hold each term of their own text, and each term of letters a-z (three
+        # to 64) under itself and its spellings with one letter dropped: recall corrects a
+        # misspelt query word against them (storage/vocabulary.py, core/spelling.py).
+        "0015_vocabulary",
+        """
+        CREATE TABLE vocabulary (term TEXT PRIMARY KEY, memories INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE vocabulary_deletes (
+            variant TEXT NOT NULL,
+            term TEXT NOT NULL,
+            PRIMARY KEY (variant, term)
+        ) WITHOUT ROWID;
+        INSERT INTO vocabulary (term, memories)
+            SELECT value, count(*) FROM memory_words, json_each('["' || replace(terms, ' ', '","') || '"]')
+            WHERE value != '' GROUP BY value;
+        WITH RECURSIVE position (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM position WHERE i < 64)
+        INSERT OR IGNORE INTO vocabulary_deletes (variant, term)
+            SELECT term, term FROM vocabulary
+            WHERE length(term) BETWEEN 3 AND 64 AND term NOT GLOB '*[^a-zA-Z]*'
+            UNION ALL
+            SELECT substr(term, 1, i - 1) || substr(term, i + 1), term FROM vocabulary, position
+            WHERE length(term) BETWEEN 3 AND 64 AND term NOT GLOB '*[^a-zA-Z]*' AND i <= length(term)
+        """,
+    ),
 )
 
 

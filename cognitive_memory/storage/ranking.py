@@ -36,6 +36,7 @@ class RankingRow:
     tags_json: str
     speaker: str | None = None
     terms: frozenset[str] | None = None
+    session_id: str | None = None
 
     def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
         """The fields ``VectorFilter.matches`` reads, as the index's payload holds them (the tags,
@@ -47,6 +48,7 @@ class RankingRow:
             "tags": json.loads(self.tags_json) if with_tags else [],
             "project": self.project,
             "created_at": self.timestamp,
+            "session_id": self.session_id,
         }
 
 
@@ -63,7 +65,7 @@ def ranking_rows(
     rows = conn.execute(
         "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
         "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-        "speaker, w.terms FROM memories "
+        "speaker, w.terms, session_id FROM memories "
         f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks}) "
         f"AND typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)",
         [*ids, *([4 * dimension] if dimension else [])],
@@ -74,6 +76,7 @@ def ranking_rows(
             np.frombuffer(row[7], dtype="<f4"),
             *row[8:13],
             None if row[13] is None else frozenset(row[13].split()),
+            row[14],
         )
         for row in rows
     )

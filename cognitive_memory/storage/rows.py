@@ -14,7 +14,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations
+from cognitive_memory.storage import associations, words
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -34,7 +34,7 @@ logger = logging.getLogger(__name__)
 MEMORY_COLUMNS = (
     "id, content, hierarchy_level, memory_type, created_date, timestamp, modified_date, source_date, "
     "last_accessed, access_count, importance_score, metadata, tags, embedding, session_id, project, "
-    "loader_type, speaker, origin"
+    "loader_type, speaker, origin, memory_key"
 )
 
 
@@ -64,7 +64,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory
     """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
     conn.executemany(
         f"INSERT INTO memories ({MEMORY_COLUMNS}, content_key, strength, dimensions) "
-        f"VALUES ({', '.join('?' * 20)}, {UNUSED_STRENGTH}, '{{}}')",
+        f"VALUES ({', '.join('?' * 21)}, {UNUSED_STRENGTH}, '{{}}')",
         [memory_row(memory) for memory in memories],
     )
     for memory in memories:
@@ -93,7 +93,7 @@ def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) ->
         )
     } - set(existing)
     conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
-    conn.executemany("DELETE FROM memory_words WHERE memory_rowid = ?", [(rowid,) for _, rowid in found])
+    words.forget_terms(conn, [rowid for _, rowid in found])
     conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
     queue_vector_writes(conn, existing, "delete", now)
     for memory_id in sorted(touched):
@@ -136,6 +136,7 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         memory.source.loader_type,
         memory.speaker,
         memory.origin,
+        memory.key,
         content_key(memory.content),
     )
 
@@ -208,4 +209,5 @@ def memory_from_row(row: Sequence[Any]) -> CognitiveMemory:
         source=SourceKind.of(row[16]),
         speaker=row[17],
         origin=row[18],
+        key=row[19],
     )

@@ -82,10 +82,15 @@ def write_import(
     )
     for memory, previous in write.updated:
         rewrite_memory(conn, memory, previous, session_id, now)
-        # rewrite_memory writes the editable fields; an import also moves project and source date.
+        # rewrite_memory writes the editable fields; an import also moves project, source date and key.
         conn.execute(
-            "UPDATE memories SET project = ?, source_date = ? WHERE id = ?",
-            (memory.project, memory.source_date.isoformat() if memory.source_date else None, memory.id),
+            "UPDATE memories SET project = ?, source_date = ?, memory_key = ? WHERE id = ?",
+            (
+                memory.project,
+                memory.source_date.isoformat() if memory.source_date else None,
+                memory.key,
+                memory.id,
+            ),
         )
     done = [
         relation_sql.insert_link(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.pruning import TOKEN_SECONDS, PruneCandidate, PruneCriteria
+from cognitive_memory.storage.identifiers import ids_starting_with
 from cognitive_memory.storage.pruning import mark_token_used, prune_candidates, used_tokens
 from cognitive_memory.storage.rows import delete_memories
 from cognitive_memory.storage.trash_restore import (
@@ -115,12 +116,17 @@ def _trash_entry(
 _ROW_COLUMNS = "entry, id, content, project, trashed_at, reason, trashed_by, consolidated_into"
 
 
-def trash_rows(conn: sqlite3.Connection, limit: int) -> tuple[list[TrashRow], int]:
-    """The most recently trashed entries first, at most ``limit``, and how many the trash holds."""
+def trash_rows(
+    conn: sqlite3.Connection, limit: int, projects: Sequence[str] = ()
+) -> tuple[list[TrashRow], int]:
+    """The most recently trashed entries first (of ``projects`` only, if given), at most ``limit``,
+    and how many entries of those projects the trash holds."""
+    where = f"WHERE project IN ({','.join('?' * len(projects))})" if projects else ""
     rows = conn.execute(
-        f"SELECT {_ROW_COLUMNS} FROM trash ORDER BY trashed_at DESC, entry DESC LIMIT ?", (limit,)
+        f"SELECT {_ROW_COLUMNS} FROM trash {where} ORDER BY trashed_at DESC, entry DESC LIMIT ?",
+        [*projects, limit],
     ).fetchall()
-    total = conn.execute("SELECT COUNT(*) FROM trash").fetchone()[0]
+    total = conn.execute(f"SELECT COUNT(*) FROM trash {where}", list(projects)).fetchone()[0]
     return [TrashRow(*row) for row in rows], int(total)
 
 
@@ -169,10 +175,11 @@ class TrashBin:
         with self._transaction() as conn:
             return restore(conn, ids, entries, time.time())
 
-    def entries(self, limit: int) -> tuple[list[TrashRow], int]:
-        """The latest trashed first, at most ``limit``, and how many entries the trash holds."""
+    def entries(self, limit: int, projects: Sequence[str] = ()) -> tuple[list[TrashRow], int]:
+        """The latest trashed first (of ``projects`` only, if given), at most ``limit``, and how
+        many entries of those the trash holds."""
         with self._transaction() as conn:
-            return trash_rows(conn, limit)
+            return trash_rows(conn, limit, projects)
 
     def memory_count(self) -> int:
         """Of how many memories the trash holds entries (one forgotten twice has two)."""
@@ -183,6 +190,11 @@ class TrashBin:
         """The trash entries of these ids."""
         with self._transaction() as conn:
             return trashed(conn, ids)
+
+    def starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` distinct ids of trashed memories that start with ``prefix``."""
+        with self._transaction() as conn:
+            return ids_starting_with(conn, "trash", prefix, limit)
 
     def purge(self, before: float | None) -> int:
         """Delete for good what was trashed before ``before`` (all when None); returns how many."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cognitive_memory.core.memory import shown_metadata
@@ -41,12 +41,14 @@ class SkippedLink:
 class Restored:
     """What a restore did: the entries brought back (``(entry, memory id)``), those left in the trash
     because their memory id is in use again, the entries of the same memories kept as versions
-    (``folded``), and the links it refused."""
+    (``folded``), the links it refused, and the memories brought back without their key
+    (``unkeyed``: another memory of their project holds it now)."""
 
     restored: list[tuple[int, str]]
     in_use: list[tuple[int, str]]
     folded: list[int]
     skipped_links: list[SkippedLink]
+    unkeyed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +75,13 @@ def restore(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]
     in_use = _existing(conn, [entry.memory_id for entry in chosen])
     back = [entry for entry in chosen if entry.memory_id not in in_use]
     columns = {info[1] for info in conn.execute("PRAGMA table_info(memories)")}
-    folded = []
+    folded, unkeyed = [], []
     for entry in back:
         fields = {name: value for name, value in json.loads(entry.row).items() if name in columns}
         fields["embedding"] = entry.embedding
+        if fields.get("memory_key") is not None and _key_taken(conn, fields):
+            fields["memory_key"] = None
+            unkeyed.append(entry.memory_id)
         conn.execute(
             f"INSERT INTO memories ({', '.join(fields)}) VALUES ({', '.join('?' * len(fields))})",
             list(fields.values()),
@@ -98,7 +103,17 @@ def restore(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]
         in_use=[(entry.entry, entry.memory_id) for entry in chosen if entry.memory_id in in_use],
         folded=folded,
         skipped_links=skipped,
+        unkeyed=unkeyed,
     )
+
+
+def _key_taken(conn: sqlite3.Connection, fields: dict[str, Any]) -> bool:
+    """True when a live memory of the trashed row's project holds its key."""
+    found = conn.execute(
+        "SELECT 1 FROM memories WHERE project = ? AND memory_key = ?",
+        (fields.get("project", "default"), fields["memory_key"]),
+    )
+    return found.fetchone() is not None
 
 
 def _chosen(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]) -> list[_Entry]:

@@ -17,7 +17,10 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["TermCounts", "prepare", "remember_terms", "row_total", "terms_of", "word_shares"]
+from cognitive_memory.core.spelling import QueryTerms
+from cognitive_memory.storage import vocabulary
+
+__all__ = ["TermCounts", "forget_terms", "prepare", "remember_terms", "row_total", "terms_of", "word_shares"]
 
 # The lexical index's tokenizer (migration 0002_lexical_index_and_connections): the query's words
 # go through the same one, so "running" in a query finds "runs" in a memory as the index does.
@@ -55,12 +58,24 @@ def terms_of(conn: sqlite3.Connection, texts: Sequence[str]) -> list[frozenset[s
 
 def remember_terms(conn: sqlite3.Connection, rowid: int, content: str) -> None:
     """Keep the terms of a memory's own text beside it (``memory_words``), so recall reads a
-    candidate's terms with its row instead of tokenizing its text again."""
+    candidate's terms with its row instead of tokenizing its text again; the store's vocabulary
+    counts them (``storage/vocabulary.py``)."""
     (terms,) = terms_of(conn, [content])
+    row = conn.execute("SELECT terms FROM memory_words WHERE memory_rowid = ?", (rowid,)).fetchone()
     conn.execute(
         "INSERT OR REPLACE INTO memory_words (memory_rowid, terms) VALUES (?, ?)",
         (rowid, " ".join(sorted(terms))),
     )
+    vocabulary.count_terms(conn, str(row[0]).split() if row else (), terms)
+
+
+def forget_terms(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
+    """Drop the kept terms of deleted memories, and their counts from the vocabulary."""
+    for rowid in rowids:
+        row = conn.execute("SELECT terms FROM memory_words WHERE memory_rowid = ?", (rowid,)).fetchone()
+        if row is not None:
+            vocabulary.count_terms(conn, str(row[0]).split(), ())
+            conn.execute("DELETE FROM memory_words WHERE memory_rowid = ?", (rowid,))
 
 
 # Terms whose counts a connection keeps at most (then it starts over).
@@ -105,29 +120,36 @@ class TermCounts:
 
 def word_shares(
     conn: sqlite3.Connection,
-    words: Sequence[str],
+    query: QueryTerms,
     terms: Mapping[str, frozenset[str]],
     counts: TermCounts | None = None,
 ) -> dict[str, float]:
-    """Each memory's word share of ``words`` (see the module docstring), from its terms
+    """Each memory's word share of the query's words (see the module docstring), from its terms
     (``terms``: id -> the terms of its text, as ``terms_of`` gives them); memories that hold none
-    of the words are left out. ``counts`` keeps term counts between calls on this connection."""
-    if not words or not terms:
+    of the words are left out. A corrected word (``core/spelling.py``) weighs as rare as its most
+    held spelling, and a memory holding a correction gets the correction's weight of it.
+    ``counts`` keeps term counts between calls on this connection."""
+    if not query.words or not terms:
         return {}
-    word_terms = terms_of(conn, words)
-    known = sorted(set().union(*word_terms))
+    spellings = list(dict.fromkeys(term for word in query.words for term, _ in word.terms))
+    stems = dict(zip(spellings, terms_of(conn, spellings), strict=True))
+    known = sorted(set().union(*stems.values()))
     total, frequency = (counts or TermCounts()).of(conn, known)
-    weights = []
-    for held in word_terms:
+    slots = []
+    for word in query.words:
+        options = [(stems[term], weight) for term, weight in word.terms]
         # A word the tokenizer splits is a phrase: as rare as its rarest term at most.
-        df = min((frequency.get(term, 0) for term in held), default=0)
-        weights.append((held, math.log((total - df + 0.5) / (df + 0.5) + 1.0)))
-    whole = sum(weight for _, weight in weights)
+        df = max(min((frequency.get(term, 0) for term in held), default=0) for held, _ in options)
+        slots.append((options, math.log((total - df + 0.5) / (df + 0.5) + 1.0)))
+    whole = sum(weight for _, weight in slots)
     if whole <= 0:
         return {}
     shares = {}
     for memory_id, held in terms.items():
-        weight = sum(w for needed, w in weights if needed and needed <= held)
+        weight = sum(
+            idf * max((w for needed, w in options if needed and needed <= held), default=0.0)
+            for options, idf in slots
+        )
         if weight > 0:
             shares[memory_id] = weight / whole
     return shares

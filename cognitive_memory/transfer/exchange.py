@@ -57,6 +57,7 @@ class ImportReport:
     links_unchanged: int = 0
     embedded: int = 0
     skipped: list[Skip] = field(default_factory=list)
+    unkeyed: list[Skip] = field(default_factory=list)
 
 
 def export_lines(
@@ -172,6 +173,7 @@ def _plan(
     updated: list[tuple[CognitiveMemory, CognitiveMemory]] = []
     aliases: dict[str, str] = {}
     texts: dict[tuple[str, str], str] = {}
+    claimed: dict[tuple[str, str], str] = {}
     for start in range(0, len(records), 500):
         batch = records[start : start + 500]
         stored = {m.id: m for m in system.records.memories.get([r.memory.id for r in batch])}
@@ -186,6 +188,7 @@ def _plan(
                 aliases.setdefault(memory.id, same)
                 report.skipped.append(Skip(record.line, memory.id, f"memory {same} already holds this text"))
                 continue
+            memory = _keyed(system, record, previous, claimed, report)
             if previous is None:
                 added.append(memory)
             elif _differs(previous, memory):
@@ -195,6 +198,30 @@ def _plan(
             texts.setdefault(key, memory.id)
     report.added, report.updated = len(added), len(updated)
     return added, updated, aliases
+
+
+def _keyed(
+    system: CognitiveSystem,
+    record: Record,
+    previous: CognitiveMemory | None,
+    claimed: dict[tuple[str, str], str],
+    report: ImportReport,
+) -> CognitiveMemory:
+    """The record's memory with the key it can hold: the file's, else the one it has; a key another
+    memory of the project holds (in the store, or earlier in the file) is left out, and reported."""
+    memory = record.memory
+    wanted = [k for k in (memory.key, previous.key if previous else None) if k is not None]
+    for key in dict.fromkeys(wanted):
+        holder = claimed.get((memory.project, key)) or next(
+            (m.id for m in system.records.memories.keyed([key], [memory.project])), None
+        )
+        if holder is None or holder == memory.id:
+            claimed[(memory.project, key)] = memory.id
+            return dataclasses.replace(memory, key=key)
+        if key == memory.key:
+            reason = f"imported without its key {key!r}: memory {holder} holds it"
+            report.unkeyed.append(Skip(record.line, memory.id, reason))
+    return dataclasses.replace(memory, key=None)
 
 
 def _loaded(memory: CognitiveMemory) -> str:
@@ -212,7 +239,9 @@ def _same_text(system: CognitiveSystem, memory: CognitiveMemory) -> str | None:
 
 
 def _differs(stored: CognitiveMemory, incoming: CognitiveMemory) -> bool:
-    return any(getattr(stored, name) != getattr(incoming, name) for name in COMPARED_FIELDS)
+    return stored.key != incoming.key or any(
+        getattr(stored, name) != getattr(incoming, name) for name in COMPARED_FIELDS
+    )
 
 
 def _update_of(previous: CognitiveMemory, incoming: CognitiveMemory, reuse: bool) -> CognitiveMemory:
@@ -225,6 +254,7 @@ def _update_of(previous: CognitiveMemory, incoming: CognitiveMemory, reuse: bool
     return dataclasses.replace(
         previous,
         **changes,
+        key=incoming.key,
         modified_date=incoming.modified_date or datetime.now(UTC),
         cognitive_embedding=vector,
     )

@@ -21,6 +21,7 @@ from pydantic_core import PydanticCustomError
 from cognitive_memory.core.links import check_note
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector, split_metadata
 from cognitive_memory.core.validation import (
+    check_key,
     check_memory_id,
     check_metadata,
     check_project,
@@ -82,6 +83,7 @@ Project = Annotated[str, store_rule(lambda value, name: check_project(value, fie
 Tags = Annotated[list[str], store_rule(lambda value, _: list(check_tags(value)))]
 Metadata = Annotated[dict[str, Any], store_rule(lambda value, _: check_metadata(value))]
 Note = Annotated[str | None, store_rule(lambda value, _: check_note(value))]
+Key = Annotated[str, store_rule(lambda value, name: check_key(value, field=name))]
 Date = Annotated[datetime, AfterValidator(_utc)]
 Importance = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
 Level = Annotated[int, Field(ge=0, le=2, strict=True)]
@@ -125,8 +127,9 @@ class LinkLine(_Line):
 
 
 class MemoryLine(_Line):
-    """One memory with every stored field. ``metadata`` holds the source kind, the speaker and the
-    origin under ``loader_type``, ``speaker`` and ``source_path``, as every release wrote them;
+    """One memory with every stored field (``key`` only when it has one, since 0014). ``metadata``
+    holds the source kind, the speaker and the origin under ``loader_type``, ``speaker`` and
+    ``source_path``, as every release wrote them;
     ``strength`` and ``dimensions``, written by releases before 0013, are read and ignored."""
 
     id: MemoryId
@@ -144,6 +147,7 @@ class MemoryLine(_Line):
     tags: Tags = Field(default_factory=list)
     session_id: str | None = None
     project: Project
+    key: Key | None = None
     versions: list[VersionLine] = Field(default_factory=list)
     links: list[LinkLine] = Field(default_factory=list)
     embedding: str | None = None
@@ -170,6 +174,7 @@ class MemoryLine(_Line):
             source=source,
             speaker=speaker,
             origin=origin,
+            key=self.key,
         )
 
     def version_rows(self) -> list[VersionRow]:
@@ -228,6 +233,8 @@ def memory_line(
         "versions": [_version(v) for v in versions],
         "links": [_link(link) for link in links],
     }
+    if memory.key is not None:
+        line["key"] = memory.key
     if with_vector and memory.cognitive_embedding is not None:
         line["embedding"] = base64.b64encode(memory.cognitive_embedding.astype("<f4").tobytes()).decode()
     return line

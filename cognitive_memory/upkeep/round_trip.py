@@ -47,15 +47,16 @@ def _store_recall_delete(service: MemoryService) -> str | None:
     )
     context = StoreContext(tags=[SCRATCH_TAG], source_info="memory_system doctor", importance_score=0.0)
     stored = service.store_experience(text, context)
+    scratch = stored.memory_id or ""  # a store that is no dry run always names its memory
     try:
         if stored.queued:
             return "the index did not accept the scratch memory's vector (it was queued)"
         recalled = service.retrieve_memories(text, ["core"], max_results=1, include_bridges=False)
         core = recalled.memories.core
-        if not core or core[0].id != stored.memory_id:
+        if not core or core[0].id != scratch:
             return "recall did not return the scratch memory as core #1"
     finally:
-        deleted = service.delete_memories([stored.memory_id]).deleted
-    if deleted != [stored.memory_id] or service.system.records.memories.get([stored.memory_id]):
+        deleted = service.delete_memories([scratch]).deleted
+    if deleted != [scratch] or service.system.records.memories.get([scratch]):
         return "the scratch memory could not be deleted"
     return None

@@ -13,6 +13,7 @@ from interfaces.mcp_tools import (
     prune_memories,
     recall_memories,
     related_memories,
+    restore_memories,
     session_lessons,
     store_memory,
     unlink_memories,
@@ -29,6 +30,7 @@ def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
     session_lessons.register(server)
     memory_status.register(server)
     forget_memories.register(server)
+    restore_memories.register(server)
     get_memories.register(server)
     list_memories.register(server)
     update_memory.register(server)

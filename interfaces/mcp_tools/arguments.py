@@ -14,17 +14,27 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import BaseModel, ConfigDict
 
+from interfaces.tool_schemas import input_schema, output_schema
+
 __all__ = ["closed", "names_at"]
 
 
 def closed(tool: Tool) -> Tool:
-    """``tool`` with an arguments model that refuses unknown arguments, and the schema it publishes."""
+    """``tool`` with an arguments model that refuses unknown arguments, and the lean schemas it
+    publishes (``interfaces/tool_schemas.py``): its closed input schema and its output schema."""
     model = tool.fn_metadata.arg_model
     namespace = {"__module__": model.__module__, "model_config": ConfigDict(extra="forbid")}
     # A subclass keeps the SDK's model (name, fields, validators) and only adds the config.
     closed_model = cast(type[ArgModelBase], type(model.__name__, (model,), namespace))
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": closed_model})
-    schema = closed_model.model_json_schema(by_alias=True)
+    published = tool.fn_metadata.output_schema
+    # The SDK still validates every answer against the output model; the schema is what clients see.
+    metadata = tool.fn_metadata.model_copy(
+        update={
+            "arg_model": closed_model,
+            "output_schema": output_schema(published) if published else None,
+        }
+    )
+    schema = input_schema(closed_model.model_json_schema(by_alias=True))
     return tool.model_copy(update={"fn_metadata": metadata, "parameters": schema})
 
 

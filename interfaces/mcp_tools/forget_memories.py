@@ -17,12 +17,9 @@ __all__ = ["MAX_IDS", "register"]
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Forget memories by id (the ids recall_memories and store_memory return): use it when a memory "
-    "is wrong, outdated or unwanted. The memories leave recall, listing and the index at once and go "
-    "to the trash, where the user can restore them (`memory_system trash restore ID`) until it is "
-    "purged (COGNITIVE_MEMORY_TRASH_DAYS, 30 by default). Ids that do not "
-    "exist are reported as missing. Memories loaded from markdown files or git history are kept, "
-    "with the reason: change their file, or remove it with `memory_system remove-file`."
+    "Forget wrong, outdated or unwanted memories: they leave recall at once and go to the trash, "
+    "where restore_memories brings them back for 30 days. Unknown ids come back as missing; memories "
+    "loaded from markdown or git are kept (change their file)."
 )
 
 
@@ -38,7 +35,7 @@ def register(server: MCPServer[ServerState]) -> None:
     def forget_memories(
         memory_ids: Annotated[
             list[Annotated[str, Field(min_length=1, max_length=100)]],
-            Field(min_length=1, max_length=MAX_IDS, description="The ids of the memories to forget."),
+            Field(min_length=1, max_length=MAX_IDS),
         ],
         ctx: Context[ServerState, Any],
     ) -> Annotated[CallToolResult, ForgetResult]:

@@ -9,18 +9,17 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from cognitive_memory.service import GetResult, format_get
-from interfaces.mcp_tools.state import ServerState, answer, service_of
+from cognitive_memory.service import GetResult, MemoryKey, ProjectName, format_get
+from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
 
 __all__ = ["MAX_IDS", "register"]
 
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Read memories by id (the ids recall_memories, list_memories and store_memory return): each "
-    "whole, with all of its text, tags, metadata, dates and access history. Ids that do not exist "
-    "are listed in `missing`. With include_history, each memory also carries the versions that "
-    "update_memory replaced, oldest first. Reading does not count as an access."
+    "Read memories whole by id or key (text, tags, metadata, dates, access counts); with "
+    "include_history also the versions update_memory replaced. Unknown ids come back in missing, "
+    "forgotten ones in in_trash."
 )
 
 
@@ -31,15 +30,19 @@ def register(server: MCPServer[ServerState]) -> None:
         description=DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
-    def get_memories(
-        memory_ids: Annotated[
-            list[Annotated[str, Field(min_length=1, max_length=100)]],
-            Field(min_length=1, max_length=MAX_IDS, description="The ids of the memories to read."),
-        ],
+    async def get_memories(
         ctx: Context[ServerState, Any],
-        include_history: Annotated[
-            bool, Field(description="Also return each memory's earlier versions, oldest first.")
-        ] = False,
+        memory_ids: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=100)]] | None,
+            Field(min_length=1, max_length=MAX_IDS),
+        ] = None,
+        include_history: bool = False,
+        keys: Annotated[list[MemoryKey] | None, Field(min_length=1, max_length=MAX_IDS)] = None,
+        project: Annotated[ProjectName | None, Field(description="The keys' project (else global).")] = None,
     ) -> Annotated[CallToolResult, GetResult]:
-        result = service_of(ctx).get_memories(memory_ids, include_history)
+        scope = await call_project(ctx, project) if keys else None
+        service = service_of(ctx)
+        result = await off_loop(
+            lambda: service.get_memories(memory_ids or [], include_history, keys or [], project=scope)
+        )
         return answer(result, format_get(result))

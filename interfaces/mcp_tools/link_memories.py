@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
 
 from cognitive_memory.service import LinkNote, LinkResult, MemoryId, RelationName, format_link
 from interfaces.mcp_tools.state import ServerState, answer, service_of
@@ -15,11 +14,9 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Link two memories with a typed relation: from_id relates_to, supersedes, contradicts, "
-    "caused_by, example_of or part_of to_id. Use supersedes when a newer memory replaces an older "
-    "one: recall then ranks the newer first and marks the older with superseded_by. Linked memories "
-    "also lift each other in recall. Linking again changes nothing; unknown ids, a link from a "
-    "memory to itself and a supersedes cycle are refused."
+    "Link two memories: from_id <relation> to_id. Linked memories lift each other in recall; "
+    "supersedes (a newer memory replacing an older one) also ranks the newer first and marks the "
+    "older superseded_by. Linking again changes nothing."
 )
 
 
@@ -33,11 +30,11 @@ def register(server: MCPServer[ServerState]) -> None:
         ),
     )
     def link_memories(
-        from_id: Annotated[MemoryId, Field(description="The memory the link starts from.")],
-        to_id: Annotated[MemoryId, Field(description="The memory the link points to.")],
-        relation: Annotated[RelationName, Field(description="How from_id relates to to_id.")],
+        from_id: MemoryId,
+        to_id: MemoryId,
+        relation: RelationName,
         ctx: Context[ServerState, Any],
-        note: Annotated[LinkNote | None, Field(description="Why they are linked (optional).")] = None,
+        note: LinkNote | None = None,
     ) -> Annotated[CallToolResult, LinkResult]:
         result = service_of(ctx).link_memories(from_id, to_id, relation, note)
         return answer(result, format_link(result))

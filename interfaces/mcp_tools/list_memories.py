@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from cognitive_memory.core.validation import MAX_QUERY_CHARS
 from cognitive_memory.service import (
     DEFAULT_PAGE_SIZE,
     MAX_CURSOR_CHARS,
@@ -20,16 +21,14 @@ from cognitive_memory.service import (
     RecallFilters,
     format_list,
 )
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "List memories without a query: the newest first, or the most recently accessed, most "
-    "important or most accessed. Filters as recall_memories has them (tags, levels, types, sources, "
-    "projects, dates); the current project and the 'global' memories unless filters.projects says "
-    "otherwise (['*']: every project). Returns a page, the number of matches, and next_cursor: pass "
-    "it back as cursor, with the same order_by, for the next page."
+    "Browse memories without a query: newest first, or by last access, importance or access count, "
+    "with recall_memories' filters and scope. Returns a page, the total and next_cursor: pass it "
+    "back as cursor (same order_by and filters) for the next page."
 )
 
 
@@ -42,32 +41,31 @@ def register(server: MCPServer[ServerState]) -> None:
     )
     async def list_memories(
         ctx: Context[ServerState, Any],
-        filters: Annotated[
-            RecallFilters | None,
-            Field(description="Only memories with these tags, levels, types, sources, projects or dates."),
+        filters: RecallFilters | None = None,
+        text: Annotated[
+            str | None,
+            Field(
+                min_length=1,
+                max_length=MAX_QUERY_CHARS,
+                description="Each word must appear (typos tolerated).",
+            ),
         ] = None,
-        order_by: Annotated[
-            OrderBy, Field(description="Sort order, newest or highest first (never accessed last).")
-        ] = "created",
-        limit: Annotated[
-            int, Field(ge=1, le=MAX_PAGE_SIZE, description="Most memories on this page."), JsonNumber
-        ] = DEFAULT_PAGE_SIZE,
+        order_by: OrderBy = "created",
+        limit: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE), JsonNumber] = DEFAULT_PAGE_SIZE,
         cursor: Annotated[
             str | None,
             Field(
                 min_length=1,
                 max_length=MAX_CURSOR_CHARS,
-                description="The next_cursor of the previous page; omit for the first page.",
             ),
         ] = None,
-        project: Annotated[
-            ProjectName | None,
-            Field(description="The project to list (with the global memories). Default: current."),
-        ] = None,
+        project: ProjectName | None = None,
     ) -> Annotated[CallToolResult, ListResult]:
         scope = await call_project(ctx, project)
-        service = service_of(ctx)
+        service, session = service_of(ctx), call_session(ctx)
         result = await off_loop(
-            lambda: service.list_memories(filters, order_by, limit, cursor, project=scope)
+            lambda: service.list_memories(
+                filters, order_by, limit, cursor, project=scope, session=session, text=text
+            )
         )
         return answer(result, format_list(result))

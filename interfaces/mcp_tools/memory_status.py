@@ -8,13 +8,13 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from cognitive_memory.service import StatusResult, format_status
-from interfaces.mcp_tools.state import ServerState, answer, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_session, service_of
 
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Report the memory system's health: memory counts by level, type and session lessons; the vector "
-    "index (mode, status, vector count, size on disk); recent activity; and configuration."
+    "The memory's health: counts by level, type and project, the vector index and the writes "
+    "waiting for it, recent activity, configuration."
 )
 
 
@@ -27,7 +27,7 @@ def register(server: MCPServer[ServerState]) -> None:
     )
     def memory_status(
         ctx: Context[ServerState, Any],
-        detailed: Annotated[bool, Field(description="Include paths and internal configuration.")] = False,
+        detailed: Annotated[bool, Field(description="Add paths and internals.")] = False,
     ) -> Annotated[CallToolResult, StatusResult]:
-        result = service_of(ctx).show_status(detailed)
+        result = service_of(ctx).show_status(detailed, session=call_session(ctx))
         return answer(result, format_status(result))

@@ -26,15 +26,10 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Prune memories that match every criterion given: older_than_days, not_accessed_days, "
-    "max_importance, tags, projects, hierarchy_levels; keep_latest spares the N newest matches. At "
-    "least one criterion is required. dry_run (the default) changes nothing: it lists what would go, "
-    "with why, and a `confirm` token. To prune, call again with the same criteria, dry_run false and "
-    "that token (valid 10 minutes and once, for these criteria and exactly the listed memories as they "
-    "were listed: other criteria or a memory changed since give token_mismatch, a used token "
-    "token_used; run the dry run again). Pruned memories go to the trash "
-    "(`memory_system trash restore ID` brings them back). Memories loaded from markdown files or git "
-    "history are never pruned."
+    "Clear out old noise: the memories matching every criterion given (at least one of the first "
+    "six). The dry run (the default) changes nothing: it lists what would go and a confirm token. "
+    "Call again with the same criteria, dry_run false and that token (valid once, for 10 minutes) "
+    "to move them to the trash. Loaded memories (markdown, git) are never pruned."
 )
 
 
@@ -56,10 +51,8 @@ def register(server: MCPServer[ServerState]) -> None:
         projects: PruneProjects | None = None,
         hierarchy_levels: PruneLevels | None = None,
         keep_latest: KeepLatest = 0,
-        dry_run: Annotated[bool, Field(description="Only list what would go (the default).")] = True,
-        confirm: Annotated[
-            str | None, Field(max_length=200, description="The token of the dry run (with dry_run false).")
-        ] = None,
+        dry_run: bool = True,
+        confirm: Annotated[str | None, Field(max_length=200)] = None,
     ) -> Annotated[CallToolResult, PruneResult]:
         criteria = PruneRequest(
             older_than_days=older_than_days,

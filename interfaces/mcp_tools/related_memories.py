@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
 
 from cognitive_memory.core.links import RELATED_LIMIT
 from cognitive_memory.service import LinkDepth, MemoryId, RelatedResult, RelationName, format_related
@@ -16,10 +15,9 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "The memories linked to a memory by link_memories, following links in both directions up to "
-    "depth links away (1-3), nearest first. Each comes with the relation and direction of the link "
-    f"that reached it and the path of ids from the start. At most {RELATED_LIMIT} memories are "
-    "returned; truncated says when more are linked."
+    "The memories linked to one (link_memories), both directions, up to depth links away, nearest "
+    "first, each with the relation, direction and path that reached it; at most "
+    f"{RELATED_LIMIT} (truncated says when more are linked)."
 )
 
 
@@ -31,12 +29,10 @@ def register(server: MCPServer[ServerState]) -> None:
         annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False),
     )
     def related_memories(
-        memory_id: Annotated[MemoryId, Field(description="The memory to start from.")],
+        memory_id: MemoryId,
         ctx: Context[ServerState, Any],
         depth: LinkDepth = 1,
-        relations: Annotated[
-            list[RelationName] | None, Field(description="Follow only these relations. Default: all.")
-        ] = None,
+        relations: list[RelationName] | None = None,
     ) -> Annotated[CallToolResult, RelatedResult]:
         result = service_of(ctx).related_memories(memory_id, depth, relations or ())
         return answer(result, format_related(result))

@@ -16,10 +16,20 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
+from cognitive_memory.core.validation import check_session
+from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service import MemoryService
 from interfaces.roots import project_of_root
 
-__all__ = ["ROOTS_TIMEOUT_SECONDS", "ServerState", "answer", "call_project", "service_of", "off_loop"]
+__all__ = [
+    "ROOTS_TIMEOUT_SECONDS",
+    "ServerState",
+    "answer",
+    "call_project",
+    "call_session",
+    "service_of",
+    "off_loop",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -41,12 +51,13 @@ def service_of(ctx: Context[ServerState, Any]) -> MemoryService:
     return ctx.request_context.lifespan_context.service
 
 
-def answer(result: BaseModel, text: str, *, exclude_none: bool = False) -> CallToolResult:
-    """A tool answer: the formatted text for people, the model as structured content (without
-    its null fields when ``exclude_none``)."""
+def answer(result: BaseModel, text: str) -> CallToolResult:
+    """A tool answer: the formatted text for people, the model as structured content without its
+    null fields (a field that says nothing is left out; dictionaries such as a memory's metadata
+    are the caller's and keep theirs)."""
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=result.model_dump(mode="json", exclude_none=exclude_none),
+        structured_content=result.model_dump(mode="json", exclude_none=True),
     )
 
 
@@ -69,6 +80,17 @@ async def call_project(ctx: Context[ServerState, Any], given: str | None) -> str
     if connection not in state.roots:
         state.roots[connection] = await _roots_project(session)
     return state.roots[connection]
+
+
+def call_session(ctx: Context[ServerState, Any]) -> str | None:
+    """The session of a tool call: the transport's (an HTTP client's ``Mcp-Session-Id``), else None
+    (stdio, stateless HTTP), for which the server's own stands (one per process)."""
+    connection = getattr(ctx.request_context.session, "_connection", None)
+    session = getattr(connection, "session_id", None)
+    try:
+        return check_session(session) if isinstance(session, str) else None
+    except InvalidInputError:
+        return None
 
 
 async def _roots_project(session: Any) -> str | None:

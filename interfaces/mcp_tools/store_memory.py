@@ -9,17 +9,15 @@ from pydantic import Field
 
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from cognitive_memory.service import StoreContext, StoreResult, format_store
-from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
+from interfaces.mcp_tools.state import ServerState, answer, call_project, call_session, off_loop, service_of
 
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Store an experience, decision, insight or fact in long-term memory so that future sessions can "
-    "recall it. Write one self-contained memory per call (what happened or what is true, and why it "
-    "matters). Hierarchy level and memory type are inferred when omitted: reports of events become "
-    "L2 episodes (episodic), short principles L0 concepts, everything else L1 contexts (semantic). "
-    "The same text stored again in a project is not duplicated (the answer says duplicate: true); "
-    "near duplicates are listed in `similar`: prefer update_memory to correct an existing memory."
+    "Keep a fact, decision, insight or experience for future sessions, one self-contained memory "
+    "per call. Level and type are inferred when omitted. The same text already in the project is "
+    "not stored again (duplicate: true); near duplicates come back in similar: prefer update_memory "
+    "to correct one. A held context.key updates its memory (updated: true)."
 )
 
 
@@ -31,13 +29,14 @@ def register(server: MCPServer[ServerState]) -> None:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     )
     async def store_memory(
-        text: Annotated[
-            str, Field(min_length=1, max_length=MAX_TEXT_CHARS, description="The content to remember.")
-        ],
+        text: Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS)],
         ctx: Context[ServerState, Any],
         context: StoreContext | None = None,
+        dry_run: Annotated[bool, Field(description="Store nothing; say what storing would do.")] = False,
     ) -> Annotated[CallToolResult, StoreResult]:
         project = await call_project(ctx, context.project if context else None)
-        service = service_of(ctx)
-        result = await off_loop(lambda: service.store_experience(text, context, project=project))
+        service, session = service_of(ctx), call_session(ctx)
+        result = await off_loop(
+            lambda: service.store_experience(text, context, project=project, session=session, dry_run=dry_run)
+        )
         return answer(result, format_store(result))

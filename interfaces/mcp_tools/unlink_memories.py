@@ -15,9 +15,8 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Remove the links from from_id to to_id that link_memories made: only those of relation, or "
-    "all of them. Links in the other direction stay. No link to remove is not an error (removed is "
-    "empty); unknown memory ids are refused."
+    "Remove the links link_memories made from from_id to to_id: of one relation, or all. The other "
+    "direction stays; no link to remove is not an error."
 )
 
 
@@ -31,12 +30,10 @@ def register(server: MCPServer[ServerState]) -> None:
         ),
     )
     def unlink_memories(
-        from_id: Annotated[MemoryId, Field(description="The memory the links start from.")],
-        to_id: Annotated[MemoryId, Field(description="The memory the links point to.")],
+        from_id: MemoryId,
+        to_id: MemoryId,
         ctx: Context[ServerState, Any],
-        relation: Annotated[
-            RelationName | None, Field(description="Remove only this relation. Default: every one.")
-        ] = None,
+        relation: Annotated[RelationName | None, Field(description="Default: every one.")] = None,
     ) -> Annotated[CallToolResult, UnlinkResult]:
         result = service_of(ctx).unlink_memories(from_id, to_id, relation)
         return answer(result, format_unlink(result))

@@ -26,11 +26,9 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Change a memory in place when a fact changed or was wrong: give its id and any of text, tags, "
-    "importance_score, hierarchy_level, memory_type, source_info. The memory keeps its id, access "
-    "history and links; its previous state is kept as a version (get_memories with include_history). "
-    "A new text is embedded and indexed again. Memories loaded from markdown or git are refused: "
-    "change their file instead."
+    "Correct a memory in place when a fact changed or was wrong. It keeps its id, access history "
+    "and links; the previous state is kept as a version (get_memories include_history). Memories "
+    "loaded from markdown or git are refused: change their file."
 )
 
 
@@ -44,12 +42,10 @@ def register(server: MCPServer[ServerState]) -> None:
         ),
     )
     def update_memory(
-        memory_id: Annotated[MemoryId, Field(description="The memory to change.")],
+        memory_id: MemoryId,
         ctx: Context[ServerState, Any],
-        text: Annotated[
-            NewText | None, Field(description="The new text (embedded and indexed again).")
-        ] = None,
-        tags: Annotated[Tags | None, Field(description="New tags; they replace all of its tags.")] = None,
+        text: NewText | None = None,
+        tags: Annotated[Tags | None, Field(description="Replace all of its tags.")] = None,
         importance_score: Importance | None = None,
         hierarchy_level: Level | None = None,
         memory_type: Kind | None = None,

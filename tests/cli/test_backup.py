@@ -43,7 +43,10 @@ def _fill(count: int = 12) -> list[str]:
     try:
         ids = [
             system.store(
-                f"Fact {n}: the {n}th service listens on port {8000 + n}.", tags=[f"svc{n % 3}"]
+                f"Fact {n}: the {n}th service listens on port {8000 + n}.",
+                tags=[f"svc{n % 3}"],
+                key=f"port-{n}",
+                session_id=f"filler-{n % 2}",
             ).memory.id
             for n in range(count)
         ]
@@ -58,7 +61,7 @@ def _fill(count: int = 12) -> list[str]:
 def _rows(database: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
     with closing(sqlite3.connect(database)) as conn:
         memories = conn.execute(
-            "SELECT id, content, tags, project, embedding FROM memories ORDER BY id"
+            "SELECT id, content, tags, project, memory_key, session_id, embedding FROM memories ORDER BY id"
         ).fetchall()
         links = conn.execute("SELECT from_id, to_id, relation, note FROM relations ORDER BY 1, 2").fetchall()
     return memories, links

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.service import SHORT_ID_CHARS
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -72,6 +73,20 @@ def test_list_pages_with_the_cursor_it_prints_and_filters_like_recall(data_dir: 
     assert later.exit_code == 0 and later.output.strip() == "📋 No memories match"
 
 
+def test_list_text_keeps_memories_holding_every_word_typos_tolerated(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    wanted = stored_id("Rotate the staging TLS certificate every sixty days.")
+    stored_id("Staging runs on three nodes behind one load balancer.")
+
+    found = json.loads(runner.invoke(app, ["list", "--text", "roatte certifcate", "--json"]).output)
+    wordless = runner.invoke(app, ["list", "--text", "?!"])
+
+    assert [m["id"] for m in found["memories"]] == [wanted]
+    assert wordless.exit_code == 1 and wordless.output.startswith("Error: `text` '?!' holds no word")
+
+
 def test_list_refuses_a_bad_cursor_order_date_or_limit_in_one_line(data_dir: Path) -> None:
     garbled = runner.invoke(app, ["list", "--cursor", "not-a-cursor"])
     order = runner.invoke(app, ["list", "--order-by", "random"])
@@ -100,3 +115,59 @@ def test_a_turn_stored_with_speaker_keeps_it_as_a_column_and_shows_it_in_metadat
     with closing(sqlite3.connect(data_dir / "cognitive_memory.db")) as conn:
         row = conn.execute("SELECT speaker, metadata FROM memories WHERE id = ?", (memory_id,)).fetchone()
     assert row == ("Ada", "{}")
+
+
+def test_store_under_a_key_updates_it_and_get_reads_it_by_key(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    first = stored_id("Indent with tabs.", "--key", "coding-style", "--importance", "0.9")
+    planned = runner.invoke(
+        app, ["store", "Indent with spaces.", "--key", "Coding-Style", "--dry-run", "--json"]
+    )
+    second = runner.invoke(app, ["store", "Indent with spaces.", "--key", "coding-style", "--json"])
+
+    read = runner.invoke(app, ["get", "--key", "CODING-STYLE", "--history", "--json"])
+    nothing = runner.invoke(app, ["get"])
+
+    assert planned.exit_code == 0 and json.loads(planned.output)["updated"] is True
+    assert json.loads(second.output)["memory_id"] == first and json.loads(second.output)["updated"]
+    (record,) = json.loads(read.output)["memories"]
+    assert (record["id"], record["content"], record["importance_score"]) == (
+        first,
+        "Indent with spaces.",
+        0.9,
+    )
+    assert [version["content"] for version in record["history"]] == ["Indent with tabs."]
+    assert nothing.exit_code == 1 and "Give memory ids or keys" in nothing.output
+
+
+def test_list_keeps_to_a_session(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    stored_id("Stored in the nightly run.", "--session", "nightly-7")
+    stored_id("Stored by hand.")
+
+    page = runner.invoke(app, ["list", "--session", "nightly-7", "--json"])
+    bad = runner.invoke(app, ["list", "--session", "two words"])
+
+    assert [m["content"] for m in json.loads(page.output)["memories"]] == ["Stored in the nightly run."]
+    assert bad.exit_code == 1 and bad.output.startswith("Error: session")
+
+
+def test_commands_take_the_short_ids_a_brief_recall_prints(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored_id("The ingest workers scale to eight when the queue backs up.")
+    recalled = json.loads(runner.invoke(app, ["recall", "ingest workers queue", "--json"]).output)
+    (short,) = [m["id"] for m in recalled["memories"]["core"]]
+
+    shown = runner.invoke(app, ["get", short, "--json"])
+    forgotten = runner.invoke(app, ["forget", short])
+
+    assert short == memory_id[:SHORT_ID_CHARS]
+    assert json.loads(shown.output)["memories"][0]["id"] == memory_id
+    assert forgotten.exit_code == 0 and "Forgot 1 of 1 memories" in forgotten.output
+    restored = runner.invoke(app, ["trash", "restore", short, "--json"])  # looked up in the trash
+    assert restored.exit_code == 0, restored.output
+    assert json.loads(runner.invoke(app, ["get", short, "--json"]).output)["memories"][0]["id"] == memory_id

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from cognitive_memory import main
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index import EdgeVectorStore
+from cognitive_memory.service import SHORT_ID_CHARS
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -87,10 +88,10 @@ def test_store_then_recall_then_status_with_the_real_model(data_dir: Path) -> No
     recalled = runner.invoke(app, ["recall", "when do our Postgres backups run?", "--json"])
     assert recalled.exit_code == 0, recalled.output
     brief = json.loads(recalled.output)
-    assert brief["detail"] == "brief" and brief["memories"]["core"][0]["id"] == memory_id
+    assert brief["detail"] == "brief" and brief["memories"]["core"][0]["id"] == memory_id[:SHORT_ID_CHARS]
     assert brief["memories"]["core"][0]["tags"] == ["ops"] and "score" in brief["memories"]["core"][0]
     text = runner.invoke(app, ["recall", "Postgres backups"])
-    assert f"1. [core] {memory_id} · L1 semantic · score " in text.output
+    assert f"1. [core] {memory_id[:SHORT_ID_CHARS]} · score " in text.output
     assert "\n   Our Postgres backups run at 02:00 UTC from the ops cron host." in text.output
     full = runner.invoke(app, ["recall", "Postgres backups", "--detail", "full", "--json"])
     record = json.loads(full.output)["memories"]["core"][0]

@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 
 import cognitive_memory.main
 from cognitive_memory.encoding import HashEncoder, SentenceBertEncoder
+from cognitive_memory.service import SHORT_ID_CHARS
 from cognitive_memory.settings import default_data_dir as settings_data_dir
 from interfaces.hooks import HOOK_EVENTS
 from memory_system import hook_command
@@ -141,7 +142,8 @@ def test_a_prompt_gets_the_deploy_memory_of_its_project_and_an_unrelated_prompt_
     assert deploy.exit_code == 0, deploy.output
     context = json.loads(deploy.stdout)["hookSpecificOutput"]
     assert context["hookEventName"] == "UserPromptSubmit"
-    assert f"[{deploy_id}]" in context["additionalContext"] and deploy_text in context["additionalContext"]
+    shown = f"[{deploy_id[:SHORT_ID_CHARS]}]"  # as a brief recall shows it: get_memories takes it
+    assert shown in context["additionalContext"] and deploy_text in context["additionalContext"]
     assert "pages branch" not in context["additionalContext"]  # another project's memory
     assert (unrelated.exit_code, unrelated.stdout) == (0, "")
 

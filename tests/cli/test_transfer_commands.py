@@ -44,7 +44,11 @@ def fill(system: CognitiveSystem) -> list[str]:
     ).memory.id
     b = system.store("The staging database was restored from Monday's dump.", session_id="s-1").memory.id
     c = system.store(
-        "Use ruff for linting in every service.", project="infra", tags=("tooling",), importance_score=0.2
+        "Use ruff for linting in every service.",
+        project="infra",
+        tags=("tooling",),
+        importance_score=0.2,
+        key="linter",
     ).memory.id
     d = system.store(
         "Global rule: never force-push to main.", project="global", memory_type="episodic"
@@ -321,3 +325,25 @@ def test_a_text_the_store_already_holds_is_skipped_and_its_links_follow(
     (link,) = system.records.links.outgoing([cause.id])[cause.id]
     system.close()
     assert (link.to_id, link.note) == (mine["memory_id"], "the restore delayed the deploy")
+
+
+def test_a_keyed_memory_whose_key_is_held_here_is_imported_without_it(
+    source: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exported = invoke("export").stdout
+    assert sum('"key": "linter"' in line for line in exported.splitlines()) == 1
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(tmp_path / "other"))
+    system = opened(tmp_path / "other", monkeypatch)
+    holder = system.store("Use pylint in every service.", project="infra", key="linter").memory.id
+    system.close()
+
+    report = imported("-", input=exported)
+
+    assert (report["added"], report["skipped"]) == (4, [])
+    (unkeyed,) = report["unkeyed"]
+    assert unkeyed["reason"] == f"imported without its key 'linter': memory {holder} holds it"
+    system = opened(tmp_path / "other", monkeypatch)
+    (kept,) = system.records.memories.keyed(["linter"], ["infra"])
+    (imported_memory,) = system.records.memories.get([unkeyed["id"]])
+    system.close()
+    assert kept.id == holder and imported_memory.key is None

@@ -113,7 +113,9 @@ def test_browse_sorts_and_pages(client: TestClient, service: MemoryService) -> N
 def test_the_memory_page_shows_text_metadata_versions_and_links(
     client: TestClient, service: MemoryService
 ) -> None:
-    first = service.store_experience("First memory text", StoreContext(tags=["alpha-tag"])).memory_id
+    first = service.store_experience(
+        "First memory text", StoreContext(tags=["alpha-tag"], key="first-note", session="nightly-3")
+    ).memory_id
     second = service.store_experience("Second memory text").memory_id
     service.link_memories(second, first, "supersedes", note="newer")
     page = client.get(f"/memories/{first}")
@@ -122,6 +124,8 @@ def test_the_memory_page_shows_text_metadata_versions_and_links(
     assert "#alpha-tag" in page.text
     assert "← supersedes" in page.text
     assert f'href="/memories/{second}"' in page.text
+    assert "<dt>Key</dt><dd><code>first-note</code></dd>" in page.text
+    assert "<dt>Session</dt><dd><code>nightly-3</code></dd>" in page.text
 
 
 def test_opening_a_memory_page_does_not_count_as_a_use(client: TestClient, service: MemoryService) -> None:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.service import MemoryService, RecallFilters, StoreContext
+from cognitive_memory.service import SHORT_ID_CHARS, MemoryService, RecallFilters, StoreContext
 from cognitive_memory.system import CognitiveSystem
 from interfaces.hooks import HookAnswer, HookRequest, answer_hook, session_tag
 from tests.hooking import fifo
@@ -116,7 +116,7 @@ def test_a_prompt_gets_the_memories_recall_finds_with_their_ids(
 
     text = _context(answer_hook(service, request).stdout, "UserPromptSubmit")
 
-    assert f"[{deploy.memory_id}]" in text
+    assert f"[{deploy.memory_id[:SHORT_ID_CHARS]}]" in text  # the short id get_memories takes
     assert "To deploy, run make release" in text
     assert len(text) <= 1500
 
@@ -169,6 +169,8 @@ def test_a_session_is_kept_as_one_episode_and_a_second_run_stores_nothing_new(
     assert "Files changed: deploy.sh, CHANGELOG.md." in episode
     stored = service.list_memories(RecallFilters(tags=["claude-code"]), project="proj").memories
     assert [(m.hierarchy_level, m.memory_type, m.project) for m in stored] == [(2, "episodic", "proj")]
+    in_session = service.list_memories(RecallFilters(session=SESSION), project="proj").memories
+    assert [m.id for m in in_session] == [m.id for m in stored]  # Claude Code's session id is its session
 
 
 def test_a_grown_transcript_updates_the_same_episode(service: MemoryService, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from cognitive_memory.core import spelling
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
 from cognitive_memory.service import StoreContext
 from cognitive_memory.storage import SQLiteMemoryStore, lexical, words
@@ -171,6 +172,44 @@ def test_a_word_match_ranks_where_meaning_alone_would_not(real_system: Cognitive
     first = result.core[0]
     assert first.memory.id == target.id
     assert first.score.lexical == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("words_in_index", [False, True])
+def test_a_misspelt_query_finds_what_its_correction_names(
+    real_system: CognitiveSystem, words_in_index: bool
+) -> None:
+    """The issue's three queries: without correction each found nothing (the relevance floor);
+    the same with the words searched in the vector index."""
+    real_system.retriever.config = replace(real_system.retriever.config, words_in_index=words_in_index)
+    postgres = real_system.store("We moved the orders database from MySQL to PostgreSQL last spring.").memory
+    python = real_system.store("Use context managers in Python to close files: the with statement.").memory
+    kubernetes = real_system.store("The Kubernetes scheduler places pods on nodes by their requests.").memory
+    real_system.store("Lunch on Friday was pizza with the team.")
+
+    for query, expected in (
+        ("PostgrSQL", postgres),
+        ("contxt managers pyton", python),
+        ("Kubernets sheduler", kubernetes),
+    ):
+        result = real_system.retrieve(query, include_bridges=False)
+        assert [r.memory.id for r in (*result.core, *result.peripheral)][:1] == [expected.id], query
+
+
+def test_a_memory_holding_the_word_as_typed_outranks_one_found_through_its_correction(
+    real_system: CognitiveSystem,
+) -> None:
+    """ "pyton" is held once and "python" twenty times: both are searched, the exact one first."""
+    typed = real_system.store("The pyton build script installs the wheel.").memory
+    corrected = [
+        real_system.store(f"The python build script installs the wheel, release {n}.").memory.id
+        for n in range(spelling.DOMINANT)
+    ]
+
+    result = real_system.retrieve("pyton build script", include_bridges=False)
+    ranked = [r.memory.id for r in (*result.core, *result.peripheral)]
+
+    assert ranked[0] == typed.id
+    assert set(ranked[1:]) <= set(corrected) and len(ranked) > 1
 
 
 def test_activation_brings_the_answer_after_the_matching_question(real_system: CognitiveSystem) -> None:

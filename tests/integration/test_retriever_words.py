@@ -12,10 +12,10 @@ import pytest
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.index import EdgeVectorStore, VectorFilter, VectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
+from cognitive_memory.retrieval.floor import RelevanceFloor
 from cognitive_memory.retrieval.results import RetrievalResult
-from cognitive_memory.retrieval.retriever import query_words_vector
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 
@@ -111,6 +111,25 @@ def test_the_words_in_index_switch_off_searches_fts5_beside_the_index(system: Co
     assert _first(result) == ids["zeppelin"]
 
 
-def test_the_querys_words_are_its_non_stopwords_stemmed() -> None:
-    assert query_words_vector("What are the zeppelins?") == query_words_vector("zeppelin")
-    assert not query_words_vector("what is the")
+def test_a_misspelt_word_finds_its_memory_through_the_index(system: CognitiveSystem) -> None:
+    ids = _stored(system)
+    # The hash encoder gives no meaning to vouch for a word found through its correction.
+    system.retriever.config = replace(system.retriever.config, floor=RelevanceFloor(enabled=False))
+
+    result = system.retrieve("zepplins", max_results=3, include_bridges=False)
+
+    assert _first(result) == ids["zeppelin"]
+
+
+def test_under_a_session_filter_words_come_from_fts5(system: CognitiveSystem) -> None:
+    ids = _stored(system)
+    index = system.vectors
+    assert isinstance(index, CountingIndex)
+    index.calls.clear()
+
+    result = system.retrieve(
+        "lentil soup", max_results=3, include_bridges=False, where=VectorFilter(sessions=("soup",))
+    )
+
+    assert index.calls == []
+    assert _first(result) == ids["soup"]

@@ -448,3 +448,31 @@ def test_the_data_directory_a_first_start_makes_is_closed_to_other_users(data_di
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     system.close()
     assert data_dir.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_key_taken_between_the_check_and_the_commit_updates_the_memory_that_took_it(
+    hash_system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = hash_system.store("Release on Tuesdays.", key="release-day")
+    looked_up = hash_system.records.memories.keyed
+    misses = iter([[]])  # the first look-up misses it, as if the other store committed just after
+    monkeypatch.setattr(
+        hash_system.records.memories,
+        "keyed",
+        lambda keys, projects: next(misses, None) or looked_up(keys, projects),
+    )
+
+    racing = hash_system.store("Release on Thursdays.", key="release-day")
+
+    assert (racing.updated, racing.memory.id, racing.version) == (True, other.memory.id, 1)
+    assert hash_system.records.memories.counts().total == 1
+
+
+def test_a_store_under_a_key_of_a_text_another_key_holds_is_refused(hash_system: CognitiveSystem) -> None:
+    hash_system.store("Deploys run on Fridays.", key="deploy-day")
+
+    with pytest.raises(InvalidInputError) as refused:
+        hash_system.store("Deploys run on Fridays.", key="release-day")
+
+    assert refused.value.code == "duplicate" and "under the key 'deploy-day'" in refused.value.message
+    assert hash_system.records.memories.keyed(["release-day"], ["default"]) == []

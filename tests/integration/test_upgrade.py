@@ -243,3 +243,27 @@ def _columns(conn: sqlite3.Connection, memory_id: str) -> tuple[list[str], list[
     return [column[0] for column in cursor.description if column[0] != "embedding"], [
         value for column, value in zip(cursor.description, values, strict=True) if column[0] != "embedding"
     ]
+
+
+def test_a_store_made_before_keys_opens_without_them_and_takes_one(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "The nightly job compacts the event log."
+    make_old_store(data_dir / "cognitive_memory.db", text, monkeypatch, applied=13)
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        (before,) = system.records.memories.get([OLD_ID])
+        again = system.store(text, key="Nightly-Job")
+        updated = system.store("The nightly job compacts and then archives the event log.", key="nightly-job")
+        (after,) = system.records.memories.get([OLD_ID])
+    finally:
+        system.close()
+
+    assert before.key is None
+    assert (again.duplicate, again.memory.id, again.memory.key) == (True, OLD_ID, "nightly-job")
+    assert (updated.updated, updated.memory.id, updated.version) == (True, OLD_ID, 1)
+    assert (after.key, after.content) == (
+        "nightly-job",
+        "The nightly job compacts and then archives the event log.",
+    )

@@ -30,6 +30,7 @@ VALID_CALLS: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "unlink_memories": lambda a, b: {"from_id": a, "to_id": b},
     "related_memories": lambda a, b: {"memory_id": a},
     "prune_memories": lambda a, b: {"tags": ["scratch"]},
+    "restore_memories": lambda a, b: {},
 }
 
 
@@ -108,7 +109,7 @@ async def test_importance_at_the_top_level_is_refused_and_nothing_is_stored(
     assert body["error"] == "unknown_field"
     assert body["message"] == (
         "Invalid arguments for store_memory: `importance`: unknown argument; store_memory takes text, "
-        "context. Nothing was stored or changed."
+        "context, dry_run. Nothing was stored or changed."
     )
     assert hash_system.records.memories.counts().total == 0
 

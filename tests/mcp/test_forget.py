@@ -16,7 +16,9 @@ pytestmark = pytest.mark.anyio
 
 
 async def recalled_ids(client: Client, query: str) -> set[str]:
-    lists = (await call(client, "recall_memories", {"query": query, "max_results": 20}))["memories"]
+    # Full detail: whole ids, as the other tools answer with them (brief ones are short).
+    arguments = {"query": query, "max_results": 20, "detail": "full"}
+    lists = (await call(client, "recall_memories", arguments))["memories"]
     return {memory["id"] for memory in lists["core"] + lists["peripheral"] + lists["bridge"]}
 
 

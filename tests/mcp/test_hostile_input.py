@@ -16,6 +16,7 @@ from mcp.types import TextContent
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
+from cognitive_memory.service import SHORT_ID_CHARS
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import MemoryServer, create_server
@@ -144,7 +145,7 @@ async def _store_and_recall_injections(server: MemoryServer, system: CognitiveSy
         found = await client.call_tool("recall_memories", {"query": "DROP TABLE memories"})
     assert found.structured_content is not None
     first = found.structured_content["memories"]["core"][0]
-    assert first["id"] == stored.structured_content["memory_id"]
+    assert first["id"] == stored.structured_content["memory_id"][:SHORT_ID_CHARS]
     assert first["tags"] == INJECTIONS[:5]
     assert system.records.memories.counts().total == 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,3 +50,28 @@ def test_a_request_whose_id_is_null_or_no_string_or_integer_gets_invalid_request
     assert "string or an integer" in refused.json()["error"]["message"]
     listed = _post(http, {"jsonrpc": "2.0", "id": 2, "method": "ping"}, session)
     assert listed.status_code == 200
+
+
+def _result(response: Any) -> Any:
+    """The JSON-RPC result of a response, whether sent as JSON or as one server-sent event."""
+    if response.headers["content-type"].startswith("text/event-stream"):
+        data = next(line for line in response.text.splitlines() if line.startswith("data:"))
+        return json.loads(data.removeprefix("data:"))["result"]
+    return response.json()["result"]
+
+
+def test_an_http_session_stores_and_reports_under_its_transport_session_id(http: TestClient) -> None:
+    session = _post(http, INITIALIZE).headers["mcp-session-id"]
+    _post(http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+
+    def call(request_id: int, tool: str, arguments: dict[str, Any]) -> Any:
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+        response = _post(http, message | {"params": {"name": tool, "arguments": arguments}}, session)
+        return _result(response)["structuredContent"]
+
+    stored = call(2, "store_memory", {"text": "HTTP sessions carry their own id."})
+    status = call(3, "memory_status", {})
+    (record,) = call(4, "get_memories", {"memory_ids": [stored["memory_id"]]})["memories"]
+    lesson = call(5, "session_lessons", {"lesson_content": "Name HTTP sessions by their transport."})
+
+    assert status["session"] == record["session"] == lesson["session_id"] == session

@@ -12,10 +12,10 @@ from mcp import Client, MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ListRootsResult, Root, TextContent, TextResourceContents
 
 from cognitive_memory.errors import StorageError
-from cognitive_memory.service import MemoryService
+from cognitive_memory.service import SHORT_ID_CHARS, MemoryService
 from cognitive_memory.system import CognitiveSystem
+from interfaces.mcp_prompts import REFLECTION_PROMPT
 from interfaces.mcp_server import create_server
-from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
 from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
@@ -88,7 +88,8 @@ async def test_recall_context_brings_the_memories_about_the_topic(client: Client
     text = await prompt_text(client, "recall-context", {"topic": "blue-green deploys"})
 
     assert 'remembers about "blue-green deploys" (project default and global)' in text
-    assert wanted in text and "Deploys go out on Tuesdays through the blue-green pipeline." in text
+    assert wanted[:SHORT_ID_CHARS] in text
+    assert "Deploys go out on Tuesdays through the blue-green pipeline." in text
 
 
 async def test_recall_context_says_when_nothing_is_remembered(client: Client) -> None:
@@ -219,7 +220,7 @@ async def test_the_lists_are_the_project_the_client_s_roots_choose(
 
     assert recent.startswith("# Recent memories of project checkout-web")
     assert ours in recent and shared in recent and other not in recent
-    assert "project checkout-web" in recalled and ours in recalled
+    assert "project checkout-web" in recalled and ours[:SHORT_ID_CHARS] in recalled
     assert "Look back over this whole session." in reflection
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from cognitive_memory.service import BRIEF_CONTENT_CHARS
+from cognitive_memory.service import BRIEF_CONTENT_CHARS, SHORT_ID_CHARS
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
@@ -16,7 +16,7 @@ from tests.mcp.tools import call
 pytestmark = pytest.mark.anyio
 
 BACKUP = "The nightly backup job failed because the S3 bucket credentials had expired."
-BRIEF_FIELDS = {"id", "content", "level", "type", "score", "reason", "source", "date", "project"}
+BRIEF_FIELDS = {"id", "content", "score", "date"}
 
 
 @pytest.fixture
@@ -52,11 +52,12 @@ async def test_bridges_take_only_what_the_ranked_memories_leave_of_max_results(
     roomy = await call(hash_client, "recall_memories", {"query": "alpha beta", "max_results": 2})
     full = await call(hash_client, "recall_memories", {"query": "alpha beta", "max_results": 1})
 
-    assert [m["id"] for m in roomy["memories"]["core"]] == [core]
-    assert [m["id"] for m in roomy["memories"]["bridge"]] == [bridge]
-    assert roomy["memories"]["bridge"][0]["reason"] == f"bridge: close to {core}"
+    short_core, short_bridge = core[:SHORT_ID_CHARS], bridge[:SHORT_ID_CHARS]
+    assert [m["id"] for m in roomy["memories"]["core"]] == [short_core]
+    assert [m["id"] for m in roomy["memories"]["bridge"]] == [short_bridge]
+    assert roomy["memories"]["bridge"][0]["connected_to"] == short_core
     assert roomy["total_results"] == 2
-    assert [m["id"] for m in every(full)] == [core]
+    assert [m["id"] for m in every(full)] == [short_core]
     assert full["total_results"] == 1
     whole = await call(
         hash_client, "recall_memories", {"query": "alpha beta", "max_results": 2, "detail": "full"}
@@ -103,17 +104,17 @@ async def test_a_brief_answer_gives_each_memory_s_fields_and_no_nulls(client: Cl
     assert body is not None and nulls(body) == []
     assert body["detail"] == "brief" and "message" not in body
     first = body["memories"]["core"][0]
-    assert set(first) == BRIEF_FIELDS | {"tags"}
-    assert (first["id"], first["content"], first["tags"]) == (stored["memory_id"], BACKUP, ["ops"])
-    assert (first["level"], first["type"], first["project"]) == (2, "episodic", "default")
+    # The project recalled from is not repeated; level, type and why it was found are in full.
+    assert set(first) == BRIEF_FIELDS | {"tags", "source"}
+    short = stored["memory_id"][:SHORT_ID_CHARS]
+    assert (first["id"], first["content"], first["tags"]) == (short, BACKUP, ["ops"])
     assert first["source"] == "💭 incident review"
     assert first["date"] == stored["stored_at"][:10]
     assert first["score"] == round(first["score"], 3) > 0
-    assert first["reason"].startswith("meaning, words (")
     text = result.content[0].text  # type: ignore[union-attr]  # first block is TextContent
-    header = f"1. [core] {stored['memory_id']} · L2 episodic · score {first['score']:.2f} · {first['reason']}"
+    header = f"1. [core] {short} · score {first['score']:.2f} · meaning, words ("
     assert header in text
-    assert f"\n   {BACKUP}" in text and "tags: ops" in text
+    assert f"\n   {BACKUP}" in text and "tags: ops" in text and "project" not in text
 
 
 async def test_a_long_memory_is_cut_in_brief_and_the_text_block_holds_the_same_text(client: Client) -> None:
@@ -128,7 +129,7 @@ async def test_a_long_memory_is_cut_in_brief_and_the_text_block_holds_the_same_t
 
     assert brief.structured_content is not None
     (cut,) = every(brief.structured_content)
-    assert cut["id"] == stored["memory_id"] and cut["truncated"] is True
+    assert cut["id"] == stored["memory_id"][:SHORT_ID_CHARS] and cut["truncated"] is True
     assert len(cut["content"]) <= BRIEF_CONTENT_CHARS
     assert long_text.startswith(cut["content"]) and long_text[len(cut["content"])] == " "
     assert "get_memories" in brief.structured_content["message"]
@@ -169,3 +170,15 @@ async def test_when_nothing_is_relevant_the_answer_says_so(client: Client) -> No
     assert body is not None and body["total_results"] == 0
     assert body["message"].startswith("No memory is relevant enough to 'chocolate cake recipe")
     assert result.content[0].text == f"📋 {body['message']}"  # type: ignore[union-attr]  # a text block
+
+
+@pytest.mark.model
+async def test_a_misspelt_query_finds_the_memory_its_correction_names(client: Client) -> None:
+    stored = await call(
+        client, "store_memory", {"text": "We moved the orders database from MySQL to PostgreSQL last spring."}
+    )
+    await call(client, "store_memory", {"text": BACKUP})
+
+    body = await call(client, "recall_memories", {"query": "PostgrSQL"})
+
+    assert body["memories"]["core"][0]["id"] == stored["memory_id"]

@@ -74,7 +74,7 @@ async def test_two_servers_share_one_memory_and_survive_the_owner_being_killed(d
             assert final["storage_stats"]["vector_count"] == 11
             assert final["storage_stats"]["pending_vector_writes"] == 0
             recalled = await survivor.call_tool(
-                "recall_memories", {"query": "cache invalidation", "max_results": 20}
+                "recall_memories", {"query": "cache invalidation", "max_results": 20, "detail": "full"}
             )
             assert recalled.structured_content is not None
             lists = recalled.structured_content["memories"]

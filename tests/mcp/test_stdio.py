@@ -69,7 +69,9 @@ async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(dat
             refused = await first.call_tool("recall_memories", {"query": "x", "max_results": -3})
             assert refused.is_error
         async with Client(server_parameters(data_dir)) as second:
-            recalled = await second.call_tool("recall_memories", {"query": "where is the release checklist?"})
+            recalled = await second.call_tool(
+                "recall_memories", {"query": "where is the release checklist?", "detail": "full"}
+            )
             assert not recalled.is_error
             assert recalled.structured_content is not None
             core = recalled.structured_content["memories"]["core"]
@@ -96,7 +98,9 @@ async def test_a_server_whose_vector_store_is_held_elsewhere_still_answers_and_l
         with anyio.fail_after(120):
             async with Client(server_parameters(data_dir)) as client:
                 stored = await client.call_tool("store_memory", {"text": "The VPN gateway lives in rack 12."})
-                recalled = await client.call_tool("recall_memories", {"query": "where is the VPN gateway?"})
+                recalled = await client.call_tool(
+                    "recall_memories", {"query": "where is the VPN gateway?", "detail": "full"}
+                )
                 status = await client.call_tool("memory_status", {})
     finally:
         holder.close()
@@ -180,7 +184,9 @@ async def test_a_qdrant_server_that_is_down_leaves_a_server_that_queues_and_reca
     with anyio.fail_after(120):
         async with Client(parameters) as client:
             stored = await client.call_tool("store_memory", {"text": "The VPN gateway lives in rack 12."})
-            recalled = await client.call_tool("recall_memories", {"query": "where is the VPN gateway?"})
+            recalled = await client.call_tool(
+                "recall_memories", {"query": "where is the VPN gateway?", "detail": "full"}
+            )
             status = await client.call_tool("memory_status", {})
 
     assert stored.structured_content is not None and stored.structured_content["queued"] is True

@@ -51,7 +51,9 @@ async def stopped_owner_scenario(owner: Client, other: Client, data_dir: Path) -
         assert "did not answer" in status["storage_stats"]["qdrant_status"]
         assert status["memory_counts"]["total_memories"] == 3
         with anyio.fail_after(10):
-            recalled = await call(other, "recall_memories", {"query": "stored while the owner is stopped"})
+            recalled = await call(
+                other, "recall_memories", {"query": "stored while the owner is stopped", "detail": "full"}
+            )
         assert recalled["degraded"]
         assert recalled["memories"]["core"][0]["id"] == stored["memory_id"]
         with anyio.fail_after(60):  # a new process: its start and the model's load, then the store

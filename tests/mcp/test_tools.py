@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 
 from cognitive_memory.system import CognitiveSystem
-from interfaces.mcp_tools.session_lessons import REFLECTION_PROMPT
+from interfaces.mcp_prompts import REFLECTION_PROMPT
 from tests.mcp.tools import TOOL_NAMES, call
 
 pytestmark = pytest.mark.anyio
@@ -145,7 +145,8 @@ async def test_recall_of_an_empty_store_says_nothing_was_found(client: Client) -
 @pytest.mark.model
 async def test_session_lesson_is_stored_tagged_and_recalled_with_its_icon(client: Client) -> None:
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert tools["session_lessons"].description == REFLECTION_PROMPT
+    # The description asks the reflection's question in brief; the reflect prompt asks it whole.
+    assert "future session that will remember nothing" in (tools["session_lessons"].description or "")
     assert "future version of yourself" in REFLECTION_PROMPT
     lesson = await call(
         client,

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.anyio
 
 
 async def recalled_ids(client: Client, query: str) -> set[str]:
-    arguments = {"query": query, "max_results": 20, "project": "ops"}
+    # Full detail: whole ids, as the other tools answer with them (brief ones are short).
+    arguments = {"query": query, "max_results": 20, "project": "ops", "detail": "full"}
     lists = (await call(client, "recall_memories", arguments))["memories"]
     return {memory["id"] for memory in lists["core"] + lists["peripheral"] + lists["bridge"]}
 

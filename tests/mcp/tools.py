@@ -21,6 +21,7 @@ TOOL_NAMES = frozenset(
         "unlink_memories",
         "related_memories",
         "prune_memories",
+        "restore_memories",
     }
 )
 

@@ -19,7 +19,14 @@ def _forged(data: object) -> str:
 
 
 @pytest.mark.parametrize(
-    "key", [PageKey(1714566615.123456, 42), PageKey(None, 7), PageKey(3, 1), PageKey(0.5, 2**62)]
+    "key",
+    [
+        PageKey(1714566615.123456, 42),
+        PageKey(None, 7),
+        PageKey(3, 1),
+        PageKey(0.5, 2**62),
+        PageKey(2.0, 5, tier=1),  # an exact match of a corrected text filter
+    ],
 )
 def test_a_cursor_gives_back_the_position_it_was_made_from(key: PageKey) -> None:
     cursor = encode_cursor("importance", key)
@@ -50,6 +57,8 @@ def test_a_cursor_made_for_another_order_is_refused_with_the_way_out() -> None:
         _forged(["created", 1.0, 1]),
         _forged({"o": "created", "v": 1.0}),
         _forged({"o": "created", "v": 1.0, "r": 1, "extra": True}),
+        _forged({"o": "created", "v": 1.0, "r": 1, "t": 2}),
+        _forged({"o": "created", "v": 1.0, "r": 1, "t": "1"}),
         _forged({"o": "created", "v": "1.0", "r": 1}),
         _forged({"o": "created", "v": 1.0, "r": True}),
         _forged({"o": "created", "v": 1.0, "r": 1.5}),

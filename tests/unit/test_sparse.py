@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cognitive_memory.core.spelling import QueryTerms, QueryWord
 from cognitive_memory.index.sparse import (
     CONTEXT_WEIGHT,
     K1,
@@ -13,6 +14,7 @@ from cognitive_memory.index.sparse import (
     drifted,
     query_vector,
     term_id,
+    words_query,
 )
 
 
@@ -65,3 +67,16 @@ def test_an_average_that_moved_more_than_a_tenth_asks_for_new_weights() -> None:
     assert drifted(10.0, 11.5)
     assert drifted(10.0, 8.5)
     assert drifted(0.0, 3.0)
+
+
+def test_a_recalls_words_are_stemmed_as_the_index_stems_them() -> None:
+    assert words_query(QueryTerms.exact(["zeppelins"])) == query_vector([("zeppelin", 1.0)])
+    assert not words_query(QueryTerms.exact([]))
+
+
+def test_a_correction_weighs_its_weight_beside_the_word_as_typed() -> None:
+    typed = QueryWord("recieved", (("recieved", 1.0), ("receiv", 0.6)))
+
+    vector = words_query(QueryTerms((typed,)))
+
+    assert _weights(vector) == {term_id("reciev"): 1.0, term_id("receiv"): 0.6}

@@ -11,7 +11,9 @@ from cognitive_memory.core.validation import (
     MAX_TAGS,
     MAX_TEXT_CHARS,
     check_importance,
+    check_key,
     check_metadata,
+    check_session,
     check_tags,
     check_text,
 )
@@ -156,3 +158,23 @@ def test_metadata_size_limit_counts_utf8_bytes_not_characters() -> None:
         check_metadata(metadata)
 
     assert caught.value.code == "metadata_too_large"
+
+
+def test_a_key_is_one_word_kept_in_lower_case() -> None:
+    assert check_key("  Coding-Style ") == "coding-style"
+    assert check_key("team/deploy.day:2") == "team/deploy.day:2"
+    assert check_key("Größe") == "größe"
+
+
+@pytest.mark.parametrize("key", ["", "   ", "coding style", "a\nb", "x" * 101, "semi;colon", 7])
+def test_a_key_with_spaces_punctuation_or_over_100_characters_is_refused(key: Any) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        check_key(key)
+    assert caught.value.code == "invalid_value"
+
+
+def test_a_session_keeps_its_case_and_current_names_no_session() -> None:
+    assert check_session(" Nightly-7 ") == "Nightly-7"
+    for refused in ("current", "two words", ""):
+        with pytest.raises(InvalidInputError):
+            check_session(refused)

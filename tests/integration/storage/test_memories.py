@@ -33,6 +33,7 @@ def test_add_then_get_round_trips_every_field(store: SQLiteMemoryStore) -> None:
         source=SourceKind.GIT,
         speaker="Ada",
         origin="/notes/ci.md",
+        key="ci-setup",
     )
 
     store.memories.add([memory])
@@ -166,3 +167,36 @@ def test_only_in_says_whether_every_memory_is_in_the_given_projects(store: SQLit
         VectorFilter(projects=("alpha", "beta", "gamma"), created_after=0.0),
     ):
         assert store.memories.index_filter(kept) is kept
+
+
+def test_a_key_names_one_live_memory_per_project(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("a", key="deploy"), stored_memory("b", key="deploy", project="web")])
+
+    with pytest.raises(StorageError):
+        store.memories.add([stored_memory("c", key="deploy")])
+    store.memories.add([stored_memory("d")])
+
+    assert [m.id for m in store.memories.keyed(["deploy"], ["default"])] == ["a"]
+    assert sorted(m.id for m in store.memories.keyed(["deploy", "other"], ["default", "web"])) == ["a", "b"]
+    assert store.memories.get(["c"]) == []
+    assert (store.memories.set_key("d", "deploy"), store.memories.set_key("d", "release")) == (False, True)
+    assert store.memories.set_key("d", "again") is False  # it has one
+    assert store.memories.get(["d"])[0].key == "release"
+
+
+def test_latest_matching_keeps_to_the_sessions_and_the_rest_of_the_filter(store: SQLiteMemoryStore) -> None:
+    later = STORED_AT + timedelta(minutes=1)
+    store.memories.add(
+        [
+            stored_memory("early", session_id="s1", tags=("ops",)),
+            stored_memory("late", session_id="s1", tags=("ops",), timestamp=later),
+            stored_memory("untagged", session_id="s1"),
+            stored_memory("elsewhere", session_id="s2", tags=("ops",)),
+        ]
+    )
+
+    ops_of_s1 = VectorFilter(tags=("ops",), sessions=("s1",))
+
+    assert store.memories.latest_matching(ops_of_s1, 10) == ["late", "early"]
+    assert store.memories.latest_matching(ops_of_s1, 1) == ["late"]
+    assert store.memories.index_filter(VectorFilter(sessions=("s1",))) is None  # the index holds no session

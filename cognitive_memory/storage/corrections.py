@@ -1,0 +1,45 @@
+"""A query's words corrected against the store's vocabulary: the query-side step that turns them
+into ``QueryTerms`` ((term, weight) pairs per word) for the word search and the relevance floor.
+
+Each word is stemmed by the lexical index's tokenizer; a stem the vocabulary holds in at most
+``spelling.RARE`` memories looks up its near spellings in the delete index
+(``storage/vocabulary.py``) and keeps those ``spelling.corrections`` chooses. A correction is a
+stem of the store: it is kept only when the tokenizer leaves it as it is (a search for it finds
+that very term) and when it is not the word's own stem.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from cognitive_memory.core.spelling import RARE, QueryTerms, QueryWord, allowed_distance, corrections
+from cognitive_memory.storage import vocabulary
+from cognitive_memory.storage.words import terms_of
+
+__all__ = ["corrected"]
+
+
+def corrected(conn: sqlite3.Connection, words: Sequence[str]) -> QueryTerms:
+    """``words`` (a query's, as ``query_words`` gives them) with their corrections: a few point
+    reads of the vocabulary when some word is rare in the store, none of it otherwise."""
+    own = terms_of(conn, words)
+    stems = {word: next(iter(held)) for word, held in zip(words, own, strict=True) if len(held) == 1}
+    wanted = sorted({stem for stem in stems.values() if allowed_distance(stem)})
+    counts = vocabulary.held(conn, wanted) if wanted else {}
+    rare = [stem for stem in wanted if counts.get(stem, 0) <= RARE]
+    if not rare:
+        return QueryTerms.exact(list(words))
+    near = vocabulary.near(conn, rare)
+    found = {stem: corrections(stem, counts.get(stem, 0), near[stem]) for stem in rare}
+    offered = sorted({term for pairs in found.values() for term, _ in pairs})
+    stable = {term for term, held in zip(offered, terms_of(conn, offered), strict=True) if held == {term}}
+    return QueryTerms(
+        tuple(
+            QueryWord(
+                word,
+                ((word, 1.0), *((t, w) for t, w in found.get(stems.get(word, ""), ()) if t in stable)),
+            )
+            for word in words
+        )
+    )

@@ -1,0 +1,96 @@
+"""The store's vocabulary (storage/vocabulary.py): term counts and the delete index follow every
+write, migration 0015 fills them for a store made before it, and ``rebuild`` agrees with both."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from cognitive_memory.storage import SQLiteMemoryStore, vocabulary
+from tests.integration.storage.stored import stored_memory
+
+
+def tables(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    with closing(sqlite3.connect(path)) as conn:
+        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM vocabulary")}
+        index = {(str(v), str(t)) for v, t in conn.execute("SELECT variant, term FROM vocabulary_deletes")}
+    return counts, index
+
+
+def rebuilt(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    """The tables as ``vocabulary.rebuild`` fills them from memory_words (rolled back after)."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("BEGIN")
+        vocabulary.rebuild(conn)
+        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM vocabulary")}
+        index = {(str(v), str(t)) for v, t in conn.execute("SELECT variant, term FROM vocabulary_deletes")}
+        conn.execute("ROLLBACK")
+    return counts, index
+
+
+def test_each_term_counts_the_memories_holding_it_through_adds_and_deletes(
+    store: SQLiteMemoryStore, db_path: Path
+) -> None:
+    store.memories.add(
+        [
+            stored_memory("a", content="Python context managers close files"),
+            stored_memory("b", content="Python decorators wrap functions"),
+        ]
+    )
+    counts, index = tables(db_path)
+    assert counts["python"] == 2 and counts["decor"] == 1
+    assert ("pthon", "python") in index and ("python", "python") in index
+
+    store.memories.delete(["b"])
+
+    counts, index = tables(db_path)
+    assert counts["python"] == 1 and "decor" not in counts
+    assert not any(term == "decor" for _, term in index)
+    assert tables(db_path) == rebuilt(db_path)
+
+
+def test_a_memory_re_indexed_for_its_neighbours_is_not_counted_twice(
+    store: SQLiteMemoryStore, db_path: Path
+) -> None:
+    """Storing a memory in a session re-indexes its predecessor (its context changes), not its terms."""
+    store.memories.add([stored_memory("first", content="kubernetes scheduler", session_id="s")])
+    store.memories.add([stored_memory("second", content="kubernetes pods", session_id="s")])
+
+    counts, _ = tables(db_path)
+
+    assert counts["kubernet"] == 2 and counts["schedul"] == 1
+    assert tables(db_path) == rebuilt(db_path)
+
+
+def test_terms_of_digits_or_short_terms_are_counted_but_not_in_the_delete_index(
+    store: SQLiteMemoryStore, db_path: Path
+) -> None:
+    store.memories.add([stored_memory("a", content="go v2 build 2024")])
+
+    counts, index = tables(db_path)
+
+    assert {"go", "v2", "build", "2024"} <= set(counts)
+    assert {term for _, term in index} == {"build"}
+
+
+def test_migration_0015_fills_the_vocabulary_of_a_store_made_before_it(db_path: Path) -> None:
+    old = SQLiteMemoryStore(db_path)
+    old.memories.add(
+        [
+            stored_memory("a", content="The PostgreSQL replica lags behind"),
+            stored_memory("b", content="A PostgreSQL upgrade, version 16"),
+        ]
+    )
+    old.close()
+    with closing(sqlite3.connect(db_path)) as conn, conn:  # as a release before 0015 left it
+        conn.execute("DROP TABLE vocabulary")
+        conn.execute("DROP TABLE vocabulary_deletes")
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0015_vocabulary'")
+
+    SQLiteMemoryStore(db_path).close()
+
+    counts, index = tables(db_path)
+    assert counts["postgresql"] == 2 and counts["16"] == 1
+    assert ("postgrsql", "postgresql") in index
+    assert (counts, index) == rebuilt(db_path)

@@ -10,6 +10,7 @@ letters removed (``é`` -> ``e``), then stemmed by FTS5's Porter stemmer (``core
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import lru_cache
 
@@ -17,6 +18,8 @@ from cognitive_memory.core.porter import stem
 
 __all__ = ["terms", "tokens"]
 
+# An ASCII text's tokens: in ASCII a token character is exactly a letter or a digit.
+_ASCII_TOKEN = re.compile(r"[0-9a-z]+")
 # Unassigned code points (Cn) too: FTS5's tables are older than Python's, and a character they do
 # not know is a token character.
 _TOKEN_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "Co", "Cn"})
@@ -66,6 +69,8 @@ def _fold(char: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """The text's tokens in order, folded (lower case, Latin diacritics removed), not stemmed."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
     found: list[str] = []
     current: list[str] = []
     for char in text:

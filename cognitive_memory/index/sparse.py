@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cognitive_memory.core import terms as tokenizer
 from cognitive_memory.core.spelling import QueryTerms
@@ -65,6 +66,7 @@ class SparseVector:
         return bool(self.indices)
 
 
+@lru_cache(maxsize=65536)
 def term_id(term: str) -> int:
     """The term's dimension: a 32-bit hash, the same in every process (see the module docstring)."""
     return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "big")

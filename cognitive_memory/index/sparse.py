@@ -3,8 +3,9 @@
 Each memory's vector holds, for every term of its text (``core/terms.py``: FTS5's tokenizer and
 Porter stemmer) and of its temporal neighbours' texts, one BM25F weight: the term's count in the
 memory's own text plus ``CONTEXT_WEIGHT`` times its count in the neighbours' texts, saturated once
-(``K1``) and normalised by the combined length (own length + ``CONTEXT_WEIGHT`` x the neighbours'
-length) against the store's average combined length (``B``). The index multiplies each weight by
+(``K1``) and normalised by the combined length (own length + the neighbours' length, unweighted, as
+FTS5's ``bm25()`` measures a row over all its columns) against the store's average combined length
+(``B``). The index multiplies each weight by
 the term's inverse document frequency at query time (Qdrant's ``Modifier.Idf``:
 ``ln((N - n + 0.5) / (n + 0.5) + 1)``, BM25's), so a stored vector never changes as the store grows,
 except through the average length it was weighted with (``drifted``).
@@ -73,8 +74,9 @@ def term_id(term: str) -> int:
 
 
 def combined_length(own: Sequence[str], neighbours: Sequence[str]) -> float:
-    """A memory's length for BM25F: its own terms plus ``CONTEXT_WEIGHT`` x its neighbours'."""
-    return len(own) + CONTEXT_WEIGHT * len(neighbours)
+    """A memory's length for BM25F: its own terms plus its neighbours', as FTS5's ``bm25()`` counts
+    a row's length (the context weight counts in the term frequencies only)."""
+    return len(own) + len(neighbours)
 
 
 def document_vector(own: Sequence[str], neighbours: Sequence[str], average_length: float) -> SparseVector:

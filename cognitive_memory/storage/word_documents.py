@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from cognitive_memory.index.sparse import CONTEXT_WEIGHT
 from cognitive_memory.storage.database import Database
 
 __all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length"]
@@ -95,7 +94,7 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, WordDo
 
 
 def average_length(conn: sqlite3.Connection) -> float:
-    """The average of own tokens + ``CONTEXT_WEIGHT`` x neighbours' tokens over the lexical
+    """The average of own tokens + neighbours' tokens (``sparse.combined_length``) over the lexical
     index's rows, from FTS5's averages record (0.0 for an empty store)."""
     row = conn.execute("SELECT block FROM memory_fts_data WHERE id = ?", (_AVERAGES,)).fetchone()
     if row is None or not isinstance(row[0], bytes):
@@ -104,7 +103,7 @@ def average_length(conn: sqlite3.Connection) -> float:
     if len(numbers) < 3 or numbers[0] == 0:
         return 0.0
     rows, content, context = numbers
-    return (content + CONTEXT_WEIGHT * context) / rows
+    return (content + context) / rows
 
 
 def _varints(data: bytes, count: int) -> list[int]:

@@ -33,11 +33,11 @@ def test_a_document_of_average_length_weighs_a_single_word_one() -> None:
     assert _weights(vector) == pytest.approx({term_id("dog"): 1.0, term_id("bark"): 1.0})
 
 
-def test_neighbours_words_count_context_weight_and_are_saturated_with_own_words_once() -> None:
+def test_neighbours_words_count_context_weight_and_their_whole_length_normalises() -> None:
     own, neighbours = ["dog", "bark"], ["dog", "cat", "cat", "mat"]
     vector = document_vector(own, neighbours, average_length=3.0)
 
-    length = 2 + CONTEXT_WEIGHT * 4
+    length = 2 + 4
     norm = K1 * (1 - B + B * length / 3.0)
     dog = 1 + CONTEXT_WEIGHT
     assert _weights(vector)[term_id("dog")] == pytest.approx(dog * (K1 + 1) / (dog + norm))

@@ -16,13 +16,16 @@ about V^2 / 2^33 pairs do (about 1 at 100,000 terms, about 100 at a million). Su
 searched as one word: each finds the other's memories too, under their pooled (lower) IDF.
 
 A query is weighted terms (``query_vector``): a word typed once weighs 1; a corrected or expanded
-term may weigh less.
+term may weigh less. A recall's query (``words_query``) also carries, per term, the factor that
+turns Qdrant's IDF into FTS5's (``idf_factor``), from the counts of the store's memories holding
+it: so the index ranks words as the lexical index's ``bm25()`` does.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -34,12 +37,15 @@ __all__ = [
     "B",
     "CONTEXT_WEIGHT",
     "K1",
+    "MIN_IDF",
     "WORDS",
     "SparseVector",
     "combined_length",
     "document_vector",
     "drifted",
+    "idf_factor",
     "query_vector",
+    "query_stems",
     "term_id",
     "words_query",
 ]
@@ -54,6 +60,8 @@ CONTEXT_WEIGHT = 0.3
 # The share by which the store's average length may move from the one its vectors were weighted
 # with before they are weighted again: at 10 % a memory of average length is off by under 5 %.
 AVERAGE_DRIFT = 0.1
+# FTS5's bm25() gives a term held by half the store or more this IDF instead of a negative one.
+MIN_IDF = 1e-6
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +122,29 @@ def query_vector(terms: Iterable[tuple[str, float]]) -> SparseVector:
     return SparseVector(tuple(indices), tuple(summed[i] for i in indices))
 
 
-def words_query(query: QueryTerms) -> SparseVector:
-    """A recall's query vector: each word and correction of ``query`` as the index's terms (the
-    tokenizer may split one word into several), each weighing its word's weight (1 as typed, below
-    1 a correction)."""
-    return query_vector((term, weight) for word, weight in query.pairs() for term in tokenizer.terms(word))
+def query_stems(query: QueryTerms) -> list[str]:
+    """The index's terms of ``query``'s words and corrections (the tokenizer may split a word)."""
+    return sorted({term for word, _ in query.pairs() for term in tokenizer.terms(word)})
+
+
+def words_query(query: QueryTerms, total: int = 0, held: Mapping[str, int] | None = None) -> SparseVector:
+    """A recall's query vector: each word and correction of ``query`` as the index's terms, each
+    weighing its word's weight (1 as typed, below 1 a correction). Given the store's counts
+    (``total`` memories, ``held``: how many hold each term, in their text or their neighbours'),
+    each weight is also multiplied by ``idf_factor``, so the index's IDF becomes FTS5's."""
+    pairs = [(term, weight) for word, weight in query.pairs() for term in tokenizer.terms(word)]
+    if held is not None:
+        pairs = [(term, weight * idf_factor(total, held.get(term, 0))) for term, weight in pairs]
+    return query_vector(pairs)
+
+
+def idf_factor(total: int, held: int) -> float:
+    """The factor that turns the index's IDF of a term ``held`` by that many of ``total`` memories
+    into FTS5's: with x = (total - held + 0.5) / (held + 0.5), Qdrant's modifier gives ln(x + 1),
+    FTS5's ``bm25()`` ln x, never below ``MIN_IDF`` (a word found in half the store or more adds
+    next to nothing, where Qdrant still gives it ln 2)."""
+    x = (total - min(held, total) + 0.5) / (min(held, total) + 0.5)
+    return max(math.log(x), MIN_IDF) / math.log(x + 1.0)
 
 
 def drifted(weighted_with: float, current: float) -> bool:

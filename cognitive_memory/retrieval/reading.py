@@ -72,6 +72,11 @@ class WordReads(Protocol):
         """Each memory's share of the query's words, weighted by rarity."""
         ...
 
+    def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(memories in the lexical index, how many hold each of ``terms``, their own or their
+        neighbours')."""
+        ...
+
     def row_total(self) -> int:
         """How many memories the lexical index holds (a cheap count)."""
         ...

@@ -15,7 +15,7 @@ from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index.sparse import words_query
+from cognitive_memory.index.sparse import query_stems, words_query
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
@@ -196,9 +196,9 @@ class Retriever:
         self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None
     ) -> tuple[list[VectorHit], WordMatches]:
         """The ``pool`` nearest vectors and the ``pool`` best word matches of the query's terms
-        (corrected, each weight a factor on its term), from one call to the index."""
+        (corrected, each weight a factor on its term, IDF as FTS5's), from one call to the index."""
         terms = self._words.query_terms(query)
-        query_words = words_query(terms)
+        query_words = words_query(terms, *self._words.document_counts(query_stems(terms)))
         hits, found = self._vectors.search_with_words(query_vector, query_words, pool, where, precise=True)
         return hits, (terms, [(hit.id, hit.score) for hit in found])
 

@@ -152,6 +152,11 @@ class Words:
         terms = self._db.read(lambda conn: corrected(conn, words))
         return TextMatch(_all_of(terms, corrected=False), _all_of(terms) if terms.corrected else None)
 
+    def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(memories in the lexical index, how many hold each of ``terms`` in their text or their
+        neighbours'): the counts the word shares weigh rarity by, kept between recalls."""
+        return self._db.read(lambda conn: self._term_counts.of(conn, terms))
+
     def row_total(self) -> int:
         """How many memories the lexical index holds (a point read of FTS5's own count)."""
         return self._db.read(word_sql.row_total)

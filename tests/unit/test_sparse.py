@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from cognitive_memory.core.spelling import QueryTerms, QueryWord
 from cognitive_memory.index.sparse import (
     CONTEXT_WEIGHT,
     K1,
+    MIN_IDF,
     B,
     SparseVector,
     document_vector,
     drifted,
+    idf_factor,
+    query_stems,
     query_vector,
     term_id,
     words_query,
@@ -80,3 +85,31 @@ def test_a_correction_weighs_its_weight_beside_the_word_as_typed() -> None:
     vector = words_query(QueryTerms((typed,)))
 
     assert _weights(vector) == {term_id("reciev"): 1.0, term_id("receiv"): 0.6}
+
+
+def test_the_idf_factor_turns_the_indexs_idf_into_fts5s() -> None:
+    total, held = 1000, 9
+    x = (total - held + 0.5) / (held + 0.5)
+
+    assert idf_factor(total, held) * math.log(x + 1) == pytest.approx(math.log(x))
+
+
+def test_a_word_held_by_half_the_store_or_more_weighs_next_to_nothing() -> None:
+    def idf(total: int, held: int) -> float:
+        """The IDF the index's modifier gives times the factor."""
+        held = min(held, total)
+        return idf_factor(total, held) * math.log((total - held + 0.5) / (held + 0.5) + 1)
+
+    assert idf(100, 50) == idf(100, 100) == pytest.approx(MIN_IDF)
+    assert idf(100, 120) == pytest.approx(MIN_IDF)  # counts read while the store shrank
+
+
+def test_a_recalls_query_weighs_each_term_by_the_stores_counts() -> None:
+    query = QueryTerms.exact(["zeppelins", "harbour"])
+    assert query_stems(query) == ["harbour", "zeppelin"]
+
+    vector = _weights(words_query(query, 100, {"zeppelin": 1, "harbour": 40}))
+
+    assert vector[term_id("zeppelin")] == pytest.approx(idf_factor(100, 1))
+    assert vector[term_id("harbour")] == pytest.approx(idf_factor(100, 40))
+    assert vector[term_id("harbour")] < vector[term_id("zeppelin")] < 1.0

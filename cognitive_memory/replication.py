@@ -19,7 +19,6 @@ from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
-from cognitive_memory.index.sparse import drifted
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore
 from cognitive_memory.storage.memories import MemoryCounts
 from cognitive_memory.word_vectors import DocumentReads, points_of
@@ -204,7 +203,7 @@ class IndexReplication:
         a store above ``REWEIGH_INLINE`` memories waits for a rebuild instead (issue #29: in
         the background)."""
         documents = self._records.word_documents
-        if not drifted(documents.weighting_average(), documents.current_average()):
+        if not documents.drifted():
             return
         if self._memories.counts().total > REWEIGH_INLINE:
             return

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from cognitive_memory.index.sparse import drifted
 from cognitive_memory.storage.database import Database
 
 __all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length"]
@@ -57,6 +58,15 @@ class WordDocuments:
             return float(kept[0][0])
         return self.reweigh()
 
+    def drifted(self) -> bool:
+        """True when the store's average length has moved from the reference by more than
+        ``sparse.AVERAGE_DRIFT`` (both read at once); a store keeping none takes its current one."""
+        kept, current = self._db.read(_averages)
+        if kept is None:
+            self.reweigh()
+            return False
+        return drifted(kept, current)
+
     def current_average(self) -> float:
         """The store's average combined length now (a point read of FTS5's counts)."""
         return self._db.read(average_length)
@@ -71,6 +81,12 @@ class WordDocuments:
                 (WEIGHTING_AVERAGE, repr(average)),
             )
         return average
+
+
+def _averages(conn: sqlite3.Connection) -> tuple[float | None, float]:
+    """(the reference average length, or None when none is kept yet; the current one)."""
+    kept = conn.execute("SELECT value FROM store_meta WHERE key = ?", (WEIGHTING_AVERAGE,)).fetchone()
+    return (float(kept[0]) if kept else None), average_length(conn)
 
 
 def _documents(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, WordDocument]:

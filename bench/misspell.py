@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 import re
 
+from cognitive_memory.core.spelling import KEYBOARD_NEIGHBOURS
+
 __all__ = ["misspell"]
 
 _WORD = re.compile(r"[A-Za-z]{5,}")
@@ -48,17 +50,6 @@ _COMMON = frozenset(
         "yours",
     ]
 )
-_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_NEIGHBOURS = {
-    key: "".join(
-        other
-        for other_row, others in enumerate(_ROWS)
-        for column, other in enumerate(others)
-        if other != key and abs(other_row - row) <= 1 and abs(column - index) <= 1
-    )
-    for row, keys in enumerate(_ROWS)
-    for index, key in enumerate(keys)
-}
 EDITS = ("drop", "double", "swap", "neighbour")
 
 
@@ -87,6 +78,6 @@ def _edit(word: str, rng: random.Random) -> str:
     if kind == "swap" and word[at] != word[at + 1]:
         return word[:at] + word[at + 1] + word[at] + word[at + 2 :]
     letter = word[at]
-    near = _NEIGHBOURS.get(letter.lower(), "") or "e"
+    near = KEYBOARD_NEIGHBOURS.get(letter.lower(), "") or "e"
     typed = rng.choice(near)
     return word[:at] + (typed.upper() if letter.isupper() else typed) + word[at + 1 :]

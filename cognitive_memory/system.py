@@ -217,8 +217,8 @@ class CognitiveSystem:
     def _novelty(
         self, vector: Vector, project: str, excluding: str | None = None
     ) -> tuple[float | None, tuple[VectorHit, ...]]:
-        """1 minus the highest cosine to a memory of ``project`` (other than ``excluding``), and
-        the near duplicates."""
+        """1 minus the highest cosine to a memory of ``project`` (other than ``excluding``), within
+        0..1 (a memory pointing away is no more novel than none), and the near duplicates."""
         try:
             where = self.records.memories.index_filter(VectorFilter(projects=(project,)))
             hits = self.vectors.search(vector, SIMILAR_LIMIT + (excluding is not None), where)
@@ -228,7 +228,7 @@ class CognitiveSystem:
         if not hits:
             return 1.0, ()
         similar = tuple(hit for hit in hits if hit.score >= self.near_duplicate)
-        return max(0.0, 1.0 - hits[0].score), similar
+        return min(1.0, max(0.0, 1.0 - hits[0].score)), similar
 
     def store_many(self, texts: Sequence[str], *, session_id: str | None = None) -> list[StoreOutcome]:
         """Store texts in order with one batched embedding and one SQLite transaction (the bulk

@@ -26,9 +26,10 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         level: Annotated[int | None, typer.Option(help="0 concept, 1 context, 2 episode.")] = None,
         memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
         source_info: Annotated[str | None, typer.Option(help="Where this knowledge came from.")] = None,
+        key: Annotated[str | None, typer.Option(help="A new key ('' removes its key).")] = None,
         as_json: JsonOption = False,
     ) -> None:
-        """Change a memory's text, tags, importance, level, type or source in place."""
+        """Change a memory's text, tags, importance, level, type, source or key in place."""
         from cognitive_memory.service import MemoryChanges, format_update
 
         changes = request(
@@ -39,6 +40,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             hierarchy_level=level,
             memory_type=memory_type,
             source_info=source_info,
+            key=key,
         )
         with facade() as service:
             result = service.update_memory(memory_id, changes)

@@ -22,6 +22,7 @@ __all__ = [
     "DOMINANT",
     "LONG_LENGTH",
     "MAX_CORRECTIONS",
+    "KEYBOARD_NEIGHBOURS",
     "MIN_LENGTH",
     "RARE",
     "WEIGHTS",
@@ -42,7 +43,8 @@ DOMINANT = 20
 # A correction's weight by its edit distance: below the word's own 1.0.
 WEIGHTS: Mapping[int, float] = {1: 0.7, 2: 0.5}
 _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-_NEIGHBOURS = {
+# Each letter's neighbours on a QWERTY keyboard: replacing a letter by one of them is one edit.
+KEYBOARD_NEIGHBOURS: Mapping[str, str] = {
     key: "".join(
         other
         for other_row, others in enumerate(_ROWS)
@@ -142,7 +144,7 @@ def _substitution(typed: str, meant: str) -> int:
     """The cost of ``typed`` standing for ``meant`` (see ``edit_distance``)."""
     if typed == meant:
         return 0
-    near = meant in _NEIGHBOURS.get(typed, "") or (typed in _VOWELS and meant in _VOWELS)
+    near = meant in KEYBOARD_NEIGHBOURS.get(typed, "") or (typed in _VOWELS and meant in _VOWELS)
     return 1 if near else 2
 
 

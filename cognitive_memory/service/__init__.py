@@ -22,6 +22,7 @@ from cognitive_memory.service.consolidate import ConsolidateResult, LastConsolid
 from cognitive_memory.service.fields import (
     Importance,
     JsonNumber,
+    KeyChange,
     Kind,
     Level,
     LevelValue,
@@ -138,6 +139,7 @@ __all__ = [
     "GitLoadResult",
     "ImportReport",
     "Importance",
+    "KeyChange",
     "ImportanceLevel",
     "JsonNumber",
     "KeepLatest",

@@ -35,6 +35,7 @@ __all__ = [
     "Level",
     "LevelValue",
     "MemoryId",
+    "KeyChange",
     "MemoryKey",
     "MemoryTypeName",
     "ProjectName",
@@ -144,6 +145,12 @@ MemoryKey = Annotated[
     str,
     Field(min_length=1, max_length=MAX_KEY_CHARS),
     _core_rule(check_key, f"a key is {_NAME_RULE}"),
+]
+# update_memory's key: a new key, or '' to remove the memory's key.
+KeyChange = Annotated[
+    str,
+    Field(max_length=MAX_KEY_CHARS, description="'' removes it."),
+    _core_rule(lambda value: value and check_key(value), f"a key is {_NAME_RULE}, or '' to remove it"),
 ]
 SessionName = Annotated[
     str,

@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from cognitive_memory.core.memory import CognitiveMemory, SourceKind
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
-from cognitive_memory.errors import LoadedMemoryError
+from cognitive_memory.errors import InvalidInputError, LoadedMemoryError
 from cognitive_memory.lifecycle.forgetting import trash
-from cognitive_memory.service.fields import Importance, Kind, Level, SourceInfo, Tags
+from cognitive_memory.service.fields import Importance, KeyChange, Kind, Level, SourceInfo, Tags
 from cognitive_memory.service.records import MemoryOut, memory_out
 from cognitive_memory.system import CognitiveSystem
 
@@ -47,12 +47,14 @@ class MemoryChanges(BaseModel):
     hierarchy_level: Level | None = None
     memory_type: Kind | None = None
     source_info: SourceInfo | None = None
+    key: KeyChange | None = None
 
     @model_validator(mode="after")
     def _something_changes(self) -> MemoryChanges:
         if all(getattr(self, name) is None for name in type(self).model_fields):
             raise ValueError(
-                "give at least one of text, tags, importance_score, hierarchy_level, memory_type, source_info"
+                "give at least one of text, tags, importance_score, hierarchy_level, memory_type, "
+                "source_info, key"
             )
         return self
 
@@ -116,6 +118,8 @@ def update(
     found = system.records.memories.get([memory_id])
     if found and _is_loaded(found[0]):
         raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found[0])}.")
+    if changes.key is not None:
+        _check_key_free(system, memory_id, changes.key or None)
     edit = MemoryEdit(
         text=changes.text,
         tags=changes.tags,
@@ -125,8 +129,11 @@ def update(
         metadata={"source_info": changes.source_info} if changes.source_info is not None else None,
     )
     outcome = system.edits.update(memory_id, edit, session_id=session_id, expected_revision=expected_revision)
-    memory = outcome.memory
     changed = ["text" if name == "content" else name for name in outcome.changed]
+    memory = outcome.memory
+    if changes.key is not None and (changes.key or None) != memory.key:
+        _change_key(system, memory, changes.key or None)
+        memory, changed = system.records.memories.get([memory.id])[0], [*changed, "key"]
     return UpdateResult(
         memory_id=memory.id,
         changed=changed,
@@ -134,10 +141,40 @@ def update(
         reembedded="content" in outcome.changed,
         queued=outcome.queued,
         memory=memory_out(memory, system.now()),
-        message=f"Updated {', '.join(changed)}; the previous state is version {outcome.version}"
-        if changed
-        else "Nothing changed: the memory already holds these values",
+        message=_update_message(changed, outcome.version),
     )
+
+
+def _check_key_free(system: CognitiveSystem, memory_id: str, key: str | None) -> None:
+    """Refuse, before anything is written, a key another memory of the project holds."""
+    (memory,) = system.records.memories.get([memory_id]) or (None,)
+    if memory is None or key is None:
+        return
+    (holder,) = system.records.memories.keyed([key], [memory.project]) or (None,)
+    if holder is not None and holder.id != memory_id:
+        raise _key_held(key, holder.id, memory.project)
+
+
+def _change_key(system: CognitiveSystem, memory: CognitiveMemory, key: str | None) -> None:
+    holder = system.records.memories.change_key(memory.id, key)
+    if holder is not None:  # taken between the check and the write
+        raise _key_held(key or "", holder, memory.project)
+
+
+def _key_held(key: str, holder: str, project: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"The key {key!r} names memory {holder} of project {project!r}: remove it there first "
+        "(update_memory with key '') or choose another.",
+        code="duplicate",
+    )
+
+
+def _update_message(changed: list[str], version: int | None) -> str:
+    if not changed:
+        return "Nothing changed: the memory already holds these values"
+    if version is None:  # only the key: it names the memory and is not part of a version
+        return f"Updated {', '.join(changed)}"
+    return f"Updated {', '.join(changed)}; the previous state is version {version}"
 
 
 def forget(system: CognitiveSystem, memory_ids: Sequence[str], session_id: str) -> ForgetResult:

@@ -4,8 +4,9 @@ into ``QueryTerms`` ((term, weight) pairs per word) for the word search and the 
 Each word is stemmed by the lexical index's tokenizer; a stem the vocabulary holds in at most
 ``spelling.RARE`` memories looks up its near spellings in the delete index
 (``storage/vocabulary.py``) and keeps those ``spelling.corrections`` chooses. A correction is a
-stem of the store: it is kept only when the tokenizer leaves it as it is (a search for it finds
-that very term) and when it is not the word's own stem.
+stem of the store, searched by a word the tokenizer turns into that very stem: the stem itself, or
+the stem with an ``e`` (Porter stems ``database`` to ``databas``, which it would stem again to
+``databa``); a stem neither gives is dropped.
 """
 
 from __future__ import annotations
@@ -32,14 +33,24 @@ def corrected(conn: sqlite3.Connection, words: Sequence[str]) -> QueryTerms:
         return QueryTerms.exact(list(words))
     near = vocabulary.near(conn, rare)
     found = {stem: corrections(stem, counts.get(stem, 0), near[stem]) for stem in rare}
-    offered = sorted({term for pairs in found.values() for term, _ in pairs})
-    stable = {term for term, held in zip(offered, terms_of(conn, offered), strict=True) if held == {term}}
+    spelt = _spellings(conn, sorted({term for pairs in found.values() for term, _ in pairs}))
     return QueryTerms(
         tuple(
             QueryWord(
                 word,
-                ((word, 1.0), *((t, w) for t, w in found.get(stems.get(word, ""), ()) if t in stable)),
+                ((word, 1.0), *((spelt[t], w) for t, w in found.get(stems.get(word, ""), ()) if t in spelt)),
             )
             for word in words
         )
     )
+
+
+def _spellings(conn: sqlite3.Connection, stems: list[str]) -> dict[str, str]:
+    """A word for each of ``stems`` that the tokenizer turns into exactly that stem: the stem
+    itself, else the stem with an ``e``; a stem neither gives is left out."""
+    forms = [(stem, form) for stem in stems for form in (stem, stem + "e")]
+    found: dict[str, str] = {}
+    for (stem, form), held in zip(forms, terms_of(conn, [form for _, form in forms]), strict=True):
+        if held == {stem}:
+            found.setdefault(stem, form)
+    return found

@@ -114,6 +114,20 @@ class Memories:
         )
         return readable_memories(rows, self._unreadable)
 
+    def change_key(self, memory_id: str, key: str | None) -> str | None:
+        """Give a memory ``key`` in place of its own (None: no key); returns the id of the other
+        memory of its project that holds ``key`` (and changes nothing then), else None."""
+        with self._db.transaction() as conn:
+            holder = conn.execute(
+                "SELECT id FROM memories WHERE memory_key = ? AND id != ? AND project = "
+                "(SELECT project FROM memories WHERE id = ?)",
+                (key, memory_id, memory_id),
+            ).fetchone()
+            if holder:
+                return str(holder[0])
+            conn.execute("UPDATE memories SET memory_key = ? WHERE id = ?", (key, memory_id))
+            return None
+
     def set_key(self, memory_id: str, key: str) -> bool:
         """Give a memory without a key ``key``; False when it has one, or another memory of its
         project holds ``key`` (the unique index refuses it)."""

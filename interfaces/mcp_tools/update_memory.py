@@ -11,6 +11,7 @@ from pydantic import Field
 
 from cognitive_memory.service import (
     Importance,
+    KeyChange,
     Kind,
     Level,
     MemoryChanges,
@@ -50,6 +51,7 @@ def register(server: MCPServer[ServerState]) -> None:
         hierarchy_level: Level | None = None,
         memory_type: Kind | None = None,
         source_info: SourceInfo | None = None,
+        key: KeyChange | None = None,
     ) -> Annotated[CallToolResult, UpdateResult]:
         changes = MemoryChanges(
             text=text,
@@ -58,6 +60,7 @@ def register(server: MCPServer[ServerState]) -> None:
             hierarchy_level=hierarchy_level,
             memory_type=memory_type,
             source_info=source_info,
+            key=key,
         )
         result = service_of(ctx).update_memory(memory_id, changes)
         return answer(result, format_update(result))

@@ -171,3 +171,17 @@ def test_commands_take_the_short_ids_a_brief_recall_prints(
     restored = runner.invoke(app, ["trash", "restore", short, "--json"])  # looked up in the trash
     assert restored.exit_code == 0, restored.output
     assert json.loads(runner.invoke(app, ["get", short, "--json"]).output)["memories"][0]["id"] == memory_id
+
+
+def test_update_gives_and_removes_a_key(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored_id("Deploys freeze on Fridays.")
+
+    given = runner.invoke(app, ["update", memory_id, "--key", "deploy-freeze", "--json"])
+    read = runner.invoke(app, ["get", "--key", "deploy-freeze", "--json"])
+    removed = runner.invoke(app, ["update", memory_id, "--key", "", "--json"])
+    gone = runner.invoke(app, ["get", "--key", "deploy-freeze"])
+
+    assert given.exit_code == 0 and json.loads(given.output)["changed"] == ["key"]
+    assert [m["id"] for m in json.loads(read.output)["memories"]] == [memory_id]
+    assert json.loads(removed.output)["changed"] == ["key"] and gone.exit_code == 3

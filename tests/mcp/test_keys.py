@@ -150,3 +150,27 @@ async def test_a_dry_run_under_a_held_key_names_the_memory_it_would_update(
     assert hash_system.records.history.of([held["memory_id"]]) == {}
     (record,) = (await call(client, "get_memories", {"keys": ["linter"]}))["memories"]
     assert record["content"] == "Lint with flake8."
+
+
+async def test_update_memory_gives_renames_and_removes_a_key_without_a_version(client: Client) -> None:
+    plain = await store(client, "Lint with ruff before every commit.")
+    held = await store(client, "Format with ruff format.", key="formatting")
+
+    given = await call(client, "update_memory", {"memory_id": plain["memory_id"], "key": "Linting"})
+    by_key = await call(client, "get_memories", {"keys": ["linting"], "include_history": True})
+    taken = await refusal(client, "update_memory", {"memory_id": plain["memory_id"], "key": "formatting"})
+    bad = await refusal(client, "update_memory", {"memory_id": plain["memory_id"], "key": "two words"})
+    both = await call(
+        client, "update_memory", {"memory_id": plain["memory_id"], "key": "lint", "importance_score": 0.9}
+    )
+    removed = await call(client, "update_memory", {"memory_id": held["memory_id"], "key": ""})
+    freed = await call(client, "update_memory", {"memory_id": plain["memory_id"], "key": "formatting"})
+
+    assert (given["changed"], given["memory"]["key"], "version" in given) == (["key"], "linting", False)
+    (record,) = by_key["memories"]
+    assert record["id"] == plain["memory_id"] and record.get("history", []) == []
+    assert taken["error"] == "duplicate" and held["memory_id"] in taken["message"]
+    assert bad["error"] == "invalid_value" and "'' to remove it" in bad["message"]
+    assert both["changed"] == ["importance_score", "key"] and both["version"] == 1
+    assert removed["changed"] == ["key"] and "key" not in removed["memory"]
+    assert freed["memory"]["key"] == "formatting"

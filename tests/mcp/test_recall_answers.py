@@ -179,6 +179,6 @@ async def test_a_misspelt_query_finds_the_memory_its_correction_names(client: Cl
     )
     await call(client, "store_memory", {"text": BACKUP})
 
-    body = await call(client, "recall_memories", {"query": "PostgrSQL"})
+    body = await call(client, "recall_memories", {"query": "PostgrSQL", "detail": "full"})
 
     assert body["memories"]["core"][0]["id"] == stored["memory_id"]

@@ -151,6 +151,19 @@ async def test_a_near_duplicate_is_stored_with_its_similar_memory_named(client: 
     assert "update_memory" in near["message"]
 
 
+async def test_novelty_stays_between_0_and_1_when_the_nearest_memory_points_away(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    # These two texts have a cosine of -0.4 under the hash encoder: 1 - cosine would say 1.4,
+    # "more than nothing alike".
+    await call(client, "store_memory", {"text": "Granite quarries ship by rail."})
+
+    stored = await call(client, "store_memory", {"text": "Yachts moor in the marina."})
+    planned = await call(client, "store_memory", {"text": "Yachts moor in the marina.", "dry_run": True})
+
+    assert (stored["novelty"], planned["novelty"]) == (1.0, 0.0)
+
+
 async def test_a_project_s_memories_are_not_recalled_from_another_project(client: Client) -> None:
     alpha = await call(
         client,

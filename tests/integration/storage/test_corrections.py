@@ -41,6 +41,17 @@ def test_a_word_the_store_does_not_know_gains_its_near_spellings_below_weight_on
     assert corrections(kubernetes) == {"sheduler": [("schedul", WEIGHTS[1])]}
 
 
+def test_a_stem_the_tokenizer_would_cut_again_is_searched_by_a_word_that_gives_it(
+    store: SQLiteMemoryStore,
+) -> None:
+    # Porter stems "database" to "databas", and "databas" to "databa": the correction is searched
+    # as "database", which finds the stem the store holds.
+    stored(store)
+
+    assert corrections(store.words.query_terms("databse")) == {"databse": [("database", WEIGHTS[1])]}
+    assert [memory_id for memory_id, _ in store.words.search("orders databse", 10)] == ["postgres"]
+
+
 def test_known_words_short_words_and_words_with_nothing_near_stay_as_typed(store: SQLiteMemoryStore) -> None:
     stored(store)
 

@@ -21,7 +21,7 @@ from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore
 from cognitive_memory.storage.memories import MemoryCounts
-from cognitive_memory.word_vectors import DocumentReads, points_of
+from cognitive_memory.word_vectors import DocumentReads, points_of, words_of
 
 __all__ = [
     "COPY_BATCH",
@@ -193,8 +193,27 @@ class IndexReplication:
         given = {m.id for m in memories}
         documents = self._records.word_documents.of(list(given))
         neighbours = {n for document in documents.values() for n in document.neighbour_ids} - given
-        refused = self._upsert([*memories, *self._memories.get(sorted(neighbours))])
+        refused = self._upsert(memories)
+        if refused is not None and neighbours:
+            self._reword(sorted(neighbours))
         return refused is not None and not refused.keys() & given
+
+    def _reword(self, ids: list[str]) -> None:
+        """Write again only the words of memories whose neighbours changed (their writes queued
+        by SQLite), weighted from their texts alone; one the index lacks is upserted whole."""
+        started = time.time()
+        documents = self._records.word_documents
+        average = documents.weighting_average()
+        texts = documents.of(ids)
+        try:
+            missing = self._vectors.update_words({i: words_of(texts.get(i), average) for i in ids})
+        except StorageError as exc:
+            logger.warning("Vector index write queued for replay: %s", exc)
+            self._schedule_drain()
+            return
+        self._bookkeeping.submit(self._outbox.clear, [i for i in ids if i not in missing], started)
+        if missing:
+            self._upsert(self._memories.get(missing))
 
     def _weigh_again_if_drifted(self) -> None:
         """Write every memory's words again, against the store's average length now, once that
@@ -257,7 +276,7 @@ class IndexReplication:
         queued = [memory_id for memory_id, op in self._outbox.pending() if op == "upsert"]
         rewrite = [memory_id for memory_id in queued if memory_id not in deleted][:COPY_BATCH]
         if rewrite:
-            self._upsert(self._memories.get(rewrite))
+            self._reword(rewrite)
 
     def replay_outbox(self) -> int:
         """Apply vector writes that SQLite committed but the index never confirmed, in batches;

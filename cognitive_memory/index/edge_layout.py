@@ -10,12 +10,13 @@ from typing import Any
 import qdrant_edge as qe
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.index.sparse import WORDS
+from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import SEARCH_EF, VectorFilter, VectorPoint
 
 __all__ = [
     "PAYLOAD_SCHEMA",
     "edge_filter",
+    "edge_words",
     "has_words_vector",
     "nearest_request",
     "shard_config",
@@ -69,8 +70,12 @@ def vectors_of(point: VectorPoint) -> Any:
     """The point's dense vector, with its words as the named sparse vector when it has any."""
     if not point.words:
         return point.vector.tolist()
-    words = qe.SparseVector(list(point.words.indices), list(point.words.values))
-    return {"": point.vector.tolist(), WORDS: words}
+    return {"": point.vector.tolist(), WORDS: edge_words(point.words)}
+
+
+def edge_words(words: SparseVector) -> Any:
+    """Words as Edge takes a sparse vector."""
+    return qe.SparseVector(list(words.indices), list(words.values))
 
 
 def stored_config(path: Path) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,6 +17,7 @@ from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLocke
 from cognitive_memory.index.edge_layout import (
     PAYLOAD_SCHEMA,
     edge_filter,
+    edge_words,
     has_words_vector,
     nearest_request,
     shard_config,
@@ -168,6 +169,18 @@ class EdgeVectorStore:
         held: list[Any] = [point_id for point_id in ids if is_point_id(point_id)]
         if held:
             self._write(qe.UpdateOperation.delete_points(held), len(held))
+
+    def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
+        # Edge refuses an update naming a point it lacks after applying those before it: ask first.
+        asked: list[Any] = [point_id for point_id in words if is_point_id(point_id)]
+        held = {str(record.id) for record in self._call("retrieve", asked, False, False)} if asked else set()
+        worded = [qe.PointVectors(i, {WORDS: edge_words(words[i])}) for i in held if words[i]]
+        unworded: list[Any] = [point_id for point_id in held if not words[point_id]]
+        if worded:
+            self._write(qe.UpdateOperation.update_vectors(worded), len(worded))
+        if unworded:
+            self._write(qe.UpdateOperation.delete_vectors(unworded, [WORDS]), len(unworded))
+        return [point_id for point_id in words if point_id not in held]
 
     def _write(self, operation: qe.UpdateOperation, count: int) -> None:
         with self._swap:

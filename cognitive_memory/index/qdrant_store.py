@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -156,6 +156,27 @@ class QdrantServerVectorStore:
             selector = models.PointIdsList(points=list(held))
             self._guard(lambda: self._client.delete(self._collection, selector, wait=True))
 
+    def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
+        # Qdrant refuses an update naming a point it lacks: ask which it holds first.
+        asked: list[Any] = [point_id for point_id in words if is_point_id(point_id)]
+        records = self._guard(lambda: self._client.retrieve(self._collection, asked)) if asked else []
+        held = {str(record.id) for record in records}
+        if self._words:
+            self._write_words({point_id: words[point_id] for point_id in held})
+        return [point_id for point_id in words if point_id not in held]
+
+    def _write_words(self, words: Mapping[str, SparseVector]) -> None:
+        worded = [
+            models.PointVectors(id=point_id, vector={WORDS: _client_words(held)})
+            for point_id, held in words.items()
+            if held
+        ]
+        unworded: list[Any] = [point_id for point_id, held in words.items() if not held]
+        if worded:
+            self._guard(lambda: self._client.update_vectors(self._collection, worded, wait=True))
+        if unworded:
+            self._guard(lambda: self._client.delete_vectors(self._collection, [WORDS], unworded, wait=True))
+
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
@@ -250,8 +271,11 @@ def _vectors_of(point: VectorPoint, with_words: bool) -> Any:
     the collection has the words vector)."""
     if not point.words or not with_words:
         return point.vector.tolist()
-    words = models.SparseVector(indices=list(point.words.indices), values=list(point.words.values))
-    return {"": point.vector.tolist(), WORDS: words}
+    return {"": point.vector.tolist(), WORDS: _client_words(point.words)}
+
+
+def _client_words(words: SparseVector) -> models.SparseVector:
+    return models.SparseVector(indices=list(words.indices), values=list(words.values))
 
 
 def _client_filter(where: VectorFilter | None) -> models.Filter | None:

@@ -23,7 +23,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,8 @@ def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
     if op == "delete":
         store.delete(request["ids"])
         return None
+    if op == "update_words":
+        return store.update_words({i: SparseVector(*map(tuple, w)) for i, w in request["words"].items()})
     if op == "search":
         hits = store.search(
             unpack_vector(request["vector"]),
@@ -330,6 +332,12 @@ class SharedVectorStore:
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
             self._call("delete", ids=list(ids))
+
+    def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
+        if not words:
+            return []
+        packed = {point_id: [held.indices, held.values] for point_id, held in words.items()}
+        return [str(point_id) for point_id in self._call("update_words", words=packed)]
 
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False

@@ -180,6 +180,12 @@ class VectorStore(Protocol):
         """Delete these points; an id the index could never hold (``is_point_id``) is skipped."""
         ...
 
+    def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
+        """Replace the words of the points the index holds (id to words; empty words take them
+        away), leaving their dense vector and payload as they are; returns the ids it does not
+        hold, left unwritten (the caller upserts them whole)."""
+        ...
+
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
@@ -255,6 +261,12 @@ class ArrayVectorStore:
         with self._lock:
             for point_id in filter(is_point_id, ids):
                 self._points.pop(point_id, None)
+
+    def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
+        with self._lock:
+            for point_id in words.keys() & self._points.keys():
+                self._points[point_id] = replace(self._points[point_id], words=words[point_id])
+            return [point_id for point_id in words if point_id not in self._points]
 
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False

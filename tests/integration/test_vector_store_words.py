@@ -132,6 +132,24 @@ def test_rewriting_a_point_without_words_removes_its_words(
     assert store.count() == len(TEXTS)
 
 
+def test_updating_words_changes_only_the_words_of_the_points_held(
+    store: VectorStore, worded: dict[str, str]
+) -> None:
+    cat, dogs, garden = _point("cat", 1), _point("dogs", 0), _point("garden", 3)
+    unknown = str(uuid.uuid5(uuid.NAMESPACE_URL, "unknown"))
+    words = document_vector(terms("zeppelin keyboard"), [], AVERAGE)
+
+    missing = store.update_words({cat.id: words, unknown: words, garden.id: SparseVector()})
+
+    assert missing == [unknown]
+    assert [hit.id for hit in store.search_with_words(_vector(4), _words_query("zeppelin"), 5)[1]] == [cat.id]
+    assert store.search_with_words(_vector(4), _words_query("basil"), 5)[1] == []
+    assert store.search_with_words(_vector(4), _words_query("postman"), 5)[1][0].id in worded
+    assert [hit.id for hit in store.search(cat.vector, 1, VectorFilter(projects=("default",)))] == [cat.id]
+    assert store.search(dogs.vector, 1)[0].id == dogs.id
+    assert store.count() == len(TEXTS)
+
+
 def test_deleted_points_leave_the_word_matches(store: VectorStore, worded: dict[str, str]) -> None:
     store.delete([_point("cat", 1).id])
 

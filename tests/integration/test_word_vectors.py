@@ -3,7 +3,7 @@ written with the memory, again when a neighbour in time changes, and rebuilt fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.terms import terms
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.index import EdgeVectorStore, VectorPoint, VectorStore
 from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.index.sparse import query_vector
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
@@ -105,6 +105,53 @@ def test_a_neighbours_new_words_wait_in_the_outbox_while_the_index_fails(
     assert sorted(memory_id for memory_id, _ in system.records.outbox.pending()) == sorted(
         [first.id, second.id]
     )
+    monkeypatch.undo()
+
+    reopened = opener()
+
+    assert reopened.records.outbox.pending() == []
+    assert set(_matches(reopened, "glacier")) == {first.id, second.id}
+
+
+def test_a_stored_memory_rewrites_only_the_words_of_its_neighbours(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system = opener()
+    first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
+    upserted: list[str] = []
+    upsert = system.vectors.upsert
+
+    def record(points: Sequence[VectorPoint]) -> None:
+        upserted.extend(point.id for point in points)
+        upsert(points)
+
+    monkeypatch.setattr(system.vectors, "upsert", record)
+    # The average length drifts at the second memory: every point would be written again.
+    monkeypatch.setattr(system.records.word_documents, "drifted", lambda: False)
+
+    second = system.store("The glacier lake was turquoise", session_id="s").memory
+    system.flush()
+
+    assert upserted == [second.id]
+    assert set(_matches(system, "glacier")) == {first.id, second.id}
+    assert system.records.outbox.pending() == []
+
+
+def test_a_neighbours_words_replay_when_their_update_fails(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system = opener()
+    first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
+
+    def refuse(words: object) -> list[str]:
+        raise StorageError("the index is away")
+
+    monkeypatch.setattr(system.vectors, "update_words", refuse)
+    monkeypatch.setattr(system.records.word_documents, "drifted", lambda: False)
+    second = system.store("The glacier lake was turquoise", session_id="s").memory
+    system.flush()
+    assert [memory_id for memory_id, _ in system.records.outbox.pending()] == [first.id]
+    assert set(_matches(system, "glacier")) == {second.id}
     monkeypatch.undo()
 
     reopened = opener()

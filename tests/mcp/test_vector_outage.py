@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 
 import anyio
@@ -13,6 +13,7 @@ from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index import ArrayVectorStore, VectorFilter, VectorHit, VectorPoint, VectorStoreInfo
+from cognitive_memory.index.sparse import SparseVector
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.service import SHORT_ID_CHARS
 from cognitive_memory.storage import SQLiteMemoryStore
@@ -38,6 +39,10 @@ class FlakyVectorStore(ArrayVectorStore):
     def delete(self, ids: Sequence[str]) -> None:
         self._check()
         super().delete(ids)
+
+    def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
+        self._check()
+        return super().update_words(words)
 
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False

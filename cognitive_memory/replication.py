@@ -191,19 +191,20 @@ class IndexReplication:
         indexed: the index failed (a retry is scheduled) or refused it (see ``_upsert``)."""
         self._weigh_again_if_drifted()
         given = {m.id for m in memories}
-        documents = self._records.word_documents.of(list(given))
-        neighbours = {n for document in documents.values() for n in document.neighbour_ids} - given
-        refused = self._upsert(memories)
+        documents = self._records.word_documents
+        texts, average = documents.of(list(given)), documents.weighting_average()
+        neighbours = {n for document in texts.values() for n in document.neighbour_ids} - given
+        refused = self._upsert(memories, points_of(memories, texts, average))
         if refused is not None and neighbours:
-            self._reword(sorted(neighbours))
+            self._reword(sorted(neighbours), average)
         return refused is not None and not refused.keys() & given
 
-    def _reword(self, ids: list[str]) -> None:
+    def _reword(self, ids: list[str], average: float | None = None) -> None:
         """Write again only the words of memories whose neighbours changed (their writes queued
         by SQLite), weighted from their texts alone; one the index lacks is upserted whole."""
         started = time.time()
         documents = self._records.word_documents
-        average = documents.weighting_average()
+        average = documents.weighting_average() if average is None else average
         texts = documents.of(ids)
         try:
             missing = self._vectors.update_words({i: words_of(texts.get(i), average) for i in ids})
@@ -231,12 +232,16 @@ class IndexReplication:
             if self._upsert(batch) is None:
                 return
 
-    def _upsert(self, memories: Sequence[CognitiveMemory]) -> dict[str, str] | None:
-        """Upsert the vectors and clear their queued writes; returns those the index refused (they
-        stay queued, are logged once, and ``doctor`` names them), or None if the index failed."""
+    def _upsert(
+        self, memories: Sequence[CognitiveMemory], points: Sequence[VectorPoint] | None = None
+    ) -> dict[str, str] | None:
+        """Upsert the vectors (``points``, when the caller weighted them) and clear their queued
+        writes; returns those the index refused (they stay queued, are logged once, and ``doctor``
+        names them), or None if the index failed."""
         started = time.time()
         try:
-            refused = upsert_indexable(self._vectors, worded_points(self._records, memories))
+            written = worded_points(self._records, memories) if points is None else points
+            refused = upsert_indexable(self._vectors, written)
         except StorageError as exc:
             logger.warning("Vector index write queued for replay: %s", exc)
             self._schedule_drain()

@@ -9,6 +9,7 @@ or deleted: SQLite rewrites its lexical entry and queues its vector write in the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory
@@ -38,8 +39,14 @@ def words_of(document: WordDocument | None, average_length: float) -> SparseVect
     """The sparse vector of one memory's document (no document, no words)."""
     if document is None:
         return SparseVector()
-    neighbours = [term for text in document.neighbours for term in terms(text)]
-    return document_vector(terms(document.content), neighbours, average_length)
+    neighbours = [term for text in document.neighbours for term in _terms(text)]
+    return document_vector(_terms(document.content), neighbours, average_length)
+
+
+# A store weighs each recent text about three times (its own document and its two neighbours').
+@lru_cache(maxsize=1024)
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(terms(text))
 
 
 def points_of(

@@ -171,16 +171,24 @@ class EdgeVectorStore:
             self._write(qe.UpdateOperation.delete_points(held), len(held))
 
     def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
-        # Edge refuses an update naming a point it lacks after applying those before it: ask first.
-        asked: list[Any] = [point_id for point_id in words if is_point_id(point_id)]
-        held = {str(record.id) for record in self._call("retrieve", asked, False, False)} if asked else set()
-        worded = [qe.PointVectors(i, {WORDS: edge_words(words[i])}) for i in held if words[i]]
-        unworded: list[Any] = [point_id for point_id in held if not words[point_id]]
+        asked = [point_id for point_id in words if is_point_id(point_id)]
+        try:
+            self._write_words(words, asked)
+        except StorageError:
+            # Edge refuses an update naming a point it lacks (after applying those before it, which
+            # is harmless: the words are the same), so ask which it holds and write those again.
+            held = {str(record.id) for record in self._call("retrieve", asked, False, False)}
+            asked = [point_id for point_id in asked if point_id in held]
+            self._write_words(words, asked)
+        return [point_id for point_id in words if point_id not in asked]
+
+    def _write_words(self, words: Mapping[str, SparseVector], ids: Sequence[str]) -> None:
+        worded = [qe.PointVectors(i, {WORDS: edge_words(words[i])}) for i in ids if words[i]]
+        unworded: list[Any] = [point_id for point_id in ids if not words[point_id]]
         if worded:
             self._write(qe.UpdateOperation.update_vectors(worded), len(worded))
         if unworded:
             self._write(qe.UpdateOperation.delete_vectors(unworded, [WORDS]), len(unworded))
-        return [point_id for point_id in words if point_id not in held]
 
     def _write(self, operation: qe.UpdateOperation, count: int) -> None:
         with self._swap:

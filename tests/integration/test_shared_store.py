@@ -106,6 +106,20 @@ def test_words_travel_over_the_socket_with_their_points(
     assert owner.vectors.search_with_words(vector, words, 3) == (nearest, matches)
 
 
+def test_a_words_update_travels_over_the_socket(pair: tuple[CognitiveSystem, CognitiveSystem]) -> None:
+    owner, client = pair
+    vector = client.encoder.encode(["postman"])[0]
+    point = VectorPoint(str(uuid.uuid4()), vector, {"project": "default"}, query_vector([("postman", 1.0)]))
+    client.vectors.upsert([point])
+    unknown = str(uuid.uuid4())
+    parcel = query_vector([("parcel", 1.0)])
+
+    assert client.vectors.update_words({point.id: parcel, unknown: parcel}) == [unknown]
+
+    assert [hit.id for hit in owner.vectors.search_with_words(vector, parcel, 3)[1]] == [point.id]
+    assert owner.vectors.search_with_words(vector, query_vector([("postman", 1.0)]), 3)[1] == []
+
+
 def test_a_dying_owner_that_still_accepts_connections_is_outlasted(tmp_path: Path) -> None:
     """A killed owner keeps its socket and lock for a moment; the client retries until it can take
     over instead of giving up after one retry (which queued a write in a CI run)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -216,6 +216,14 @@ class Retriever:
             return nearest(session, vector, limit)
         return self._vectors.search(vector, limit, where, precise=precise)
 
+    def _spread(
+        self, seeds: Mapping[str, float], graph: Mapping[str, Sequence[tuple[str, float]]]
+    ) -> dict[str, float]:
+        """Activation spread from ``seeds`` over ``graph`` as the configuration says."""
+        cfg = self.config
+        depth, fan_out = cfg.activation_depth, cfg.activation_fan_out
+        return spread_activation(seeds, graph, decay=cfg.activation_decay, max_depth=depth, fan_out=fan_out)
+
     def _conversation(self, query: str, fused: Fused) -> ConversationStage:
         """The conversation stage of this recall (``retrieval/conversation.py``), or none."""
         if not self.config.conversation:
@@ -233,13 +241,7 @@ class Retriever:
             more, more_timeless = self._links.neighbourhood(sorted(beyond))
             graph |= more
             timeless |= more_timeless
-        received = spread_activation(
-            seeds,
-            graph,
-            decay=cfg.activation_decay,
-            max_depth=cfg.activation_depth,
-            fan_out=cfg.activation_fan_out,
-        )
+        received = self._spread(seeds, graph)
         return _Activation(conversation.answered(received, seeds), graph, timeless)
 
     def _rows(self, fused: Fused, activation: _Activation, where: VectorFilter | None) -> list[RankingRow]:
@@ -347,13 +349,7 @@ class Retriever:
             if value >= cfg.floor.floor and memory_id in fused
         }
         graph = conversation.floor_graph(activation.graph, activation.timeless, (row for row, _ in scored))
-        linked = spread_activation(
-            seeds,
-            graph,
-            decay=cfg.activation_decay,
-            max_depth=cfg.activation_depth,
-            fan_out=cfg.activation_fan_out,
-        )
+        linked = self._spread(seeds, graph)
         return conversation.answered(linked, seeds)
 
     def _returned(self, best: Scored) -> tuple[list[RankedMemory], list[RankedMemory]]:

@@ -3,6 +3,7 @@ the dashboard's edit form), forgotten to the trash (forget_memories) or deleted 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Annotated
 
@@ -115,11 +116,12 @@ def update(
     """Change a memory in place (id, access history and links stay; the previous state becomes a
     version). Loaded memories are refused with the way to change them: their file. With
     ``expected_revision`` a memory changed since is refused with ``EditConflictError``."""
-    found = system.records.memories.get([memory_id])
-    if found and _is_loaded(found[0]):
-        raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found[0])}.")
-    if changes.key is not None:
-        _check_key_free(system, memory_id, changes.key or None)
+    (found,) = system.records.memories.get([memory_id]) or (None,)
+    if found is not None and _is_loaded(found):
+        raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found)}.")
+    new_key = changes.key or None  # '' removes the key
+    if found is not None and new_key is not None:
+        _check_key_free(system, found, new_key)
     edit = MemoryEdit(
         text=changes.text,
         tags=changes.tags,
@@ -131,9 +133,9 @@ def update(
     outcome = system.edits.update(memory_id, edit, session_id=session_id, expected_revision=expected_revision)
     changed = ["text" if name == "content" else name for name in outcome.changed]
     memory = outcome.memory
-    if changes.key is not None and (changes.key or None) != memory.key:
-        _change_key(system, memory, changes.key or None)
-        memory, changed = system.records.memories.get([memory.id])[0], [*changed, "key"]
+    if changes.key is not None and new_key != memory.key:
+        _change_key(system, memory, new_key)
+        memory, changed = dataclasses.replace(memory, key=new_key), [*changed, "key"]
     return UpdateResult(
         memory_id=memory.id,
         changed=changed,
@@ -145,13 +147,10 @@ def update(
     )
 
 
-def _check_key_free(system: CognitiveSystem, memory_id: str, key: str | None) -> None:
+def _check_key_free(system: CognitiveSystem, memory: CognitiveMemory, key: str) -> None:
     """Refuse, before anything is written, a key another memory of the project holds."""
-    (memory,) = system.records.memories.get([memory_id]) or (None,)
-    if memory is None or key is None:
-        return
     (holder,) = system.records.memories.keyed([key], [memory.project]) or (None,)
-    if holder is not None and holder.id != memory_id:
+    if holder is not None and holder.id != memory.id:
         raise _key_held(key, holder.id, memory.project)
 
 

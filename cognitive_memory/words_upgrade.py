@@ -132,6 +132,13 @@ class WordsUpgrade:
                 return
             self._stop.wait(max(PAUSE_SECONDS, time.monotonic() - started))
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for the build's thread to end; True when it has (or
+        none was started)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self._thread is None or not self._thread.is_alive()
+
     def close(self) -> None:
         """Stop the build (a batch under way finishes first); SQLite keeps where it was."""
         self._stop.set()

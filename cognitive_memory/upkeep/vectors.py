@@ -155,7 +155,7 @@ def check_words(system: CognitiveSystem) -> CheckResult:
     return CheckResult(
         "words",
         "ok",
-        f"being built in the background: {done} of {count_phrase(total, 'memory', 'memories')} "
+        f"being built in the background: {done:,} of {total:,} {'memory' if total == 1 else 'memories'} "
         "(recall searches the words in SQLite until they are all in)",
     )
 

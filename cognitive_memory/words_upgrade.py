@@ -35,6 +35,8 @@ BATCH = 256
 START_DELAY = 30.0
 # Seconds between two looks while another process owns the index, or after the index failed.
 IDLE_SECONDS = 10.0
+# The longest wait after the index failed (the wait doubles from IDLE_SECONDS at each failure).
+LONGEST_IDLE = 600.0
 # The least pause between two batches (seconds); a batch that took longer pauses as long.
 PAUSE_SECONDS = 0.02
 # Writes of one batch's words again while stores keep changing their texts; past it, the batch is
@@ -115,22 +117,23 @@ class WordsUpgrade:
         self._thread.start()
 
     def _run(self, owns_index: Callable[[], bool], delay: float) -> None:
-        if self._stop.wait(delay):
-            return
-        while not self._stop.is_set():
+        wait, failures = delay, 0
+        while not self._stop.wait(wait):
             if not owns_index():
-                self._stop.wait(IDLE_SECONDS)
+                wait = IDLE_SECONDS
                 continue
             started = time.monotonic()
             try:
-                more = self.step()
+                if not self.step():
+                    return
             except StorageError as exc:
-                logger.warning("Building the words in the vector index paused (recall uses FTS5): %s", exc)
-                self._stop.wait(IDLE_SECONDS)
+                failures += 1
+                wait = min(LONGEST_IDLE, IDLE_SECONDS * 2 ** (failures - 1))
+                log = logger.warning if failures == 1 else logger.debug
+                log("Building the words in the vector index waits %.0f s (recall uses FTS5): %s", wait, exc)
                 continue
-            if not more:
-                return
-            self._stop.wait(max(PAUSE_SECONDS, time.monotonic() - started))
+            failures = 0
+            wait = max(PAUSE_SECONDS, time.monotonic() - started)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds for the build's thread to end; True when it has (or

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -96,6 +97,7 @@ def build_system(
     except CognitiveMemoryError:
         system.close()
         raise
+    system.words_upgrade.start(_owns_index(vectors))
     return system
 
 
@@ -108,6 +110,14 @@ def model_encoder(settings: Settings) -> SentenceBertEncoder | OnnxEncoder:
     if cfg.backend == "torch" or cfg.device != "cpu":
         return torch_encoder
     return OnnxEncoder(torch_encoder, cfg.cache_dir, threads=cfg.threads)
+
+
+def _owns_index(vectors: VectorStore) -> Callable[[], bool]:
+    """Whether this process owns the index (the words of an older store are built there): the
+    embedded shard's opener; any process of a Qdrant server."""
+    if isinstance(vectors, SharedVectorStore):
+        return lambda: vectors.is_owner
+    return lambda: True
 
 
 def _backend_name(settings: Settings, profile: str) -> str:

@@ -58,3 +58,5 @@ class SystemStatus:
     encoder_name: str
     encoder_ready: bool
     configuration: dict[str, Any] = field(default_factory=dict)
+    # (memories whose words the index holds, memories) while an older store's are built.
+    words_index: tuple[int, int] | None = None

@@ -20,6 +20,7 @@ from typing import Protocol
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore
+from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.memories import MemoryCounts
 from cognitive_memory.word_vectors import DocumentReads, points_of, words_of
 
@@ -78,6 +79,9 @@ class RecordedVectors(Protocol):
 
     @property
     def word_documents(self) -> DocumentReads: ...
+
+    @property
+    def indexed_words(self) -> IndexedWords: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +308,7 @@ class IndexReplication:
         the index refused stay queued (see ``_upsert``)."""
         pending = [memory_id for memory_id, _ in self._outbox.pending()]
         report = copy_vectors(self._records, self._vectors)
+        self._records.indexed_words.mark_complete()
         self._tell(report.rejected)
         self._outbox.clear([memory_id for memory_id in pending if memory_id not in report.rejected])
         self.build_index()

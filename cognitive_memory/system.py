@@ -32,6 +32,7 @@ from cognitive_memory.retrieval.results import RetrievalResult
 from cognitive_memory.retrieval.retriever import Retriever
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.sync import LoadedSources
+from cognitive_memory.words_upgrade import WordsUpgrade
 
 __all__ = ["CognitiveSystem"]
 
@@ -71,6 +72,7 @@ class CognitiveSystem:
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
+        self.words_upgrade = WordsUpgrade(records, vectors)  # started by build_system
         self._check_encoder_matches_index()
         self.replay_outbox()
 
@@ -371,9 +373,11 @@ class CognitiveSystem:
             encoder_name=self.encoder.name,
             encoder_ready=self.encoder.is_ready,
             configuration=dict(self.configuration),
+            words_index=self.words_upgrade.progress(),
         )
 
     def close(self) -> None:
+        self.words_upgrade.close()
         self.replication.close()
         self.queries.close()
         self._bookkeeping.shutdown(wait=True)

@@ -182,6 +182,7 @@ def _rebuild(database: Path, open_index: IndexOpener, progress: Progress | None)
         try:
             pending = [memory_id for memory_id, _ in records.outbox.pending()]
             report = copy_vectors(records, index, progress)
+            records.indexed_words.mark_complete()
             records.outbox.clear(pending)
             _build_index(index)
         finally:

@@ -77,6 +77,10 @@ class WordReads(Protocol):
         neighbours')."""
         ...
 
+    def in_index(self) -> bool:
+        """True when the vector index holds every memory's words (a cheap, cached look)."""
+        ...
+
     def row_total(self) -> int:
         """How many memories the lexical index holds (a cheap count)."""
         ...

@@ -145,7 +145,7 @@ class Retriever:
         """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
         the query is embedded (``QueryEncoder.embed_query``), in a store where that pays: one of
         more than WORDS_BESIDE_FROM memories. None in a smaller one: ``retrieve`` searches itself."""
-        if self.config.words_in_index or not self.words_beside_pays():
+        if self.words_from_index() or not self.words_beside_pays():
             return None
         return partial(self._search_words, query, self.pool_size(max_results))
 
@@ -154,6 +154,11 @@ class Retriever:
         word matches."""
         terms = self._words.query_terms(query)
         return terms, self._words.search(terms, pool)
+
+    def words_from_index(self) -> bool:
+        """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
+        index holds every memory's words (FTS5 answers while an older store's are built)."""
+        return self.config.words_in_index and self._words.in_index()
 
     def words_beside_pays(self) -> bool:
         """True when the store is large enough for its word search to pay for a thread of its own."""
@@ -173,7 +178,7 @@ class Retriever:
         With ``words_in_index`` and no session, one call to the index finds both."""
         matched: WordMatches | None = None
         try:
-            if self.config.words_in_index and session is None:
+            if session is None and self.words_from_index():
                 hits, matched = self._near_and_words(query, query_vector, pool, where)
             else:
                 hits = self._near(query_vector, pool, where, session, precise=True)

@@ -70,6 +70,9 @@ class StatusResult(BaseModel):
     last_consolidation: LastConsolidationOut | None = Field(
         default=None, description="The last `memory_system consolidate --apply` (null: never ran)."
     )
+    words_index: dict[str, int] | None = Field(
+        default=None, description="While an older store's words are built into the index: done, total."
+    )
 
 
 class EncoderOut(BaseModel):
@@ -122,7 +125,12 @@ def _status_out(
         recent_activity=activity,
         configuration=_configuration(found, detailed, session_id),
         last_consolidation=last_consolidation_out(meta),
+        words_index=_words_out(found.words_index),
     )
+
+
+def _words_out(progress: tuple[int, int] | None) -> dict[str, int] | None:
+    return None if progress is None else {"done": progress[0], "total": progress[1]}
 
 
 def _configuration(found: SystemStatus, detailed: bool, session_id: str) -> dict[str, Any]:
@@ -138,6 +146,15 @@ def _configuration(found: SystemStatus, detailed: bool, session_id: str) -> dict
         if info is not None:
             configuration["vector_store_details"] = dict(info.details)
     return configuration
+
+
+def _words_lines(words: dict[str, int] | None) -> list[str]:
+    """The line of an older store's words being built into the index (none once they are)."""
+    if words is None:
+        return []
+    return [
+        f"  Words in Index: {words['done']:,} of {words['total']:,} memories (building; recall uses SQLite)"
+    ]
 
 
 def format_status(result: StatusResult) -> str:
@@ -168,6 +185,7 @@ def format_status(result: StatusResult) -> str:
         f"  Index Size: {storage.storage_size_mb:.1f} MB",
         f"  Database: {storage.database_path} ({storage.database_size_mb:.1f} MB)",
         f"  Pending Vector Writes: {storage.pending_vector_writes}",
+        *_words_lines(result.words_index),
         "",
         "Recent Activity:",
     ]

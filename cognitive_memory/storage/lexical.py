@@ -22,6 +22,7 @@ from cognitive_memory.storage.associations import query_words, text_words
 from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.corrections import corrected
 from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.words import row_total
 
@@ -127,9 +128,10 @@ class Words:
     """The lexical index of one database: a query's terms (corrected against the store's
     vocabulary), word search, its size, and word shares for ranking."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, indexed: IndexedWords) -> None:
         self._db = database
         self._term_counts = word_sql.TermCounts()
+        self._indexed = indexed
 
     def query_terms(self, text: str) -> QueryTerms:
         """The text's words, each with its corrections when the store does not know it
@@ -156,6 +158,10 @@ class Words:
         """(memories in the lexical index, how many hold each of ``terms`` in their text or their
         neighbours'): the counts the word shares weigh rarity by, kept between recalls."""
         return self._db.read(lambda conn: self._term_counts.of(conn, terms))
+
+    def in_index(self) -> bool:
+        """True when the vector index holds every memory's words (``indexed_words``; cached)."""
+        return self._indexed.complete()
 
     def row_total(self) -> int:
         """How many memories the lexical index holds (a point read of FTS5's own count)."""

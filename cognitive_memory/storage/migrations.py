@@ -362,6 +362,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE length(term) BETWEEN 3 AND 64 AND term NOT GLOB '*[^a-zA-Z]*' AND i <= length(term)
         """,
     ),
+    (
+        # The vector index holds every memory's words (sparse vectors) when the store is new; a
+        # store made before has them built in the background (storage/indexed_words.py).
+        "0016_words_indexed",
+        """
+        INSERT INTO store_meta (key, value)
+            SELECT 'words_indexed', '1' WHERE NOT EXISTS (SELECT 1 FROM memories)
+        """,
+    ),
 )
 
 

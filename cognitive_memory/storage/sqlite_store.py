@@ -2,7 +2,8 @@
 
 Each repository works through the one ``Database`` (connection, lock, transactions, reads):
 ``memories``, ``links``, ``sources``, ``trash``, ``words``, ``word_documents`` (what the word
-vectors are weighted from), ``history`` (versions), ``outbox``,
+vectors are weighted from), ``indexed_words`` (whether the index holds them all), ``history``
+(versions), ``outbox``,
 ``damaged`` and ``properties``; ``duplicates`` is consolidation's merge of near duplicates.
 """
 
@@ -14,6 +15,7 @@ from cognitive_memory.storage import consolidation, damaged
 from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.file_identity import FileIdentity
+from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.lexical import Words
 from cognitive_memory.storage.links import Links
 from cognitive_memory.storage.memories import Memories
@@ -40,7 +42,8 @@ class SQLiteMemoryStore:
         self.links = Links(self.database)
         self.sources = Sources(self.database)
         self.trash = TrashBin(self.database.transaction)
-        self.words = Words(self.database)
+        self.indexed_words = IndexedWords(self.database)
+        self.words = Words(self.database, self.indexed_words)
         self.word_documents = WordDocuments(self.database)
         self.history = VersionHistory(self.database)
         self.outbox = Outbox(self.database)

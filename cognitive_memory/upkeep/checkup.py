@@ -2,8 +2,8 @@
 
 Configuration, data directory, SQLite, the vector index (opening the store), the model, the
 memories' rows (``repair`` sets aside those that cannot be read or indexed), the repair if asked,
-the loaded sources, the SQLite and index counts, and a real round trip. A check whose
-prerequisite failed is reported as skipped.
+the loaded sources, the SQLite and index counts, the words in the index, and a real round trip.
+A check whose prerequisite failed is reported as skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from cognitive_memory.upkeep.vectors import (
     after_set_aside,
     check_counts,
     check_vectors,
+    check_words,
     open_system,
     open_system_for_repair,
     repair_index,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["run_checks", "serving_checks"]
 
 _CHECKS_BEFORE_REPAIR = ("config", "data_dir", "sqlite", "qdrant", "model", "rows")
-_CHECKS_AFTER_REPAIR = ("sources", "counts", "round_trip")
+_CHECKS_AFTER_REPAIR = ("sources", "counts", "words", "round_trip")
 
 
 def run_checks(resolve: SettingsSource, *, repair: bool = False) -> list[CheckResult]:
@@ -74,6 +75,7 @@ def _system_checks(system: CognitiveSystem, repair: bool, set_aside: Path | None
         results.append(repair_index(system))
     results.append(check_loaded_sources(system, repair))
     results.append(check_counts(system))
+    results.append(check_words(system))
     if model.status == "fail":
         return [*results, skipped("round_trip", "model")]
     return [*results, check_round_trip(system)]
@@ -87,4 +89,5 @@ def serving_checks(system: CognitiveSystem) -> list[CheckResult]:
         check_model(system),
         check_loaded_sources(system, False),
         check_counts(system),
+        check_words(system),
     ]

@@ -26,6 +26,7 @@ __all__ = [
     "after_set_aside",
     "check_counts",
     "check_vectors",
+    "check_words",
     "open_system",
     "open_system_for_repair",
     "repair_index",
@@ -139,6 +140,24 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
     if memories != vectors or pending:
         return CheckResult("counts", "fail", f"{detail}: {REPAIR_HINT}")
     return CheckResult("counts", "ok", detail)
+
+
+def check_words(system: CognitiveSystem) -> CheckResult:
+    """The index holds every memory's words, or they are being built in the background (an
+    older store's: ``words_upgrade.py``)."""
+    try:
+        progress = system.words_upgrade.progress()
+    except StorageError as exc:
+        return CheckResult("words", "fail", exc.message)
+    if progress is None:
+        return CheckResult("words", "ok", "every memory's words are in the vector index")
+    done, total = progress
+    return CheckResult(
+        "words",
+        "ok",
+        f"being built in the background: {done:,} of {total:,} {'memory' if total == 1 else 'memories'} "
+        "(recall searches the words in SQLite until they are all in)",
+    )
 
 
 def totals(system: CognitiveSystem) -> tuple[int, int]:

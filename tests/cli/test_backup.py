@@ -31,6 +31,7 @@ from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from memory_system.cli import app
+from tests.aging import make_old_store
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,6 +111,27 @@ def test_restore_into_a_fresh_directory_holds_every_memory_tag_and_link_and_reca
         found = system.retrieve("Fact 7: the 7th service listens on port 8007.", include_bridges=False)
         assert found.core[0].memory.id == ids[7]
         assert system.records.outbox.pending() == []
+    finally:
+        system.close()
+
+
+def test_restoring_a_snapshot_of_an_older_store_puts_every_memorys_words_in_the_index(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    ids = make_old_store()
+    snapshot = Path(str(_backup()["path"]))
+    fork = tmp_path / "fork"
+
+    result = runner.invoke(app, ["restore", snapshot.name, "--to", str(fork)])
+
+    assert result.exit_code == 0, result.output
+    settings = Settings(env_file=None)
+    settings.storage.data_dir = fork
+    system = build_system(settings, encoder=HashEncoder())
+    try:
+        assert system.status().words_index is None
+        assert system.records.words.in_index()
+        assert len(system.vectors.ids()) == len(ids)
     finally:
         system.close()
 

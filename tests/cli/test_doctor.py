@@ -25,7 +25,18 @@ from memory_system.cli import app
 
 runner = CliRunner()
 
-ALL_CHECKS = ["config", "data_dir", "sqlite", "qdrant", "model", "rows", "sources", "counts", "round_trip"]
+ALL_CHECKS = [
+    "config",
+    "data_dir",
+    "sqlite",
+    "qdrant",
+    "model",
+    "rows",
+    "sources",
+    "counts",
+    "words",
+    "round_trip",
+]
 
 
 def _lines(output: str) -> dict[str, str]:
@@ -89,7 +100,7 @@ def test_counts_that_disagree_fail_until_repair_rebuilds_the_index(
     assert "2 vectors written (1 -> 2)" in repaired.output
     assert healthy.exit_code == 0, healthy.output
     assert _lines(healthy.output) == dict.fromkeys(ALL_CHECKS, "OK")
-    assert healthy.output.rstrip().endswith("9 checks: 0 failed, 0 warnings")
+    assert healthy.output.rstrip().endswith("10 checks: 0 failed, 0 warnings")
     reopened = build_system(Settings(env_file=None), encoder=real_encoder)
     try:
         query = reopened.encoder.encode(["when is staging refreshed?"])[0]

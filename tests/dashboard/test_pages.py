@@ -12,11 +12,13 @@ from starlette.testclient import TestClient
 from cognitive_memory.core.validation import MAX_TEXT_CHARS
 from cognitive_memory.service import MemoryChanges, MemoryService, StoreContext
 from cognitive_memory.system import CognitiveSystem
+from cognitive_memory.upkeep.checkup import serving_checks
 from interfaces.dashboard import DashboardSource, HealthCheck
 from interfaces.dashboard.graph import bridge_nodes
 from interfaces.dashboard.views import CONTENT_SECURITY_POLICY
 from interfaces.http_app import create_http_app
 from interfaces.mcp_server import create_server
+from tests.aging import make_old_store
 from tests.dashboard.conftest import TOKEN, csrf_of, login
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "interfaces" / "dashboard" / "templates"
@@ -274,6 +276,22 @@ def test_the_status_page_shows_counts_checks_and_sources(
     assert "WARN" in page.text
     assert "Queued writes" in page.text
     assert hash_system.encoder.name in page.text
+
+
+def test_the_status_page_shows_an_older_stores_words_being_built(request: pytest.FixtureRequest) -> None:
+    from interfaces.http_app import create_dashboard_app
+
+    ids = make_old_store()
+    service: MemoryService = request.getfixturevalue("service")
+    checks = [HealthCheck(c.name, c.status, c.detail) for c in serving_checks(service.system)]
+    app = create_dashboard_app(
+        DashboardSource(service, checks=lambda: checks), host="127.0.0.1", port=8000, token=None
+    )
+    page = TestClient(app, base_url="http://127.0.0.1:8000").get("/status")
+
+    assert page.status_code == 200
+    assert f"<dt>Words in index</dt><dd>0 of {len(ids)} (building; recall uses SQLite)</dd>" in page.text
+    assert f"being built in the background: 0 of {len(ids)} memories" in page.text
 
 
 def test_the_status_page_lists_loaded_files_latest_first(service: MemoryService, tmp_path: Path) -> None:

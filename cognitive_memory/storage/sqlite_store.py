@@ -8,7 +8,9 @@ vectors are weighted from), ``history`` (versions), ``outbox``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from cognitive_memory.storage import consolidation, damaged
 from cognitive_memory.storage import words as word_sql
@@ -27,6 +29,8 @@ from cognitive_memory.storage.versions import VersionHistory
 from cognitive_memory.storage.word_documents import WordDocuments
 
 __all__ = ["SQLiteMemoryStore"]
+
+T = TypeVar("T")
 
 
 class SQLiteMemoryStore:
@@ -60,6 +64,11 @@ class SQLiteMemoryStore:
     def duplicates(self) -> consolidation.DuplicateMerge:
         """Consolidation's merge of near duplicates, at the vector size the store records."""
         return consolidation.DuplicateMerge(self.database.transaction, self.properties.dimension())
+
+    def together(self, work: Callable[[], T]) -> T:
+        """What ``work`` returns, every read it makes of the repositories joined into one read
+        transaction (``Database.read``): one snapshot of the database."""
+        return self.database.read(lambda _conn: work())
 
     def close(self) -> None:
         self.database.close()

@@ -23,7 +23,6 @@ from cognitive_memory.core.validation import (
 )
 from cognitive_memory.editing import Edits
 from cognitive_memory.encoding.base import Encoder
-from cognitive_memory.encoding.query_encoder import QueryEncoder
 from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
@@ -68,7 +67,6 @@ class CognitiveSystem:
         self.near_duplicate = near_duplicate
         self._clock = clock
         self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
-        self.queries = QueryEncoder(encoder)
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
@@ -99,7 +97,7 @@ class CognitiveSystem:
 
         def load() -> None:
             try:
-                self.queries.warm_up(beside=self.retriever.words_beside_pays)
+                self.encoder.warm_up()
             except CognitiveMemoryError as exc:
                 logger.error("Embedding model failed to load: %s", exc)
 
@@ -300,9 +298,7 @@ class CognitiveSystem:
                 "`max_results` must be a whole number of at least 1.", code="out_of_range"
             )
         now = self._clock()
-        # Whether the word search pays beside the embedding costs a read: asked only where it can run.
-        beside = self.retriever.words_beside(cue, max_results) if self.queries.works_beside else None
-        vector, words = self.queries.embed_query(cue, beside=beside)
+        vector = self.encoder.encode([cue])[0]
         result = self.retriever.retrieve(
             cue,
             vector,
@@ -311,7 +307,6 @@ class CognitiveSystem:
             now=now,
             where=where,
             max_total=max_total,
-            words=words,
         )
         if result.memory_ids():
             # Only core memories count as used (access count, last access, hence strength): the
@@ -379,7 +374,6 @@ class CognitiveSystem:
     def close(self) -> None:
         self.words_upgrade.close()
         self.replication.close()
-        self.queries.close()
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.records.close()

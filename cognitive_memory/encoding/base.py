@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from cognitive_memory.core.memory import Vector
 
-__all__ = ["BesideEncoder", "Encoder"]
+__all__ = ["Encoder"]
 
 
 @runtime_checkable
@@ -33,18 +33,4 @@ class Encoder(Protocol):
 
     def encode(self, texts: Sequence[str]) -> Vector:
         """Return an array of shape (len(texts), dimension)."""
-        ...
-
-
-@runtime_checkable
-class BesideEncoder(Protocol):
-    """An encoder that can embed one text on a single thread, so that work on another thread
-    (recall's word search) has a core of its own meanwhile."""
-
-    def encode_beside(self, text: str) -> Vector:
-        """The text's vector, as ``encode`` gives it to float precision, computed on one thread."""
-        ...
-
-    def warm_up_beside(self) -> None:
-        """Load what ``encode_beside`` needs now (blocking)."""
         ...

@@ -39,8 +39,6 @@ class OnnxEncoder:
         self._cache_dir = cache_dir
         self._threads = threads
         self._active: OnnxModel | SentenceBertEncoder | None = None
-        # The one-thread session of encode_beside and the session it was made beside.
-        self._beside: tuple[OnnxModel, OnnxModel | None] | None = None
         self._lock = threading.Lock()
         self._export_lock = threading.Lock()
 
@@ -99,45 +97,6 @@ class OnnxEncoder:
     def encode(self, texts: Sequence[str]) -> Vector:
         vectors = self._loaded().encode(texts)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dimension)
-
-    def encode_beside(self, text: str) -> Vector:
-        """``text``'s vector computed on one thread, so that work on another thread has a core
-        meanwhile: a session of its own (the model loaded a second time, about 110 MB), made at the
-        first call or by ``warm_up_beside``. ``encode`` serves instead while torch does, or when
-        that session cannot be made."""
-        model = self._beside_model()
-        vectors = self.encode([text]) if model is None else model.encode([text])
-        row: Vector = np.asarray(vectors[0], dtype=np.float32).reshape(self.dimension)
-        return row
-
-    def warm_up_beside(self) -> None:
-        """Make ``encode_beside``'s session now."""
-        self._beside_model()
-
-    def _beside_model(self) -> OnnxModel | None:
-        active = self._loaded()
-        if not isinstance(active, OnnxModel):
-            return None
-        if self._threads == 1:  # COGNITIVE_MEMORY_TORCH_THREADS=1: the session runs on one already
-            return active
-        made = self._beside
-        if made is not None and made[0] is active:
-            return made[1]
-        with self._lock:
-            made = self._beside
-            if made is None or made[0] is not active:
-                made = (active, self._one_thread())
-                self._beside = made
-            return made[1]
-
-    def _one_thread(self) -> OnnxModel | None:
-        model_dir = resolve_model_path(self._fallback.model)
-        target = export_path(model_dir, self._cache_dir, self.name)
-        try:
-            return self._checked(OnnxModel(model_dir, target, threads=1), target)
-        except EncoderError as exc:
-            logger.warning("Queries are embedded on every core: no one-thread session (%s)", exc)
-            return None
 
     def _loaded(self) -> OnnxModel | SentenceBertEncoder:
         active = self._active

@@ -267,9 +267,15 @@ class EdgeVectorStore:
     def search(
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
-        hits = self._call("query", nearest_request(vector, limit, where, precise))
-        # 16-bit vectors put a cosine within about 1e-3 of the exact one, and can put it past 1.
-        return [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in hits]
+        return _nearest_hits(self._call("query", nearest_request(vector, limit, where, precise)))
+
+    def search_many(
+        self, vectors: Sequence[Vector], limit: int, where: VectorFilter | None = None
+    ) -> list[list[VectorHit]]:
+        if not vectors:
+            return []
+        requests = [nearest_request(vector, limit, where, False) for vector in vectors]
+        return [_nearest_hits(hits) for hits in self._call("query_batch", qe.QueryBatchRequest(requests))]
 
     def search_with_words(
         self,
@@ -292,10 +298,7 @@ class EdgeVectorStore:
         nearest, matched = self._call(
             "query_batch", qe.QueryBatchRequest([nearest_request(vector, limit, where, precise), matches])
         )
-        return (
-            [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in nearest],
-            [VectorHit(str(hit.id), float(hit.score)) for hit in matched],
-        )
+        return _nearest_hits(nearest), [VectorHit(str(hit.id), float(hit.score)) for hit in matched]
 
     def count(self) -> int:
         return int(self._call("count", qe.CountRequest(exact=True)))
@@ -358,6 +361,11 @@ class EdgeVectorStore:
                 return getattr(self._shard, method)(*args)
         except Exception as exc:  # the Rust core raises bare Exception
             raise _classify(exc, self.path) from exc
+
+
+def _nearest_hits(hits: Sequence[Any]) -> list[VectorHit]:
+    # 16-bit vectors put a cosine within about 1e-3 of the exact one, and can put it past 1.
+    return [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in hits]
 
 
 def _locked(path: Path) -> StoreLockedError:

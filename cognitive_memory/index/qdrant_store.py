@@ -184,6 +184,17 @@ class QdrantServerVectorStore:
         (response,) = self._guard(lambda: self._client.query_batch_points(self._collection, [request]))
         return _hits(response)
 
+    def search_many(
+        self, vectors: Sequence[Vector], limit: int, where: VectorFilter | None = None
+    ) -> list[list[VectorHit]]:
+        if not vectors:
+            return []
+        requests = [self._nearest(vector, limit, where, False) for vector in vectors]
+        return [
+            _hits(found)
+            for found in self._guard(lambda: self._client.query_batch_points(self._collection, requests))
+        ]
+
     def search_with_words(
         self,
         vector: Vector,

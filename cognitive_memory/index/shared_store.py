@@ -77,6 +77,11 @@ def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
             precise=bool(request.get("precise", False)),
         )
         return [[hit.id, hit.score] for hit in hits]
+    if op == "search_many":
+        found = store.search_many(
+            [unpack_vector(v) for v in request["vectors"]], request["limit"], filter_from(request["where"])
+        )
+        return [[[hit.id, hit.score] for hit in hits] for hits in found]
     if op == "search_with_words":
         both = store.search_with_words(
             unpack_vector(request["vector"]),
@@ -347,6 +352,15 @@ class SharedVectorStore:
             "search", vector=pack_vector(vector), limit=limit, where=conditions, precise=precise
         )
         return [VectorHit(str(hit_id), float(score)) for hit_id, score in hits]
+
+    def search_many(
+        self, vectors: Sequence[Vector], limit: int, where: VectorFilter | None = None
+    ) -> list[list[VectorHit]]:
+        if not vectors:
+            return []
+        packed = [pack_vector(vector) for vector in vectors]
+        found = self._call("search_many", vectors=packed, limit=limit, where=asdict(where) if where else None)
+        return [[VectorHit(str(i), float(score)) for i, score in hits] for hits in found]
 
     def search_with_words(
         self,

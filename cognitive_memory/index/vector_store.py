@@ -193,6 +193,12 @@ class VectorStore(Protocol):
         (``SEARCH_EF``), for the candidates recall ranks, at some cost per query."""
         ...
 
+    def search_many(
+        self, vectors: Sequence[Vector], limit: int, where: VectorFilter | None = None
+    ) -> list[list[VectorHit]]:
+        """``search`` of each of ``vectors``, in one call to the index (recall's bridges)."""
+        ...
+
     def search_with_words(
         self,
         vector: Vector,
@@ -279,6 +285,11 @@ class ArrayVectorStore:
         scores = matrix @ vector
         order = np.argsort(-scores)[:limit]
         return [VectorHit(points[i].id, float(scores[i])) for i in order]
+
+    def search_many(
+        self, vectors: Sequence[Vector], limit: int, where: VectorFilter | None = None
+    ) -> list[list[VectorHit]]:
+        return [self.search(vector, limit, where) for vector in vectors]
 
     def search_with_words(
         self,

@@ -4,8 +4,8 @@ another)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
 from cognitive_memory.core.spelling import QueryTerms
@@ -14,6 +14,8 @@ from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow
 
 __all__ = ["LinkReads", "MemoryReads", "RecallReads", "WordReads"]
+
+T = TypeVar("T")
 
 
 class MemoryReads(Protocol):
@@ -81,10 +83,6 @@ class WordReads(Protocol):
         """True when the vector index holds every memory's words (a cheap, cached look)."""
         ...
 
-    def row_total(self) -> int:
-        """How many memories the lexical index holds (a cheap count)."""
-        ...
-
 
 class RecallReads(Protocol):
     """The store of record as recall reads it."""
@@ -97,3 +95,9 @@ class RecallReads(Protocol):
 
     @property
     def words(self) -> WordReads: ...
+
+    def together(self, work: Callable[[], T]) -> T:
+        """What ``work`` returns, its reads of ``memories``, ``links`` and ``words`` made as one
+        read of the store (one transaction: one snapshot): recall reads the store twice, once
+        before its search and once after (docs/recall.md#how-recall-works)."""
+        ...

@@ -4,9 +4,7 @@ records (core and peripheral) and bridges; the conversation stage adds its signa
 from __future__ import annotations
 
 import heapq
-import logging
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
@@ -14,13 +12,12 @@ from functools import partial
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.strength import effective_strength
-from cognitive_memory.errors import StorageError
-from cognitive_memory.index.sparse import query_stems, words_query
-from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
+from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
+from cognitive_memory.retrieval.candidates import RecallQuery, Search, gather, read_query, search
 from cognitive_memory.retrieval.conversation import ConversationStage
-from cognitive_memory.retrieval.exact import nearest, session_vectors
+from cognitive_memory.retrieval.exact import nearest
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import RecallReads
@@ -30,13 +27,7 @@ from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow
 
-__all__ = ["WORDS_BESIDE_FROM", "RetrievalConfig", "Retriever", "WordMatches"]
-
-logger = logging.getLogger(__name__)
-
-# In a store of more memories than this, recall searches the words on another thread while the
-# query is embedded on one; below it, BM25 costs less than a thread (docs/performance.md).
-WORDS_BESIDE_FROM = 5_000
+__all__ = ["RetrievalConfig", "Retriever"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +59,6 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class _Candidates:
-    """What the searches found: each candidate's cosine and BM25 score (``degraded`` when the
-    vector index failed and words alone found them)."""
-
-    similarity: dict[str, float]
-    lexical: dict[str, float]
-    degraded: bool
-    terms: QueryTerms
-
-
-@dataclass(frozen=True, slots=True)
 class _Activation:
     """What the links give: the activation each memory received, and the graph it spread over
     (``graph``, every kind of link; ``timeless``, the same without links in time)."""
@@ -89,8 +69,6 @@ class _Activation:
 
 
 Fused = dict[str, tuple[float, float, float]]
-# A query's terms (corrected against the store's vocabulary) and their best word matches.
-WordMatches = tuple[QueryTerms, list[tuple[str, float]]]
 Scored = list[tuple[RankingRow, ScoreBreakdown]]
 
 
@@ -98,6 +76,7 @@ class Retriever:
     """Finds and ranks memories for a query."""
 
     def __init__(self, records: RecallReads, vectors: VectorStore, config: RetrievalConfig) -> None:
+        self._records = records
         self._memories = records.memories
         self._links = records.links
         self._words = records.words
@@ -114,112 +93,57 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
         max_total: int | None = None,
-        words: Future[WordMatches] | None = None,
     ) -> RetrievalResult:
-        """Recall's stages, in order (docs/recall.md#how-recall-works): candidates from meaning and
-        words, their fusion, activation over links, ranking on light rows, the relevance floor, the
-        returned records (core and peripheral), bridges. The conversation stage
+        """Recall's stages, in order (docs/recall.md#how-recall-works): the query read, one search of
+        the vector index, then in one read of the store the candidates, their fusion, activation
+        over links, ranking on light rows, the relevance floor and the returned records (core and
+        peripheral); bridges last, in one more search and one more read. The conversation stage
         (``retrieval/conversation.py``) adds its signals for turns at activation, ranking and the
-        floor. ``words``, when given, is the word search of ``words_beside`` under way beside the
-        query's embedding; otherwise the words are searched here."""
-        searched = self._memories.index_filter(where)
-        session = session_vectors(self._memories, where)
-        found = self._candidates(query, query_vector, self.pool_size(max_results), searched, words, session)
-        fused = fuse(found.similarity, found.lexical, self.config.semantic_weight)
-        conversation = self._conversation(query, fused)
-        activation = self._activation(fused, conversation)
-        rows = self._rows(fused, activation, where)
-        scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
-        best = self._floor(found.terms, scored, fused, activation, conversation, max_results)
-        core, peripheral = self._returned(best)
+        floor."""
+        pool = self.pool_size(max_results)
+        asked = self._records.together(
+            lambda: read_query(self._records, query, where, self.words_from_index())
+        )
+        found = search(self._vectors, asked, query_vector, pool)
+        ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where)
+        core, peripheral = self._records.together(ranked)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
-        bridges = self._bridges(query_vector, core, peripheral, searched, session)[:room] if wanted else []
+        bridges = self._bridges(query_vector, core, peripheral, asked)[:room] if wanted else []
         return RetrievalResult(query, core, peripheral, bridges, found.degraded)
+
+    def words_from_index(self) -> bool:
+        """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
+        index holds every memory's words (FTS5 answers while an older store's are built)."""
+        return self.config.words_in_index and self._records.words.in_index()
 
     def pool_size(self, max_results: int) -> int:
         """How many candidates each search (meaning, words) offers for ``max_results``."""
         return max(self.config.candidate_pool, max_results * 3)
 
-    def words_beside(self, query: str, max_results: int) -> Callable[[], WordMatches] | None:
-        """The word search ``retrieve`` makes for ``query``, as work to run on another thread while
-        the query is embedded (``QueryEncoder.embed_query``), in a store where that pays: one of
-        more than WORDS_BESIDE_FROM memories. None in a smaller one: ``retrieve`` searches itself."""
-        if self.words_from_index() or not self.words_beside_pays():
-            return None
-        return partial(self._search_words, query, self.pool_size(max_results))
-
-    def _search_words(self, query: str, pool: int) -> WordMatches:
-        """The query's terms, corrected against the store's vocabulary, and their ``pool`` best
-        word matches."""
-        terms = self._words.query_terms(query)
-        return terms, self._words.search(terms, pool)
-
-    def words_from_index(self) -> bool:
-        """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
-        index holds every memory's words (FTS5 answers while an older store's are built)."""
-        return self.config.words_in_index and self._words.in_index()
-
-    def words_beside_pays(self) -> bool:
-        """True when the store is large enough for its word search to pay for a thread of its own."""
-        return self._words.row_total() > WORDS_BESIDE_FROM
-
-    def _candidates(
+    def _ranked(
         self,
         query: str,
+        asked: RecallQuery,
+        found: Search,
         query_vector: Vector,
-        pool: int,
+        now: datetime,
+        max_results: int,
         where: VectorFilter | None,
-        words: Future[WordMatches] | None,
-        session: dict[str, Vector] | None = None,
-    ) -> _Candidates:
-        """Candidates: the ``pool`` nearest vectors (cosine >= min_similarity; of ``session``'s
-        when given) and the ``pool`` best word matches, each given its cosine from SQLite's vector.
-        With ``words_in_index`` and no session, one call to the index finds both."""
-        matched: WordMatches | None = None
-        try:
-            if session is None and self.words_from_index():
-                hits, matched = self._near_and_words(query, query_vector, pool, where)
-            else:
-                hits = self._near(query_vector, pool, where, session, precise=True)
-            degraded = False
-        except StorageError as exc:
-            # The index is down: recall goes on with words alone (cosine still comes from SQLite).
-            logger.warning("Vector search failed, recalling by words only: %s", exc)
-            hits, degraded = [], True
-        similarity = {hit.id: hit.score for hit in hits if hit.score >= self.config.min_similarity}
-        if matched is None:
-            matched = self._search_words(query, pool) if words is None else words.result()
-        terms, matches = matched
-        lexical = dict(matches)
-        missing = [memory_id for memory_id in lexical if memory_id not in similarity]
-        for memory_id, vector in self._memories.vectors(missing).items():
-            similarity[memory_id] = float(vector @ query_vector)
-        return _Candidates(similarity, lexical, degraded, terms)
-
-    def _near_and_words(
-        self, query: str, query_vector: Vector, pool: int, where: VectorFilter | None
-    ) -> tuple[list[VectorHit], WordMatches]:
-        """The ``pool`` nearest vectors and the ``pool`` best word matches of the query's terms
-        (corrected, each weight a factor on its term, IDF as FTS5's), from one call to the index."""
-        terms = self._words.query_terms(query)
-        query_words = words_query(terms, *self._words.document_counts(query_stems(terms)))
-        hits, found = self._vectors.search_with_words(query_vector, query_words, pool, where, precise=True)
-        return hits, (terms, [(hit.id, hit.score) for hit in found])
-
-    def _near(
-        self,
-        vector: Vector,
-        limit: int,
-        where: VectorFilter | None,
-        session: dict[str, Vector] | None,
-        *,
-        precise: bool = False,
-    ) -> list[VectorHit]:
-        """The ``limit`` nearest vectors: among ``session``'s (exactly) when given, else the index's."""
-        if session is not None:
-            return nearest(session, vector, limit)
-        return self._vectors.search(vector, limit, where, precise=precise)
+    ) -> tuple[list[RankedMemory], list[RankedMemory]]:
+        """The stages after the search, made inside one read of the store: the core and peripheral
+        memories."""
+        cfg = self.config
+        candidates = gather(
+            self._records, asked, found, query_vector, self.pool_size(max_results), cfg.min_similarity
+        )
+        fused = fuse(candidates.similarity, candidates.lexical, cfg.semantic_weight)
+        conversation = self._conversation(query, fused)
+        activation = self._activation(fused, conversation)
+        rows = self._rows(fused, activation, where)
+        scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
+        best = self._floor(asked.terms, scored, fused, activation, conversation, max_results)
+        return self._returned(best)
 
     def _spread(
         self, seeds: Mapping[str, float], graph: Mapping[str, Sequence[tuple[str, float]]]
@@ -378,30 +302,43 @@ class Retriever:
         query_vector: Vector,
         core: Sequence[RankedMemory],
         peripheral: Sequence[RankedMemory],
-        where: VectorFilter | None,
-        session: dict[str, Vector] | None = None,
+        asked: RecallQuery,
     ) -> list[BridgeMemory]:
-        """Bridges: vector neighbours of the leading core memories (in ``session``'s, when given),
-        far from the query and close to a core memory (retrieval/bridges.py), none of them already
-        returned."""
+        """Bridges: vector neighbours of the leading core memories, all searched in one call to the
+        index (exactly among the session's vectors under a session filter), far from the query and
+        close to a core memory (retrieval/bridges.py), none of them already returned; their
+        vectors and records in one read."""
         taken = {r.memory.id for r in (*core, *peripheral)}
         anchors = {
             r.memory.id: r.memory.cognitive_embedding
             for r in core[: self.config.bridge_anchors]
             if r.memory.cognitive_embedding is not None
         }
+        if not anchors:
+            return []
         limit = self.config.bridge_neighbours + len(taken)
-        hits = [hit.id for vector in anchors.values() for hit in self._near(vector, limit, where, session)]
-        candidates = self._memories.vectors([i for i in dict.fromkeys(hits) if i not in taken])
+        if asked.session is not None:
+            near = [nearest(asked.session, vector, limit) for vector in anchors.values()]
+        else:
+            near = self._vectors.search_many(list(anchors.values()), limit, asked.searched)
+        hits = [i for i in dict.fromkeys(hit.id for hits in near for hit in hits) if i not in taken]
+        if not hits:
+            return []
+        anchor_text = {r.memory.id: r.memory.content for r in core}
+        return self._records.together(partial(self._bridged, query_vector, anchors, hits, anchor_text))
+
+    def _bridged(
+        self, query_vector: Vector, anchors: dict[str, Vector], hits: list[str], anchor_text: dict[str, str]
+    ) -> list[BridgeMemory]:
+        """The bridges among ``hits`` (read from the store), best first."""
         scores = score_bridges(
             query_vector,
             anchors,
-            candidates,
+            self._memories.vectors(hits),
             threshold=self.config.bridge_threshold,
             limit=self.config.bridge_limit,
         )
         by_id = {m.id: m for m in self._memories.get([s.memory_id for s in scores])}
-        anchor_text = {r.memory.id: r.memory.content for r in core}
         return [
             BridgeMemory(
                 by_id[s.memory_id],

@@ -59,10 +59,19 @@ class Database:
             self.location.check()  # deleted during the write: say so rather than acknowledge it
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        """What ``query`` reads from the connection, under the lock."""
+        """What ``query`` reads from the connection, under the lock, in one read transaction: all
+        it reads is one snapshot of the database. A read inside another (or inside a write
+        transaction) joins it."""
         with self._lock:
             try:
-                return query(self._conn)
+                if self._conn.in_transaction:
+                    return query(self._conn)
+                self._conn.execute("BEGIN")
+                try:
+                    return query(self._conn)
+                finally:
+                    if self._conn.in_transaction:  # an error may have ended it already
+                        self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 

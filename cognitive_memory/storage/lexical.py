@@ -1,14 +1,7 @@
-"""BM25 over the lexical index (FTS5) with a bounded cost.
-
-FTS5 ranks by computing BM25 for every row that holds a query word before it sorts: in a large
-store a query of common words matches tens of thousands of rows, and that is most of a recall
-(docs/performance.md: "Measurements behind the code"). So when the query's words occur in
-more than LEXICAL_WINDOW memories, BM25 ranks the newest LEXICAL_WINDOW of them, and every
-memory holding the query's rarest words (those whose matches together stay within
-RARE_MATCHES) is ranked too, on those words alone (its score without the common words is a lower
-bound of its full one: FTS5 recomputes its statistics on every lookup of a single row, so
-scoring them on the whole query cost as much as scoring every match). Below the window nothing
-changes: the benchmarks' stores never reach it.
+"""BM25 over the lexical index (FTS5): recall's word search where the vector index does not
+answer it (the index is down, a session filter, ``RetrievalConfig.words_in_index`` off), plain BM25
+over every match, and the text filter of ``list_memories``. FTS5 scores every row that holds a
+query word before it sorts, so its cost grows with the matches; the vector index's does not.
 """
 
 from __future__ import annotations
@@ -24,19 +17,15 @@ from cognitive_memory.storage.corrections import corrected
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.ranking import RankingRow
-from cognitive_memory.storage.words import row_total
 
-__all__ = ["CONTEXT_WEIGHT", "LEXICAL_WINDOW", "RARE_MATCHES", "Words", "search"]
+__all__ = ["CONTEXT_WEIGHT", "Words", "search"]
 
 # BM25 weight of a memory's temporal context (its neighbours' words) against its own words.
 CONTEXT_WEIGHT = 0.3
 
-LEXICAL_WINDOW = 10_000
-RARE_MATCHES = 2_000
-
 _BEST = (
     "SELECT rowid, -bm25(memory_fts, 1.0, ?) AS score FROM memory_fts "
-    "WHERE memory_fts MATCH ? {} ORDER BY score DESC LIMIT ?"
+    "WHERE memory_fts MATCH ? ORDER BY score DESC LIMIT ?"
 )
 
 
@@ -63,30 +52,10 @@ def search(
 
 
 def _bm25(conn: sqlite3.Connection, words: list[str], limit: int, context_weight: float) -> dict[int, float]:
-    """The ``limit`` best BM25 matches of any of ``words`` as rowid -> score, over a bounded
-    window in a large store (see the module docstring)."""
+    """The ``limit`` best BM25 matches of any of ``words`` as rowid -> score."""
     if not words:
         return {}
-    expression = _any_of(words)
-    # A store of at most LEXICAL_WINDOW memories cannot pass the window: its matches are not
-    # walked a second time to find where the window starts.
-    cut = (
-        conn.execute(
-            "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-            (expression, LEXICAL_WINDOW),
-        ).fetchone()
-        if row_total(conn) > LEXICAL_WINDOW
-        else None
-    )
-    if cut is None:
-        return dict(conn.execute(_BEST.format(""), (context_weight, expression, limit)).fetchall())
-    newest = (context_weight, expression, cut[0], limit)
-    scores = dict(conn.execute(_BEST.format("AND rowid > ?"), newest).fetchall())
-    rare = _rarest(conn, words)
-    if rare:
-        older = conn.execute(_BEST.format("AND rowid <= ?"), (context_weight, _any_of(rare), cut[0], limit))
-        scores |= dict(older.fetchall())
-    return scores
+    return dict(conn.execute(_BEST, (context_weight, _any_of(words), limit)).fetchall())
 
 
 def _any_of(words: list[str]) -> str:
@@ -104,29 +73,9 @@ def _all_of(query: QueryTerms, corrected: bool = True) -> str:
     return "content : (" + " AND ".join(f"({group})" for group in groups) + ")"
 
 
-def _rarest(conn: sqlite3.Connection, words: list[str]) -> list[str]:
-    """The query's rarest words that occur at all, rarest first, as long as their matches
-    together stay within RARE_MATCHES (each count stops at RARE_MATCHES + 1 rows)."""
-    counts = []
-    for word in words:
-        (count,) = conn.execute(
-            "SELECT count(*) FROM (SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-            (_any_of([word]), RARE_MATCHES + 1),
-        ).fetchone()
-        if 0 < count <= RARE_MATCHES:
-            counts.append((count, word))
-    rare, total = [], 0
-    for count, word in sorted(counts):
-        if total + count > RARE_MATCHES:
-            break
-        rare.append(word)
-        total += count
-    return rare
-
-
 class Words:
     """The lexical index of one database: a query's terms (corrected against the store's
-    vocabulary), word search, its size, and word shares for ranking."""
+    vocabulary), word search and word shares for ranking."""
 
     def __init__(self, database: Database, indexed: IndexedWords) -> None:
         self._db = database
@@ -140,8 +89,7 @@ class Words:
 
     def search(self, query: str | QueryTerms, limit: int) -> list[tuple[str, float]]:
         """BM25 over content (weight 1) and temporal context (weight CONTEXT_WEIGHT), best first, of
-        the query's terms (a text is read with ``query_terms``); its cost stays bounded in a large
-        store (see the module docstring)."""
+        the query's terms (a text is read with ``query_terms``), every match scored."""
         terms = self.query_terms(query) if isinstance(query, str) else query
         return self._db.read(lambda conn: search(conn, terms.pairs(), limit, CONTEXT_WEIGHT))
 
@@ -162,10 +110,6 @@ class Words:
     def in_index(self) -> bool:
         """True when the vector index holds every memory's words (``indexed_words``; cached)."""
         return self._indexed.complete()
-
-    def row_total(self) -> int:
-        """How many memories the lexical index holds (a point read of FTS5's own count)."""
-        return self._db.read(word_sql.row_total)
 
     def shares(self, query: str | QueryTerms, rows: Sequence[RankingRow]) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``; a

@@ -9,7 +9,9 @@ vectors are weighted from), ``indexed_words`` (whether the index holds them all)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from cognitive_memory.storage import consolidation, damaged
 from cognitive_memory.storage import words as word_sql
@@ -29,6 +31,8 @@ from cognitive_memory.storage.versions import VersionHistory
 from cognitive_memory.storage.word_documents import WordDocuments
 
 __all__ = ["SQLiteMemoryStore"]
+
+T = TypeVar("T")
 
 
 class SQLiteMemoryStore:
@@ -63,6 +67,11 @@ class SQLiteMemoryStore:
     def duplicates(self) -> consolidation.DuplicateMerge:
         """Consolidation's merge of near duplicates, at the vector size the store records."""
         return consolidation.DuplicateMerge(self.database.transaction, self.properties.dimension())
+
+    def together(self, work: Callable[[], T]) -> T:
+        """What ``work`` returns, every read it makes of the repositories joined into one read
+        transaction (``Database.read``): one snapshot of the database."""
+        return self.database.read(lambda _conn: work())
 
     def close(self) -> None:
         self.database.close()

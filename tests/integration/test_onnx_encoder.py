@@ -12,16 +12,14 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-import cognitive_memory.retrieval.retriever as retriever_module
 from bench.corpus import memory_texts, query_texts
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.encoding import OnnxEncoder, SentenceBertEncoder, onnx_export, resolve_model_path
 from cognitive_memory.encoding.onnx_export import CHECK_TEXTS, MIN_COSINE, export_onnx, min_cosine
 from cognitive_memory.encoding.onnx_model import REFERENCE_FILE
-from cognitive_memory.errors import EncoderError, StorageError
+from cognitive_memory.errors import EncoderError
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import EncoderSettings, Settings
-from cognitive_memory.system import CognitiveSystem
 from memory_system.cli import app
 
 pytestmark = pytest.mark.model
@@ -145,64 +143,3 @@ def test_warm_up_replaces_a_corrupt_export(
     encoder.warm_up()
     assert exported == [encoder.export_file()]
     assert encoder.backend == "onnx"
-
-
-def test_encode_beside_gives_the_vector_encode_gives(onnx_encoder: OnnxEncoder) -> None:
-    texts = [*query_texts(20), "x " * 400]
-    beside = np.stack([onnx_encoder.encode_beside(text) for text in texts])
-    assert beside.shape == (len(texts), 384) and beside.dtype == np.float32
-    assert min_cosine(beside, onnx_encoder.encode(texts)) > 0.99999
-
-
-def test_encode_beside_serves_from_torch_until_the_export_exists(
-    tmp_path: Path, real_encoder: SentenceBertEncoder
-) -> None:
-    encoder = OnnxEncoder(real_encoder, tmp_path / "empty-cache")
-    vector = encoder.encode_beside("the login page broke")
-    assert encoder.backend == "torch"
-    assert np.allclose(vector, real_encoder.encode(["the login page broke"])[0])
-
-
-def _recall_ids(system: CognitiveSystem, queries: Sequence[str]) -> list[list[str]]:
-    return [system.retrieve(query).memory_ids() for query in queries]
-
-
-def test_a_large_store_searches_words_beside_the_embedding_and_recalls_the_same(
-    data_dir: Path, onnx_encoder: OnnxEncoder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    system = build_system(Settings(env_file=None), encoder=onnx_encoder)
-    beside: list[str] = []
-    real_beside = onnx_encoder.encode_beside
-    monkeypatch.setattr(onnx_encoder, "encode_beside", lambda text: beside.append(text) or real_beside(text))
-    try:
-        system.store_many(memory_texts(60, seed=11))
-        # Recalls change what later recalls see (uses, co-recall links): keep the store as it is.
-        monkeypatch.setattr(system, "_record_access", lambda *args: None)
-        queries = query_texts(12)
-        alone = _recall_ids(system, queries)  # 60 memories: below WORDS_BESIDE_FROM
-        assert beside == []
-        monkeypatch.setattr(retriever_module, "WORDS_BESIDE_FROM", 10)
-        together = _recall_ids(system, queries)
-        assert beside == list(queries)
-        assert together == alone
-        assert any(together)
-    finally:
-        system.close()
-
-
-def test_a_failed_word_search_beside_the_embedding_reaches_the_caller(
-    data_dir: Path, onnx_encoder: OnnxEncoder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    system = build_system(Settings(env_file=None), encoder=onnx_encoder)
-    try:
-        system.store_many(memory_texts(20, seed=12))
-        monkeypatch.setattr(retriever_module, "WORDS_BESIDE_FROM", 1)
-
-        def broken(text: str, limit: int) -> list[tuple[str, float]]:
-            raise StorageError("The memory database failed a read: disk I/O error")
-
-        monkeypatch.setattr(system.records.words, "search", broken)
-        with pytest.raises(StorageError, match="disk I/O error"):
-            system.retrieve("what broke")
-    finally:
-        system.close()

@@ -84,6 +84,8 @@ def test_a_filtered_search_and_deletion_travel_over_the_socket(
     hits = client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)))
     assert [hit.id for hit in hits] == [episode.id]
     assert client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)), precise=True) == hits
+    level_2 = VectorFilter(hierarchy_levels=(2,))
+    assert client.vectors.search_many([vector, vector], 5, level_2) == [hits, hits]
     assert client.delete([episode.id]) == [episode.id]
     client.flush()
     assert owner.vectors.count() == 1

@@ -85,21 +85,6 @@ def test_store_commits_the_cleaned_memory_and_indexes_its_vector(hash_system: Co
     assert hash_system.records.outbox.pending() == []
 
 
-def test_a_recall_with_no_thread_beside_the_embedding_does_not_ask_whether_one_would_pay(
-    hash_system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hash_system.store("The deploy script needs the AWS profile set")
-
-    def asked() -> bool:
-        raise AssertionError("the store's size was read for a thread that cannot run")
-
-    monkeypatch.setattr(hash_system.retriever, "words_beside_pays", asked)
-    result = hash_system.retrieve("deploy script AWS profile")
-
-    assert not hash_system.queries.works_beside
-    assert [r.memory.content for r in result.core] == ["The deploy script needs the AWS profile set"]
-
-
 def test_status_reports_counts_index_and_encoder(hash_system: CognitiveSystem) -> None:
     hash_system.store("Always pin base images")
     hash_system.store("Yesterday the deploy script failed")

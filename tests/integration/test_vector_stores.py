@@ -139,6 +139,19 @@ def test_search_returns_at_most_limit_hits(store: VectorStore) -> None:
     assert len(store.search(_vectors(1, seed=1)[0], 3)) == 3
 
 
+def test_search_many_answers_each_vector_as_search_does(store: VectorStore) -> None:
+    points = _points(20, {"project": "a"})
+    store.upsert(points)
+    queries = [points[2].vector, points[9].vector, _vectors(1, seed=3)[0]]
+    where = VectorFilter(projects=("a",))
+
+    answers = store.search_many(queries, 4, where)
+
+    assert answers == [store.search(query, 4, where) for query in queries]
+    assert [hits[0].id for hits in answers[:2]] == [points[2].id, points[9].id]
+    assert store.search_many([], 4) == []
+
+
 def test_upserting_an_existing_id_replaces_vector_and_payload(store: VectorStore) -> None:
     points = _points(5, {"hierarchy_level": 0, "tags": []})
     store.upsert(points)

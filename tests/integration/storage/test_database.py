@@ -64,3 +64,22 @@ def test_a_database_that_cannot_be_opened_says_which(tmp_path: Path) -> None:
 
     with pytest.raises(StorageError, match=r"Cannot open the memory database .*file/memories\.db"):
         Database(tmp_path / "file" / "memories.db")
+
+
+def test_a_read_is_one_snapshot_that_reads_inside_it_join(store: SQLiteMemoryStore, db_path: Path) -> None:
+    store.memories.add([stored_memory("first")])
+
+    def counted_twice(conn: sqlite3.Connection) -> tuple[int, int]:
+        (before,) = conn.execute("SELECT count(*) FROM memories").fetchone()
+        with closing(sqlite3.connect(db_path)) as other:  # another process's write meanwhile
+            other.execute("DELETE FROM memories")
+            other.commit()
+        (after,) = store.database.read(
+            lambda inner: inner.execute("SELECT count(*) FROM memories").fetchone()
+        )
+        return before, after
+
+    assert store.database.read(counted_twice) == (1, 1)  # the nested read saw the same snapshot
+    assert store.database.rows("SELECT count(*) FROM memories") == [(0,)]  # a new read sees the write
+    assert store.database.read(lambda conn: conn.in_transaction)
+    assert not store.database._conn.in_transaction  # ended with the read

@@ -1,0 +1,106 @@
+"""Recall's candidates: the query as the search takes it (read before the search), the one search
+of the vector index, and what the search leaves to the store of record.
+
+A recall reads the store twice (``RecallReads.together``): ``read_query`` before the search (the
+query's terms corrected against the vocabulary, the filter the index applies, a session's vectors,
+the sparse vector of the words), and, after it, everything ranking needs, ``gather`` first. Between
+the two, ``search`` makes one call to the vector index for the meaning and the words together
+(``VectorStore.search_with_words``); the words come from FTS5 instead where the index does not
+search them: under a session filter (searched exactly in SQLite), with ``words_in_index`` off, and
+when the index is down.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from cognitive_memory.core.memory import Vector
+from cognitive_memory.core.spelling import QueryTerms
+from cognitive_memory.errors import StorageError
+from cognitive_memory.index.sparse import SparseVector, query_stems, words_query
+from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
+from cognitive_memory.retrieval.exact import nearest, session_vectors
+from cognitive_memory.retrieval.reading import RecallReads
+
+__all__ = ["Candidates", "RecallQuery", "Search", "gather", "read_query", "search"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RecallQuery:
+    """A query as the search takes it: its ``terms`` (corrected against the store's vocabulary),
+    ``searched`` the filter the index applies (None when every memory passes), ``session`` the
+    vectors searched exactly under a session filter (else None), and ``words`` the sparse vector
+    of its terms when the index searches the words (else None: FTS5 does)."""
+
+    terms: QueryTerms
+    searched: VectorFilter | None
+    session: dict[str, Vector] | None
+    words: SparseVector | None
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """What the search found: the nearest vectors, the word matches as (memory id, score) when the
+    index searched the words (None: FTS5 is asked), and ``degraded`` when the index failed."""
+
+    nearest: list[VectorHit]
+    words: list[tuple[str, float]] | None
+    degraded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Each candidate's cosine (``similarity``) and word score (``lexical``)."""
+
+    similarity: dict[str, float]
+    lexical: dict[str, float]
+
+
+def read_query(
+    records: RecallReads, text: str, where: VectorFilter | None, words_in_index: bool
+) -> RecallQuery:
+    """The reads of ``text`` before the search (made inside ``RecallReads.together``); with
+    ``words_in_index`` and no session, its terms weighted as the index searches them, with FTS5's
+    IDF (``index/sparse.words_query``)."""
+    searched = records.memories.index_filter(where)
+    session = session_vectors(records.memories, where)
+    terms = records.words.query_terms(text)
+    words = None
+    if words_in_index and session is None:
+        words = words_query(terms, *records.words.document_counts(query_stems(terms)))
+    return RecallQuery(terms, searched, session, words)
+
+
+def search(vectors: VectorStore, query: RecallQuery, vector: Vector, pool: int) -> Search:
+    """The ``pool`` nearest vectors, and the ``pool`` best word matches when the index holds the
+    words: under a session filter among the session's vectors (exactly, no call to the index),
+    else in one call to the index. When the index fails, nothing from it (``degraded``)."""
+    if query.session is not None:
+        return Search(nearest(query.session, vector, pool), None)
+    try:
+        if query.words is None:
+            return Search(vectors.search(vector, pool, query.searched, precise=True), None)
+        hits, found = vectors.search_with_words(vector, query.words, pool, query.searched, precise=True)
+    except StorageError as exc:
+        # The index is down: recall goes on with words alone (cosine still comes from SQLite).
+        logger.warning("Vector search failed, recalling by words only: %s", exc)
+        return Search([], None, degraded=True)
+    return Search(hits, [(hit.id, hit.score) for hit in found])
+
+
+def gather(
+    records: RecallReads, query: RecallQuery, found: Search, vector: Vector, pool: int, min_similarity: float
+) -> Candidates:
+    """The candidates of ``found``: the nearest at a cosine of at least ``min_similarity``, and the
+    ``pool`` best word matches (FTS5's where the index did not search the words), each given its
+    cosine from SQLite's vector."""
+    similarity = {hit.id: hit.score for hit in found.nearest if hit.score >= min_similarity}
+    matches = found.words if found.words is not None else records.words.search(query.terms, pool)
+    lexical = dict(matches)
+    missing = [memory_id for memory_id in lexical if memory_id not in similarity]
+    for memory_id, stored in records.memories.vectors(missing).items():
+        similarity[memory_id] = float(stored @ vector)
+    return Candidates(similarity, lexical)

@@ -1,0 +1,181 @@
+"""What a recall reads (service/recall.py down to the stores): one call to the vector index and two
+reads of SQLite, one before the search and one after it (docs/recall.md#how-recall-works); bridges
+add one call and one read. A new read or call fails here."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.errors import StorageError
+from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.retrieval import RetrievalConfig, Retriever
+from cognitive_memory.service.filters import RecallFilters
+from cognitive_memory.service.recall import Detail, RecallResult, recall
+from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.system import CognitiveSystem
+
+
+class CountingIndex:
+    """The vector index, with every call made to it counted by name while ``counting``."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self.inner = inner
+        self.calls: list[str] = []
+        self.counting = False
+        self.failing = False
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.inner, name)
+        if not callable(attribute):
+            return attribute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            if self.counting and threading.current_thread() is threading.main_thread():
+                self.calls.append(name)
+                if self.failing:
+                    raise StorageError("the index is away")
+            return attribute(*args, **kwargs)
+
+        return counted
+
+
+@dataclass
+class Transactions:
+    """The transactions SQLite runs for the calling thread, from the statements it traces: a read
+    is a BEGIN ... COMMIT, or a statement run on its own outside one (its own transaction)."""
+
+    reads: int = 0
+    writes: int = 0
+    statements: list[str] = field(default_factory=list)
+    _open: bool = False
+
+    def trace(self, statement: str) -> None:
+        if statement.startswith("--") or threading.current_thread() is not threading.main_thread():
+            return  # a virtual table's own statement, or the bookkeeping of uses after the answer
+        self.statements.append(statement)
+        head = statement.split(None, 2)[:2]
+        if head[:1] == ["BEGIN"]:
+            self._open = True
+            if head[1:] == ["IMMEDIATE"]:
+                self.writes += 1
+            else:
+                self.reads += 1
+        elif head[:1] in (["COMMIT"], ["ROLLBACK"]):
+            self._open = False
+        elif not self._open:
+            self.reads += 1
+
+
+@pytest.fixture
+def system(tmp_path: Path) -> Iterator[CognitiveSystem]:
+    records = SQLiteMemoryStore(tmp_path / "memories.db")
+    index: Any = CountingIndex(EdgeVectorStore(tmp_path / "edge"))
+    config = RetrievalConfig(words_in_index=True)
+    opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
+    _conversation(opened)
+    yield opened
+    opened.close()
+
+
+def _conversation(system: CognitiveSystem) -> None:
+    """Turns with their links in time (a question and its answer among them), a note superseded
+    by another, and notes of another session: every stage of recall has something to read."""
+    turns = [
+        ("Ana", "Did you book the ferry to the island for Saturday?"),
+        ("Ben", "Yes, the early ferry, the harbour office confirmed the tickets"),
+        ("Ana", "Then we pack the tent and the ferry snacks on Friday"),
+    ]
+    for speaker, text in turns:
+        system.store(text, session_id="trip", speaker=speaker)
+    old = system.store("The ferry leaves from pier 2", session_id="notes").memory.id
+    new = system.store("The ferry leaves from pier 4 since March", session_id="notes").memory.id
+    system.records.links.link((new, old, "supersedes"), None, None)
+    system.store("Ferry timetables change in winter", session_id="other")
+    for n in range(12):
+        system.store(f"Garden note {n}: the tomatoes in bed {n} need water", session_id="garden")
+    system.flush()
+
+
+def _recall(
+    system: CognitiveSystem,
+    *,
+    bridges: bool = False,
+    detail: Detail = "full",
+    filters: RecallFilters | None = None,
+) -> tuple[RecallResult, list[str], Transactions]:
+    index = system.vectors
+    assert isinstance(index, CountingIndex)
+    transactions = Transactions()
+    connection = system.records.database._conn
+    connection.set_trace_callback(transactions.trace)
+    index.calls.clear()
+    index.counting = True
+    try:
+        answer = recall(
+            system, "ferry tickets harbour", None, 10, bridges, filters, project="default", detail=detail
+        )
+    finally:
+        index.counting = False
+        connection.set_trace_callback(None)
+    return answer, index.calls, transactions
+
+
+def test_a_recall_makes_one_call_to_the_index_and_two_reads(system: CognitiveSystem) -> None:
+    answer, calls, transactions = _recall(system)
+
+    assert answer.total_results >= 3
+    assert calls == ["search_with_words"]
+    assert (transactions.reads, transactions.writes) == (2, 0)
+    read = " ".join(transactions.statements)  # links, supersession and records among them
+    assert all(table in read for table in ("FROM connections", "FROM relations", "FROM memories"))
+
+
+def test_bridges_add_one_call_for_every_anchor_and_one_read(system: CognitiveSystem) -> None:
+    _, calls, transactions = _recall(system, bridges=True)
+
+    assert calls == ["search_with_words", "search_many"]
+    assert (transactions.reads, transactions.writes) == (3, 0)
+
+
+def test_a_brief_answer_reads_the_short_ids_once_more(system: CognitiveSystem) -> None:
+    _, calls, transactions = _recall(system, detail="brief")
+
+    assert calls == ["search_with_words"]
+    assert (transactions.reads, transactions.writes) == (3, 0)
+
+
+def test_with_the_words_in_fts5_the_words_join_the_read_after_the_search(system: CognitiveSystem) -> None:
+    system.retriever.config = replace(system.retriever.config, words_in_index=False)
+
+    answer, calls, transactions = _recall(system)
+
+    assert answer.total_results >= 3
+    assert calls == ["search"]
+    assert (transactions.reads, transactions.writes) == (2, 0)
+
+
+def test_under_a_session_filter_the_index_is_not_called(system: CognitiveSystem) -> None:
+    answer, calls, transactions = _recall(system, filters=RecallFilters(session="trip"))
+
+    assert answer.total_results == 3  # the trip's turns
+    assert calls == []
+    assert (transactions.reads, transactions.writes) == (2, 0)
+
+
+def test_while_the_index_fails_recall_still_reads_twice(system: CognitiveSystem) -> None:
+    index = system.vectors
+    assert isinstance(index, CountingIndex)
+    index.failing = True
+
+    answer, calls, transactions = _recall(system, bridges=True)
+
+    assert answer.degraded and answer.total_results >= 3
+    assert calls == ["search_with_words"]  # degraded: no bridges
+    assert (transactions.reads, transactions.writes) == (2, 0)

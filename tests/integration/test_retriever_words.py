@@ -1,6 +1,6 @@
-"""Recall with the words searched in the vector index (``RetrievalConfig.words_in_index``): one call
-to the index finds meaning and words, and nothing of FTS5 is read; FTS5 answers when the index
-fails, under a session filter, and with the switch off."""
+"""Recall with the words searched in the vector index (``RetrievalConfig.words_in_index``, the
+default): one call to the index finds meaning and words, and nothing of FTS5 is read; FTS5 answers
+when the index fails, under a session filter, and with the switch off."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class CountingIndex:
 def system(tmp_path: Path) -> Iterator[CognitiveSystem]:
     records = SQLiteMemoryStore(tmp_path / "memories.db")
     index: Any = CountingIndex(EdgeVectorStore(tmp_path / "edge"))
-    config = RetrievalConfig(words_in_index=True)
+    config = RetrievalConfig()
     opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
     yield opened
     opened.close()

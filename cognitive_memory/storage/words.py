@@ -53,9 +53,7 @@ def forget_terms(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
     """Drop the kept terms of deleted memories, and their counts from the vocabulary and the
     document frequencies."""
     for rowid in rowids:
-        row = conn.execute(
-            "SELECT terms, context FROM memory_words WHERE memory_rowid = ?", (rowid,)
-        ).fetchone()
+        row = conn.execute(_KEPT, (rowid,)).fetchone()
         if row is not None:
             vocabulary.count_terms(conn, str(row[0]).split(), ())
             vocabulary.count_documents(conn, _document(row), None)

@@ -1,6 +1,6 @@
 """LoCoMo evidence retrieval through MemoryService: recall@5, recall@10 and MRR per category.
 
-    python -m bench locomo [--data PATH] [--conversations N] [--dump FILE] [--misspell]
+    python -m bench locomo [--data PATH] [--conversations N] [--dump FILE] [--misspell] [--words index|fts5]
 
 Each dialogue turn is stored as ``[session date] Speaker: text`` (plus `` [image: caption]``),
 a fresh store per conversation; every question of categories 1-4 with evidence is asked, and the
@@ -14,6 +14,9 @@ leaves bench/results/locomo.json as it was.
 
 --misspell asks every question with one or two of its content words misspelt (bench/misspell.py:
 seeded, the same set every run) and writes bench/results/locomo-misspelt.json.
+
+--words fts5 has recall search the words in SQLite FTS5 instead of the vector index (the default,
+``RetrievalConfig.words_in_index``), for comparing the two.
 """
 
 from __future__ import annotations
@@ -108,11 +111,11 @@ def _conversation(
     root: Path,
     dump: list[dict[str, Any]] | None,
     misspelt: bool,
-    words_in_index: bool = False,
+    words_in_index: bool = True,
 ) -> dict[str, Any]:
     """Store and ask one conversation (each question misspelt when ``misspelt``); with ``dump``, on a
     fixed clock, each ranking appended to it; ``words_in_index``: recall searches the words in the
-    vector index instead of FTS5."""
+    vector index (off: in FTS5)."""
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
     system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
@@ -162,7 +165,7 @@ def run(
     limit: int | None = None,
     dump: list[dict[str, Any]] | None = None,
     misspelt: bool = False,
-    words_in_index: bool = False,
+    words_in_index: bool = True,
 ) -> dict[str, Any]:
     samples = json.loads(data.read_text())[:limit]
     encoder = model_encoder(Settings(env_file=None))  # the server's own: ONNX Runtime, else torch
@@ -215,7 +218,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
     parser.add_argument("--misspell", action="store_true", help="ask every question misspelt")
     parser.add_argument(
-        "--words", choices=("fts5", "index"), default="fts5", help="search words in FTS5 or the vector index"
+        "--words",
+        choices=("fts5", "index"),
+        default="index",
+        help="search words in the vector index (the default) or FTS5",
     )
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None

@@ -1,6 +1,6 @@
 """Recall on notes, not chat: the npm READMEs of ../shared/data/npm-readmes.
 
-python -m bench notes [--data PATH] [--dump FILE] [--misspell]
+python -m bench notes [--data PATH] [--dump FILE] [--misspell] [--words index|fts5]
 
 Loads every README as `memory_system load` does (one memory per section), asks each package's
 own one-line description (which never names the package) and counts a hit at k when a memory of
@@ -16,6 +16,9 @@ leaves bench/results/notes.json as it was.
 
 --misspell asks every description with one or two of its content words misspelt
 (bench/misspell.py: seeded, the same set every run) and writes bench/results/notes-misspelt.json.
+
+--words fts5 has recall search the words in SQLite FTS5 instead of the vector index (the default,
+``RetrievalConfig.words_in_index``), for comparing the two.
 """
 
 from __future__ import annotations
@@ -127,11 +130,11 @@ def _score(
 
 
 def run(
-    data: Path, dump: list[dict[str, Any]] | None = None, misspelt: bool = False, words_in_index: bool = False
+    data: Path, dump: list[dict[str, Any]] | None = None, misspelt: bool = False, words_in_index: bool = True
 ) -> dict[str, Any]:
     """The three rankings' scores (of misspelt queries when ``misspelt``); with ``dump``, on a fixed
     clock, each ranking appended to it; ``words_in_index``: recall searches the words in the vector
-    index instead of FTS5."""
+    index (off: in FTS5)."""
     queries = json.loads((data / "queries.json").read_text())
     if misspelt:
         queries = [{**entry, "query": misspell(entry["query"])} for entry in queries]
@@ -192,7 +195,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--dump", type=Path, default=None, help="write every ranking to FILE (JSON lines)")
     parser.add_argument("--misspell", action="store_true", help="ask every description misspelt")
     parser.add_argument(
-        "--words", choices=("fts5", "index"), default="fts5", help="search words in FTS5 or the vector index"
+        "--words",
+        choices=("fts5", "index"),
+        default="index",
+        help="search words in the vector index (the default) or FTS5",
     )
     args = parser.parse_args(argv)
     dump: list[dict[str, Any]] | None = [] if args.dump else None

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory
-from cognitive_memory.storage import words
 from cognitive_memory.storage.rows import insert_memories
 
 # A damage: the id the row gets and the raw values some of its columns get.
@@ -41,7 +40,6 @@ def write_row(database: Path, memory: CognitiveMemory, columns: Mapping[str, Any
     then give ``columns`` their raw values, with sqlite3 directly."""
     memory_id = memory.id
     with closing(sqlite3.connect(database, isolation_level=None)) as conn:
-        words.prepare(conn)
         conn.execute("BEGIN IMMEDIATE")
         insert_memories(conn, [memory], datetime.now(UTC).timestamp())
         for column, value in (columns or {}).items():

@@ -16,7 +16,8 @@ about V^2 / 2^33 pairs do (about 1 at 100,000 terms, about 100 at a million). Su
 searched as one word: each finds the other's memories too, under their pooled (lower) IDF.
 
 A query is weighted terms (``query_vector``): a word typed once weighs 1; a corrected or expanded
-term may weigh less. A recall's query (``words_query``) also carries, per term, the factor that
+term may weigh less; a recall's query weighs a term its words give twice (``going``, ``go``) twice,
+as FTS5 does. A recall's query (``words_query``) also carries, per term, the factor that
 turns Qdrant's IDF into FTS5's (``idf_factor``), from the counts of the store's memories holding
 it: so the index ranks words as the lexical index's ``bm25()`` does.
 """
@@ -129,13 +130,19 @@ def query_stems(query: QueryTerms) -> list[str]:
 
 def words_query(query: QueryTerms, total: int = 0, held: Mapping[str, int] | None = None) -> SparseVector:
     """A recall's query vector: each word and correction of ``query`` as the index's terms, each
-    weighing its word's weight (1 as typed, below 1 a correction). Given the store's counts
-    (``total`` memories, ``held``: how many hold each term, in their text or their neighbours'),
-    each weight is also multiplied by ``idf_factor``, so the index's IDF becomes FTS5's."""
-    pairs = [(term, weight) for word, weight in query.pairs() for term in tokenizer.terms(word)]
+    weighing its word's weight (1 as typed, below 1 a correction); a term that several of them
+    give weighs the sum of their weights, as FTS5's ``bm25()`` scores each of the query's words
+    (``going`` and ``go``, ``dish`` and ``dishes``) even when they stem alike. Given the store's
+    counts (``total`` memories, ``held``: how many hold each term, in their text or their
+    neighbours'), each weight is also multiplied by ``idf_factor``, so the index's IDF becomes
+    FTS5's."""
+    weights: dict[str, float] = {}
+    for word, weight in query.pairs():
+        for term in dict.fromkeys(tokenizer.terms(word)):
+            weights[term] = weights.get(term, 0.0) + weight
     if held is not None:
-        pairs = [(term, weight * idf_factor(total, held.get(term, 0))) for term, weight in pairs]
-    return query_vector(pairs)
+        weights = {term: weight * idf_factor(total, held.get(term, 0)) for term, weight in weights.items()}
+    return query_vector(weights.items())
 
 
 def idf_factor(total: int, held: int) -> float:

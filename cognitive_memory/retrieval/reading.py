@@ -59,7 +59,8 @@ class LinkReads(Protocol):
 
 
 class WordReads(Protocol):
-    """The lexical index."""
+    """The store's words: the query's terms, the FTS5 word search, and the word statistics
+    (``document_counts``, ``shares``), which read small tables, never FTS5."""
 
     def query_terms(self, text: str) -> QueryTerms:
         """The text's words as (term, weight) pairs per word, each misspelt word with its
@@ -75,7 +76,7 @@ class WordReads(Protocol):
         ...
 
     def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(memories in the lexical index, how many hold each of ``terms``, their own or their
+        """(memories in the store, how many hold each of ``terms``, in their own text or their
         neighbours')."""
         ...
 

@@ -34,10 +34,11 @@ __all__ = ["RetrievalConfig", "Retriever"]
 class RetrievalConfig:
     """Knobs of recall; the defaults are documented in docs/recall.md and measured by bench/.
     ``conversation`` turns on the conversation stage (retrieval/conversation.py): off, turns rank
-    as any memory. ``words_in_index`` searches the words as sparse vectors in the vector index, in
-    the same call as the meaning (``index/sparse.py``), instead of SQLite FTS5: off until every
-    memory's words are indexed and the benchmarks hold (FTS5 still answers when the index fails,
-    and under a session filter, whose meaning is searched exactly in SQLite)."""
+    as any memory. ``words_in_index`` (on) searches the words as sparse vectors in the vector
+    index, in the same call as the meaning (``index/sparse.py``), and reads nothing of SQLite FTS5:
+    the words' rarity comes from the document frequencies kept beside the vocabulary. Off, or when
+    the index fails, or under a session filter (whose meaning is searched exactly in SQLite),
+    FTS5 searches the words."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5
@@ -55,7 +56,7 @@ class RetrievalConfig:
     bridge_neighbours: int = 10
     weights: RankWeights = field(default_factory=RankWeights)
     floor: RelevanceFloor = field(default_factory=RelevanceFloor)
-    words_in_index: bool = False
+    words_in_index: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,12 +167,13 @@ def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
         "WHERE c.source_id = ? AND c.kind = 'temporal' ORDER BY m.rowid",
         (memory_id,),
     ).fetchall()
-    context = "\n".join(content for (content,) in neighbours)
+    texts = [str(content) for (content,) in neighbours]
+    context = "\n".join(texts)
     conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
     conn.execute(
         "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (row[0], row[1], context)
     )
-    words.remember_terms(conn, row[0], row[1])
+    words.remember_terms(conn, row[0], row[1], texts)
     # Its words changed (its own or a neighbour's): its sparse word vector is written again.
     conn.execute(
         "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, 'upsert', ?)",

@@ -24,7 +24,7 @@ __all__ = ["corrected"]
 def corrected(conn: sqlite3.Connection, words: Sequence[str]) -> QueryTerms:
     """``words`` (a query's, as ``query_words`` gives them) with their corrections: a few point
     reads of the vocabulary when some word is rare in the store, none of it otherwise."""
-    own = terms_of(conn, words)
+    own = terms_of(words)
     stems = {word: next(iter(held)) for word, held in zip(words, own, strict=True) if len(held) == 1}
     wanted = sorted({stem for stem in stems.values() if allowed_distance(stem)})
     counts = vocabulary.held(conn, wanted) if wanted else {}
@@ -50,7 +50,7 @@ def _spellings(conn: sqlite3.Connection, stems: list[str]) -> dict[str, str]:
     itself, else the stem with an ``e``; a stem neither gives is left out."""
     forms = [(stem, form) for stem in stems for form in (stem, stem + "e")]
     found: dict[str, str] = {}
-    for (stem, form), held in zip(forms, terms_of(conn, [form for _, form in forms]), strict=True):
+    for (stem, form), held in zip(forms, terms_of([form for _, form in forms]), strict=True):
         if held == {stem}:
             found.setdefault(stem, form)
     return found

@@ -4,7 +4,7 @@ A store made before the words were indexed (its points carry only the meaning) g
 in the background (``cognitive_memory/words_upgrade.py``), in the order of the memories' rowids;
 ``store_meta`` keeps the last rowid done (``WORDS_THROUGH``), so a restarted build resumes there,
 and, once every memory's words are in the index, the marker ``WORDS_COMPLETE``. A new store has
-the marker from its first migration on (``0016_words_indexed``), and a rebuild of the index from
+the marker from its first migration on (``0017_words_indexed``), and a rebuild of the index from
 SQLite sets it. A memory stored after the build began is written with its words: the build only
 has to reach the rowids that existed before.
 """

@@ -79,7 +79,6 @@ class Words:
 
     def __init__(self, database: Database, indexed: IndexedWords) -> None:
         self._db = database
-        self._term_counts = word_sql.TermCounts()
         self._indexed = indexed
 
     def query_terms(self, text: str) -> QueryTerms:
@@ -103,9 +102,10 @@ class Words:
         return TextMatch(_all_of(terms, corrected=False), _all_of(terms) if terms.corrected else None)
 
     def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(memories in the lexical index, how many hold each of ``terms`` in their text or their
-        neighbours'): the counts the word shares weigh rarity by, kept between recalls."""
-        return self._db.read(lambda conn: self._term_counts.of(conn, terms))
+        """(memories in the store, how many hold each of ``terms`` in their text or their
+        neighbours'): the counts the word shares weigh rarity by, point reads of the document
+        frequencies (``storage/vocabulary.py``)."""
+        return self._db.read(lambda conn: word_sql.document_counts(conn, terms))
 
     def in_index(self) -> bool:
         """True when the vector index holds every memory's words (``indexed_words``; cached)."""
@@ -121,7 +121,7 @@ class Words:
         self, conn: sqlite3.Connection, query: QueryTerms, rows: Sequence[RankingRow]
     ) -> dict[str, float]:
         missing = [row for row in rows if row.terms is None]
-        found = word_sql.terms_of(conn, [row.content for row in missing])
+        found = word_sql.terms_of([row.content for row in missing])
         terms = {row.id: row.terms for row in rows if row.terms is not None}
         terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
-        return word_sql.word_shares(conn, query, terms, self._term_counts)
+        return word_sql.word_shares(conn, query, terms)

@@ -363,9 +363,34 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        # How many memories hold each term in their own text or their neighbours' in time, and how
+        # many memories there are: recall weighs a word's rarity by point reads of them instead of
+        # FTS5's term lists (storage/vocabulary.py). Each memory keeps its neighbours' terms beside
+        # its own, so a write counts what changed. Filled from the lexical index itself.
+        "0016_document_frequencies",
+        """
+        ALTER TABLE memory_words ADD COLUMN context TEXT NOT NULL DEFAULT '';
+        CREATE TABLE document_frequencies (term TEXT PRIMARY KEY, memories INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE VIRTUAL TABLE temp.migration_rows USING fts5vocab(main, memory_fts, 'row');
+        INSERT INTO document_frequencies (term, memories) SELECT term, doc FROM temp.migration_rows;
+        DROP TABLE temp.migration_rows;
+        CREATE VIRTUAL TABLE temp.migration_instances USING fts5vocab(main, memory_fts, 'instance');
+        CREATE TEMP TABLE migration_context AS
+            SELECT doc, group_concat(term, ' ') AS terms FROM (
+                SELECT DISTINCT doc, term FROM temp.migration_instances
+                WHERE col = 'context' ORDER BY doc, term
+            ) GROUP BY doc;
+        DROP TABLE temp.migration_instances;
+        UPDATE memory_words SET context = migration_context.terms
+            FROM migration_context WHERE migration_context.doc = memory_words.memory_rowid;
+        DROP TABLE migration_context;
+        INSERT INTO store_meta (key, value) SELECT 'word_documents', count(*) FROM memory_words
+        """,
+    ),
+    (
         # The vector index holds every memory's words (sparse vectors) when the store is new; a
         # store made before has them built in the background (storage/indexed_words.py).
-        "0016_words_indexed",
+        "0017_words_indexed",
         """
         INSERT INTO store_meta (key, value)
             SELECT 'words_indexed', '1' WHERE NOT EXISTS (SELECT 1 FROM memories)

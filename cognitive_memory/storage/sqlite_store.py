@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from cognitive_memory.storage import consolidation, damaged
-from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.indexed_words import IndexedWords
@@ -40,7 +39,7 @@ class SQLiteMemoryStore:
     a commit is durable); callers use the repositories."""
 
     def __init__(self, path: Path) -> None:
-        self.database = Database(path, (apply_migrations, fill_content_keys, word_sql.prepare))
+        self.database = Database(path, (apply_migrations, fill_content_keys))
         self.properties = StoreProperties(self.database)
         self.memories = Memories(self.database, self.properties.dimension)
         self.links = Links(self.database)

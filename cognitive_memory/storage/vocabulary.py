@@ -3,9 +3,14 @@ and every term of letters under its spellings with one letter dropped (``vocabul
 a symmetric-delete index), so a query term finds its near spellings by a few point reads
 instead of a scan of the vocabulary (``core/spelling.py``).
 
+Beside it, the document frequencies recall weighs words by (``document_frequencies``): how many
+memories hold each term in their own text or their neighbours' in time (the words of a memory's
+lexical entry and of its sparse word vector), and how many memories there are (``documents``).
+
 Kept in the transaction that writes a memory's terms (``words.remember_terms``,
-``words.forget_terms``): it moves with ``memory_words`` and cannot drift from it; migration
-0015_vocabulary filled it for existing stores and ``rebuild`` fills it again from ``memory_words``.
+``words.forget_terms``): they move with ``memory_words`` and cannot drift from it; migrations
+0015_vocabulary and 0016_document_frequencies filled them for existing stores and ``rebuild``
+fills them again from ``memory_words``.
 """
 
 from __future__ import annotations
@@ -15,11 +20,23 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from cognitive_memory.core.spelling import allowed_distance, deletes, indexed
 
-__all__ = ["count_terms", "held", "near", "rebuild"]
+__all__ = [
+    "DOCUMENTS",
+    "count_documents",
+    "count_terms",
+    "documents",
+    "frequencies",
+    "held",
+    "near",
+    "rebuild",
+]
+
+# The store_meta key of how many memories have their terms kept (the N of a word's rarity).
+DOCUMENTS = "word_documents"
 
 # Terms per statement: well under SQLite's limit of bound parameters.
 _BATCH = 500
-_STEP = "UPDATE vocabulary SET memories = memories {} 1 WHERE term = ?"
+_STEP = "UPDATE {} SET memories = memories {} 1 WHERE term = ?"
 _INDEX = "INSERT OR IGNORE INTO vocabulary_deletes (variant, term) VALUES (?, ?)"
 _UNINDEX = "DELETE FROM vocabulary_deletes WHERE variant = ? AND term = ?"
 
@@ -28,24 +45,70 @@ def count_terms(conn: sqlite3.Connection, before: Iterable[str], after: Iterable
     """Count a memory's terms changing from ``before`` to ``after`` (empty for a new or a deleted
     memory): each term gained one more memory, each term lost one fewer, and the delete index
     follows the terms that appear or disappear."""
+    fresh, gone = _count(conn, "vocabulary", before, after)
+    conn.executemany(_INDEX, list(_variants(fresh)))
+    conn.executemany(_UNINDEX, list(_variants(gone)))
+
+
+def count_documents(
+    conn: sqlite3.Connection, before: Iterable[str] | None, after: Iterable[str] | None
+) -> None:
+    """Count a memory's document terms (its own and its neighbours') changing from ``before`` to
+    ``after``; None for a memory that was not there before, or is no longer: the number of
+    documents follows it."""
+    _count(conn, "document_frequencies", before or (), after or ())
+    step = (after is not None) - (before is not None)
+    if step:
+        conn.execute(
+            "UPDATE store_meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?", (step, DOCUMENTS)
+        )
+
+
+def _count(
+    conn: sqlite3.Connection, table: str, before: Iterable[str], after: Iterable[str]
+) -> tuple[list[str], list[str]]:
+    """Count the terms of ``table`` changing from ``before`` to ``after``; (the terms new to it,
+    the terms gone from it)."""
     old, new = set(before), set(after)
     added, removed = sorted(new - old), sorted(old - new)
+    fresh: list[str] = []
+    gone: list[str] = []
     if added:
-        known = set(held(conn, added))
-        conn.executemany(_STEP.format("+"), [(t,) for t in known])
+        known = set(_held(conn, table, added))
+        conn.executemany(_STEP.format(table, "+"), [(t,) for t in known])
         fresh = [term for term in added if term not in known]
-        conn.executemany("INSERT INTO vocabulary (term, memories) VALUES (?, 1)", [(t,) for t in fresh])
-        conn.executemany(_INDEX, list(_variants(fresh)))
+        conn.executemany(f"INSERT INTO {table} (term, memories) VALUES (?, 1)", [(t,) for t in fresh])
     if removed:
-        counts = held(conn, removed)
-        conn.executemany(_STEP.format("-"), [(t,) for t in counts])
+        counts = _held(conn, table, removed)
+        conn.executemany(_STEP.format(table, "-"), [(t,) for t in counts])
         gone = [term for term, count in counts.items() if count <= 1]
-        conn.executemany("DELETE FROM vocabulary WHERE term = ?", [(t,) for t in gone])
-        conn.executemany(_UNINDEX, list(_variants(gone)))
+        conn.executemany(f"DELETE FROM {table} WHERE term = ?", [(t,) for t in gone])
+    return fresh, gone
 
 
 def held(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
-    """How many memories hold each of ``terms`` (terms no memory holds are left out)."""
+    """How many memories hold each of ``terms`` in their own text (terms no memory holds are left
+    out)."""
+    return _held(conn, "vocabulary", terms)
+
+
+def frequencies(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+    """How many memories hold each of ``terms`` in their own text or their neighbours' (terms no
+    memory holds are left out)."""
+    return _held(conn, "document_frequencies", terms)
+
+
+def documents(conn: sqlite3.Connection) -> int:
+    """How many memories have their terms kept: a point read of the count kept beside the
+    document frequencies (counted when a store lacks it)."""
+    row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (DOCUMENTS,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    (counted,) = conn.execute("SELECT count(*) FROM memory_words").fetchone()
+    return int(counted)
+
+
+def _held(conn: sqlite3.Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     for start in range(0, len(terms), _BATCH):
         part = terms[start : start + _BATCH]
@@ -53,7 +116,7 @@ def held(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
         found |= {
             str(term): int(count)
             for term, count in conn.execute(
-                f"SELECT term, memories FROM vocabulary WHERE term IN ({marks})", part
+                f"SELECT term, memories FROM {table} WHERE term IN ({marks})", part
             )
         }
     return found
@@ -84,16 +147,25 @@ def near(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, dict[str, 
 
 
 def rebuild(conn: sqlite3.Connection) -> int:
-    """Count the vocabulary again from every memory's kept terms (``memory_words``); the number of
-    terms. Run inside the caller's transaction."""
+    """Count the vocabulary and the document frequencies again from every memory's kept terms
+    (``memory_words``); the number of terms in the vocabulary. Run inside the caller's transaction."""
     conn.execute("DELETE FROM vocabulary")
     conn.execute("DELETE FROM vocabulary_deletes")
+    conn.execute("DELETE FROM document_frequencies")
     counts: dict[str, int] = {}
-    for (terms,) in conn.execute("SELECT terms FROM memory_words"):
-        for term in str(terms).split():
+    frequencies: dict[str, int] = {}
+    total = 0
+    for terms, context in conn.execute("SELECT terms, context FROM memory_words"):
+        own = str(terms).split()
+        for term in own:
             counts[term] = counts.get(term, 0) + 1
+        for term in set(own).union(str(context).split()):
+            frequencies[term] = frequencies.get(term, 0) + 1
+        total += 1
     conn.executemany("INSERT INTO vocabulary (term, memories) VALUES (?, ?)", counts.items())
     conn.executemany(_INDEX, _variants(counts))
+    conn.executemany("INSERT INTO document_frequencies (term, memories) VALUES (?, ?)", frequencies.items())
+    conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (DOCUMENTS, str(total)))
     return len(counts)
 
 

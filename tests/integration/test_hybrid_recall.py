@@ -123,24 +123,10 @@ def test_lexical_search_scores_every_match_however_old(store: SQLiteMemoryStore)
 def test_the_lexical_index_row_total_follows_stores_and_deletes(store: SQLiteMemoryStore) -> None:
     store.memories.add([memory(f"m{i}", f"note {i}", session=None) for i in range(300)])
     store.memories.delete(["m3", "m7"])
-    with store.database._lock:  # the count FTS5 keeps, read where recall's word weights read it
+    with store.database._lock:  # the count kept with the document frequencies, as recall reads it
         total = words.row_total(store.database._conn)
         (counted,) = store.database._conn.execute("SELECT count(*) FROM memories").fetchone()
     assert total == counted == 298
-
-
-@pytest.mark.parametrize(
-    ("encoded", "value"),
-    [
-        (b"\x05", 5),
-        (b"\x81\x00", 128),
-        (b"\x83\xe8\x01", 62_465),
-        (b"\xff" * 8 + b"\x01", 2**64 - 255),
-        (b"\x81", None),
-    ],
-)
-def test_sqlite_varints_decode(encoded: bytes, value: int | None) -> None:
-    assert words._varint(encoded) == value
 
 
 @pytest.mark.parametrize(

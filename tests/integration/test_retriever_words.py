@@ -1,5 +1,6 @@
-"""Recall with the words searched in the vector index (``RetrievalConfig.words_in_index``): one call
-to the index finds meaning and words; FTS5 answers when the index fails."""
+"""Recall with the words searched in the vector index (``RetrievalConfig.words_in_index``, the
+default): one call to the index finds meaning and words, and nothing of FTS5 is read; FTS5 answers
+when the index fails, under a session filter, and with the switch off."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class CountingIndex:
 def system(tmp_path: Path) -> Iterator[CognitiveSystem]:
     records = SQLiteMemoryStore(tmp_path / "memories.db")
     index: Any = CountingIndex(EdgeVectorStore(tmp_path / "edge"))
-    config = RetrievalConfig(words_in_index=True)
+    config = RetrievalConfig()
     opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
     yield opened
     opened.close()
@@ -84,6 +85,24 @@ def test_a_recall_makes_one_call_to_the_vector_index(system: CognitiveSystem) ->
     system.retrieve("kafka consumer lag", max_results=3, include_bridges=False)
 
     assert index.calls == ["search_with_words"]
+
+
+def test_a_recall_reads_nothing_of_fts5(system: CognitiveSystem) -> None:
+    """Neither the search, the query's corrections, the words' rarity nor the floor's word shares
+    read the lexical index (its table, its term lists or a scratch FTS5 table)."""
+    ids = _stored(system)
+    statements: list[str] = []
+    connection = system.records.database._conn
+    connection.set_trace_callback(statements.append)
+    try:
+        misspelt = system.retrieve("zepplins over the harbour", max_results=3, include_bridges=False)
+        spelt = system.retrieve("kafka consumer lag", max_results=3, include_bridges=False)
+    finally:
+        connection.set_trace_callback(None)
+
+    assert _first(misspelt) == ids["zeppelin"] and _first(spelt) == ids["kafka"]
+    assert any("document_frequencies" in statement for statement in statements)
+    assert [statement for statement in statements if "fts" in statement.lower()] == []
 
 
 def test_recall_finds_words_in_fts5_while_the_index_fails(system: CognitiveSystem) -> None:

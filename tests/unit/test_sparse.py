@@ -87,6 +87,24 @@ def test_a_correction_weighs_its_weight_beside_the_word_as_typed() -> None:
     assert _weights(vector) == {term_id("reciev"): 1.0, term_id("receiv"): 0.6}
 
 
+def test_words_of_a_query_that_stem_alike_weigh_their_term_as_often_as_fts5_scores_it() -> None:
+    """FTS5's bm25() scores every word of the query, so ``going`` and ``go`` count the term ``go``
+    twice; the same spelling given twice (a correction that is another word as typed) counts once,
+    at its larger weight, as the word search takes it (``QueryTerms.pairs``)."""
+    query = QueryTerms(
+        (
+            QueryWord("going", (("going", 1.0),)),
+            QueryWord("go", (("go", 1.0),)),
+            QueryWord("stresor", (("stresor", 1.0), ("stress", 0.5))),
+            QueryWord("stress", (("stress", 1.0),)),
+        )
+    )
+
+    vector = _weights(words_query(query))
+
+    assert vector == {term_id("go"): 2.0, term_id("stresor"): 1.0, term_id("stress"): 1.0}
+
+
 def test_the_idf_factor_turns_the_indexs_idf_into_fts5s() -> None:
     total, held = 1000, 9
     x = (total - held + 0.5) / (held + 0.5)

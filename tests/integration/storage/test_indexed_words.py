@@ -1,5 +1,5 @@
 """Whether the index holds every memory's words (storage/indexed_words.py): a new store is marked
-from its first migration, a store made before migration 0016 is not; the watermark never goes
+from its first migration, a store made before migration 0017 is not; the watermark never goes
 back, and the marker set by another process is seen."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from cognitive_memory.storage.indexed_words import WORDS_COMPLETE, IndexedWords
 from tests.integration.storage.stored import stored_memory
 
 
-def _made_before_0016(db_path: Path, count: int) -> None:
-    """A store with ``count`` memories, as a release before migration 0016 left it."""
+def _made_before_0017(db_path: Path, count: int) -> None:
+    """A store with ``count`` memories, as a release before migration 0017 left it."""
     old = SQLiteMemoryStore(db_path)
     old.memories.add([stored_memory(f"m{i}", content=f"memory number {i}") for i in range(count)])
     old.close()
     with closing(sqlite3.connect(db_path)) as conn, conn:
         conn.execute("DELETE FROM store_meta WHERE key = ?", (WORDS_COMPLETE,))
-        conn.execute("DELETE FROM schema_migrations WHERE name = '0016_words_indexed'")
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0017_words_indexed'")
 
 
 def test_a_new_store_holds_every_memorys_words_from_the_start(store: SQLiteMemoryStore) -> None:
@@ -32,7 +32,7 @@ def test_a_new_store_holds_every_memorys_words_from_the_start(store: SQLiteMemor
 
 
 def test_a_store_made_before_the_migration_has_its_words_to_build(db_path: Path) -> None:
-    _made_before_0016(db_path, 3)
+    _made_before_0017(db_path, 3)
 
     store = SQLiteMemoryStore(db_path)
     try:
@@ -44,7 +44,7 @@ def test_a_store_made_before_the_migration_has_its_words_to_build(db_path: Path)
 
 
 def test_the_watermark_moves_forward_only_and_the_marker_ends_the_batches(db_path: Path) -> None:
-    _made_before_0016(db_path, 3)
+    _made_before_0017(db_path, 3)
     store = SQLiteMemoryStore(db_path)
     try:
         indexed = store.indexed_words
@@ -62,7 +62,7 @@ def test_the_watermark_moves_forward_only_and_the_marker_ends_the_batches(db_pat
 
 
 def test_the_marker_set_by_another_process_is_seen_at_the_next_look(db_path: Path) -> None:
-    _made_before_0016(db_path, 1)
+    _made_before_0017(db_path, 1)
     store = SQLiteMemoryStore(db_path)
     other = SQLiteMemoryStore(db_path)
     try:

@@ -1,8 +1,10 @@
-"""The store's vocabulary (storage/vocabulary.py): term counts and the delete index follow every
-write, migration 0015 fills them for a store made before it, and ``rebuild`` agrees with both."""
+"""The store's vocabulary (storage/vocabulary.py): term counts, the delete index and the document
+frequencies follow every write, migrations 0015 and 0016 fill them for a store made before them,
+and ``rebuild`` agrees with both."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -18,6 +20,22 @@ def tables(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
     return counts, index
 
 
+def frequencies(path: Path) -> tuple[dict[str, int], int]:
+    """The document frequencies and the number of documents, as recall reads them."""
+    with closing(sqlite3.connect(path)) as conn:
+        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM document_frequencies")}
+        return counts, vocabulary.documents(conn)
+
+
+def lexical_frequencies(path: Path) -> tuple[dict[str, int], int]:
+    """How many rows of the lexical index (FTS5) hold each term in either column, and its rows."""
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE VIRTUAL TABLE temp.rows USING fts5vocab(main, memory_fts, 'row')")
+        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, doc FROM temp.rows")}
+        (total,) = conn.execute("SELECT count(*) FROM memory_fts").fetchone()
+    return counts, int(total)
+
+
 def rebuilt(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
     """The tables as ``vocabulary.rebuild`` fills them from memory_words (rolled back after)."""
     with closing(sqlite3.connect(path, isolation_level=None)) as conn:
@@ -25,7 +43,12 @@ def rebuilt(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
         vocabulary.rebuild(conn)
         counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM vocabulary")}
         index = {(str(v), str(t)) for v, t in conn.execute("SELECT variant, term FROM vocabulary_deletes")}
+        documents = {
+            str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM document_frequencies")
+        }
+        total = vocabulary.documents(conn)
         conn.execute("ROLLBACK")
+    assert (documents, total) == frequencies(path)
     return counts, index
 
 
@@ -94,3 +117,45 @@ def test_migration_0015_fills_the_vocabulary_of_a_store_made_before_it(db_path: 
     assert counts["postgresql"] == 2 and counts["16"] == 1
     assert ("postgrsql", "postgresql") in index
     assert (counts, index) == rebuilt(db_path)
+
+
+def test_document_frequencies_count_own_and_neighbours_terms_as_the_lexical_index_does(
+    store: SQLiteMemoryStore, db_path: Path
+) -> None:
+    """A term counts once per memory holding it in its own text or its neighbours' in time, as
+    FTS5 counts its rows, through stores in a session, an edit and a delete."""
+    texts = ["Kubernetes scheduler stalls", "The pods restart", "Grafana alerts fired", "Quiet night"]
+    memories = [stored_memory(f"m{n}", content=text, session_id="s") for n, text in enumerate(texts)]
+    for memory in memories:
+        store.memories.add([memory])
+    counts, total = frequencies(db_path)
+    assert counts["kubernet"] == 3 and counts["grafana"] == 4 and counts["quiet"] == 3 and total == 4
+
+    edited = dataclasses.replace(memories[1], content="The pods restart after Grafana alerts")
+    store.memories.rewrite(edited, memories[1], "s")
+    store.memories.delete(["m3"])
+
+    assert frequencies(db_path) == lexical_frequencies(db_path)
+    assert "quiet" not in frequencies(db_path)[0] and frequencies(db_path)[1] == 3
+    assert tables(db_path) == rebuilt(db_path)
+
+
+def test_migration_0016_fills_the_document_frequencies_of_a_store_made_before_it(db_path: Path) -> None:
+    old = SQLiteMemoryStore(db_path)
+    old.memories.add([stored_memory("a", content="The PostgreSQL replica lags behind", session_id="s")])
+    old.memories.add([stored_memory("b", content="A PostgreSQL upgrade, version 16", session_id="s")])
+    old.close()
+    with closing(sqlite3.connect(db_path)) as conn, conn:  # as a release before 0016 left it
+        conn.execute("DROP TABLE document_frequencies")
+        conn.execute("ALTER TABLE memory_words DROP COLUMN context")
+        conn.execute("DELETE FROM store_meta WHERE key = ?", (vocabulary.DOCUMENTS,))
+        conn.execute("DELETE FROM schema_migrations WHERE name = '0016_document_frequencies'")
+
+    reopened = SQLiteMemoryStore(db_path)
+    reopened.memories.add([stored_memory("c", content="Replica lag alerts", session_id="s")])
+    reopened.close()
+
+    counts, total = frequencies(db_path)
+    assert counts["replica"] == 3 and counts["upgrad"] == 3 and counts["16"] == 3 and total == 3
+    assert (counts, total) == lexical_frequencies(db_path)
+    assert tables(db_path) == rebuilt(db_path)

@@ -68,6 +68,7 @@ __all__ = ["COMMON_WORDS", "FirstPassEncoder", "main", "measure"]
 COMMON_WORDS = "great photo thanks really awesome like wow yeah"
 POOL = 50  # recall's candidate pool: what each search offers
 CHUNK = 1000
+_KINDS = ("question", "common")
 _PASS = re.compile(r"(.*) \(pass \d+\)", re.DOTALL)
 # Per component: a later pass's vector lies about as near its first pass's as the pass marker
 # moves the real embedding (measured on LoCoMo turns, docs/performance.md).
@@ -166,9 +167,6 @@ def measure(data: Path, count: int, queries: int, keep: Path | None) -> dict[str
             for where in ("index", "fts5")
         },
     }
-
-
-_KINDS = ("question", "common")
 
 
 def _ingest(

@@ -20,6 +20,7 @@ from bench import (
     spelling,
     suite,
     tool_bytes,
+    words,
 )
 
 BENCHMARKS = {
@@ -38,6 +39,7 @@ BENCHMARKS = {
     "compare-dumps": dumps.main,
     "tool-bytes": tool_bytes.main,
     "spelling": spelling.main,
+    "words": words.main,
 }
 
 

@@ -48,9 +48,15 @@ def time_each(call: Callable[[str], Any], texts: Sequence[str]) -> list[float]:
     return samples
 
 
-async def through_mcp(encoder: Encoder, memories: int, queries: int, data_dir: Path) -> dict[str, Any]:
+async def through_mcp(
+    encoder: Encoder, memories: int, queries: int, data_dir: Path, words: str | None = None
+) -> dict[str, Any]:
+    """Ingest (or reuse a kept store), then store and recall through the in-memory MCP client, each
+    call paired with the encoder; ``words`` (fts5 or index) sets where recall searches the words."""
     settings = Settings(env_file=None)
     settings.storage.data_dir = data_dir
+    if words:
+        settings.recall.words = "index" if words == "index" else "fts5"
     system = build_system(settings, encoder=encoder)
     texts, cues = memory_texts(memories), query_texts(queries)
     try:

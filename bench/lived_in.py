@@ -1,6 +1,7 @@
 """A store built the way users build one, then used: recall time as memory grows and is used.
 
     python -m bench lived-in [--memories 10000] [--checkpoints 1000,5000,20000] [--window 500] [--keep DIR]
+                             [--words fts5|index]
 
 1. ``memory_system serve mcp`` subprocesses store LoCoMo turns one by one over stdio through
    ``store_memory`` (with their speakers), a new server process every ``--session`` turns, so
@@ -13,7 +14,8 @@
    after; the ratios use the median of all its samples, so they pair the two in one run.
 
 With ``--keep DIR`` the store is built in DIR (which must not hold one yet) and stays there, used,
-for profiling afterwards.
+for profiling afterwards. ``--words`` sets where the servers' recall searches the words
+(``COGNITIVE_MEMORY_WORDS``); without it, recall's default.
 """
 
 from __future__ import annotations
@@ -30,16 +32,16 @@ from typing import Any
 
 from bench.latency import RESULTS, percentiles, time_each
 from bench.locomo import DEFAULT_DATA, questions, turns
-from bench.stdio import StdioServer
+from bench.stdio import StdioServer, words_env
 from cognitive_memory.main import model_encoder
 from cognitive_memory.settings import Settings
 
-__all__ = ["main", "run"]
+__all__ = ["cycled_turns", "main", "run"]
 
 ENCODER_SAMPLES = 200
 
 
-def _turns(samples: Sequence[dict[str, Any]], count: int) -> Iterator[tuple[str, str]]:
+def cycled_turns(samples: Sequence[dict[str, Any]], count: int) -> Iterator[tuple[str, str]]:
     """``count`` (text, speaker) pairs: the turns in order, cycled, later passes marked."""
     produced, rounds = 0, 0
     while True:
@@ -52,13 +54,16 @@ def _turns(samples: Sequence[dict[str, Any]], count: int) -> Iterator[tuple[str,
                 produced += 1
 
 
-def _build(data_dir: Path, samples: Sequence[dict[str, Any]], count: int, session: int) -> list[float]:
-    """Store ``count`` turns one by one, a new server every ``session`` turns; the store times."""
-    pending = list(_turns(samples, count))
+def _build(
+    data_dir: Path, samples: Sequence[dict[str, Any]], count: int, session: int, env: dict[str, str]
+) -> list[float]:
+    """Store ``count`` turns one by one, a new server (given ``env``) every ``session`` turns; the
+    store times."""
+    pending = list(cycled_turns(samples, count))
     times: list[float] = []
     for start in range(0, len(pending), session):
         _progress(f"stored {start} of {count}")
-        server = StdioServer(data_dir)
+        server = StdioServer(data_dir, env)
         try:
             server.initialize()
             for text, speaker in pending[start : start + session]:
@@ -88,10 +93,10 @@ def _index_state(server: StdioServer) -> dict[str, Any]:
 
 
 def _use(
-    data_dir: Path, cues: Sequence[str], checkpoints: Sequence[int], window: int
+    data_dir: Path, cues: Sequence[str], checkpoints: Sequence[int], window: int, env: dict[str, str]
 ) -> list[dict[str, Any]]:
     """Recall the cues, cycled, up to the last checkpoint; p50/p95 of the window before each."""
-    server = StdioServer(data_dir)
+    server = StdioServer(data_dir, env)
     reports = []
     try:
         server.initialize()
@@ -120,8 +125,16 @@ def _use(
 
 
 def run(
-    data: Path, memories: int, checkpoints: Sequence[int], window: int, session: int, keep: Path | None = None
+    data: Path,
+    memories: int,
+    checkpoints: Sequence[int],
+    window: int,
+    session: int,
+    keep: Path | None = None,
+    words: str | None = None,
 ) -> dict[str, Any]:
+    """Build the store, use it, and report (see the module docstring); ``words``: fts5 or index for
+    the servers' recall (None: its default)."""
     samples = json.loads(data.read_text())
     cues = [q.text for sample in samples for q in questions(sample)]
     settings = Settings(env_file=None)
@@ -132,9 +145,9 @@ def run(
         data_dir = keep or Path(tmp)
         data_dir.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        store_times = _build(data_dir, samples, memories, session)
+        store_times = _build(data_dir, samples, memories, session, words_env(words))
         build_seconds = time.perf_counter() - started
-        use = _use(data_dir, cues, checkpoints, window)
+        use = _use(data_dir, cues, checkpoints, window, words_env(words))
     encoder_times += time_each(lambda text: encoder.encode([text]), cues[-ENCODER_SAMPLES:])
     encoder_p50 = percentiles(encoder_times)["p50_ms"]
     store = percentiles(store_times)
@@ -145,6 +158,7 @@ def run(
     return {
         "benchmark": "lived-in",
         "encoder_backend": settings.encoder.backend,
+        "words": words or "default",
         "memories": memories,
         "build_seconds": round(build_seconds, 1),
         "encoder_batch1": percentiles(encoder_times),
@@ -168,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--window", type=int, default=500, help="recalls each checkpoint's numbers cover")
     parser.add_argument("--session", type=int, default=250, help="stores per server process")
     parser.add_argument("--keep", type=Path, help="build the store in DIR (new or empty) and leave it there")
+    parser.add_argument(
+        "--words", choices=("fts5", "index"), help="where recall searches words (default: recall's own)"
+    )
     args = parser.parse_args(argv)
     try:
         checkpoints = sorted(int(part) for part in args.checkpoints.split(",") if part.strip())
@@ -177,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--memories, --window, --session and every checkpoint must be at least 1")
     if args.keep is not None and args.keep.exists() and any(args.keep.iterdir()):
         parser.error(f"--keep {args.keep} is not empty: a lived-in store is built from nothing")
-    result = run(args.data, args.memories, checkpoints, args.window, args.session, args.keep)
+    result = run(args.data, args.memories, checkpoints, args.window, args.session, args.keep, args.words)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"lived-in-{args.memories}.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))  # noqa: T201 - the benchmark's report goes to stdout

@@ -19,11 +19,16 @@ from typing import Any
 from bench.corpus import query_texts
 from bench.latency import percentiles
 
-__all__ = ["StdioServer", "measure"]
+__all__ = ["StdioServer", "measure", "words_env"]
 
 MEMORY_SYSTEM = Path(sys.executable).with_name("memory_system")
 PROTOCOL = "2025-11-25"
 WARM_UP = 50  # recalls after the first one, timed apart from the steady state
+
+
+def words_env(words: str | None) -> dict[str, str]:
+    """A server's environment for ``--words fts5|index`` (None: the server's default)."""
+    return {"COGNITIVE_MEMORY_WORDS": words} if words else {}
 
 
 class StdioServer:
@@ -108,9 +113,12 @@ class StdioServer:
         return self.process.stdout
 
 
-def measure(data_dir: Path, cues: Sequence[str], texts: Sequence[str]) -> dict[str, Any]:
-    """Cold start, then recall and store latency over stdio, then the server's memory."""
-    server = StdioServer(data_dir)
+def measure(
+    data_dir: Path, cues: Sequence[str], texts: Sequence[str], env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Cold start, then recall and store latency over stdio, then the server's memory (``env``: the
+    server's variables beyond this process's)."""
+    server = StdioServer(data_dir, env)
     try:
         server.initialize()
         initialized = time.perf_counter() - server.started

@@ -1,6 +1,7 @@
 """The whole performance suite in one run (docs/performance.md).
 
 python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 50] [--keep DIR]
+                      [--words fts5|index]
 
 1. The encoder alone: torch and ONNX Runtime on the same queries (batch-1 p50/p95), batch
    throughput, and the smallest cosine between their vectors.
@@ -11,6 +12,9 @@ python -m bench suite [--memories 1000,10000] [--queries 100] [--stdio-queries 5
 3. Ratios against the configured encoder's own numbers from the same run; the ``_paired`` ones
    embed each text alone right before the call that uses it, so load drift on a shared machine
    cancels out (trust those first).
+
+``--words`` sets where recall searches the words, in this process and the server's
+(``COGNITIVE_MEMORY_WORDS``); without it, recall's default.
 """
 
 from __future__ import annotations
@@ -29,16 +33,23 @@ from bench import stdio
 from bench.corpus import memory_texts, query_texts
 from bench.encoders import compare
 from bench.latency import RESULTS, through_mcp
+from bench.stdio import words_env
 from cognitive_memory.encoding import Encoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.settings import Settings
 
 __all__ = ["main", "run"]
 
 
-def run(scales: Sequence[int], queries: int, stdio_queries: int, keep: Path | None = None) -> dict[str, Any]:
+def run(
+    scales: Sequence[int],
+    queries: int,
+    stdio_queries: int,
+    keep: Path | None = None,
+    words: str | None = None,
+) -> dict[str, Any]:
     """Measure everything; returns the JSON-ready results. With ``keep``, each scale's store stays
     in ``keep/n<count>`` and a later run measures it again without the ingest (a 1,000,000-memory
-    store takes most of an hour to build)."""
+    store takes most of an hour to build). ``words``: fts5 or index for recall (None: its default)."""
     settings = Settings(env_file=None)
     torch_encoder = SentenceBertEncoder(threads=settings.encoder.threads)
     onnx_encoder = OnnxEncoder(torch_encoder, settings.encoder.cache_dir, threads=settings.encoder.threads)
@@ -52,12 +63,18 @@ def run(scales: Sequence[int], queries: int, stdio_queries: int, keep: Path | No
         for count in scales:
             _progress(f"{count} memories: ingest and in-memory MCP client")
             data_dir = (keep or Path(tmp)) / f"n{count}"
-            in_memory = anyio.run(through_mcp, encoder, count, queries, data_dir)
+            in_memory = anyio.run(through_mcp, encoder, count, queries, data_dir, words)
             _progress(f"{count} memories: memory_system serve mcp over stdio")
             new_texts = memory_texts(stdio_queries, seed=count)
-            over_stdio = stdio.measure(data_dir, cues[:stdio_queries], new_texts)
+            over_stdio = stdio.measure(data_dir, cues[:stdio_queries], new_texts, words_env(words))
             results.append(_scale(count, in_memory, over_stdio, own))
-    return {"benchmark": "suite", "encoder_backend": backend, "encoders": encoders, "scales": results}
+    return {
+        "benchmark": "suite",
+        "encoder_backend": backend,
+        "words": words or "default",
+        "encoders": encoders,
+        "scales": results,
+    }
 
 
 def _scale(
@@ -105,6 +122,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--keep", type=Path, help="keep each scale's store in DIR/n<count>; a store found there is reused"
     )
+    parser.add_argument(
+        "--words", choices=("fts5", "index"), help="where recall searches words (default: recall's own)"
+    )
     args = parser.parse_args(argv)
     try:
         scales = [int(part) for part in args.memories.split(",") if part.strip()]
@@ -112,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"--memories takes comma-separated whole numbers, not {args.memories!r}")
     if not scales or min(scales) <= args.queries or args.stdio_queries > args.queries:
         parser.error("every scale must exceed --queries, and --stdio-queries may not exceed --queries")
-    result = run(scales, args.queries, args.stdio_queries, args.keep)
+    result = run(scales, args.queries, args.stdio_queries, args.keep, args.words)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"suite-{'-'.join(str(n) for n in scales)}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")

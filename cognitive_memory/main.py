@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -61,6 +62,8 @@ def build_system(
         bridge_threshold=recall.bridge_threshold,
         weights=RankWeights(session_lesson_boost=recall.session_lesson_boost),
     )
+    if recall.words is not None:
+        config = replace(config, words_in_index=recall.words == "index")
     retriever = Retriever(records, vectors, config)
     configuration = {
         "profile": profile,

@@ -179,6 +179,15 @@ class RecallSettings(BaseSettings):
     bridge_threshold: float = Field(
         default=0.5, ge=0.0, le=1.0, validation_alias="MCP_BRIDGE_DISCOVERY_THRESHOLD"
     )
+    # Where recall searches the words: the vector index's sparse vectors or SQLite FTS5; unset
+    # (blank), recall's own default (RetrievalConfig.words_in_index).
+    words: Literal["index", "fts5"] | None = Field(default=None, validation_alias="COGNITIVE_MEMORY_WORDS")
+
+    @field_validator("words", mode="before")
+    @classmethod
+    def _any_case(cls, value: Any) -> Any:
+        value = _blank_is_none(value)
+        return value.strip().lower() if isinstance(value, str) else value
 
 
 class ScopeSettings(BaseSettings):

@@ -141,6 +141,7 @@ def test_db_path_variable_moves_the_sqlite_file(tmp_path: Path, monkeypatch: pyt
         ("COGNITIVE_MEMORY_TORCH_THREADS", "abc", "valid integer"),
         ("MCP_MAX_MEMORIES_PER_QUERY", "0", "greater than or equal to 1"),
         ("COGNITIVE_MEMORY_NEAR_DUPLICATE", "2", "less than or equal to 1"),
+        ("COGNITIVE_MEMORY_WORDS", "sparse", "Input should be 'index' or 'fts5'"),
     ],
 )
 @pytest.mark.parametrize("command", [["status"], ["serve", "mcp"], ["recall", "x"]])

@@ -232,6 +232,33 @@ def test_a_session_lesson_gets_the_configured_boost(build: Build, monkeypatch: p
     assert system.records.memories.counts().session_lessons == 1
 
 
+@pytest.mark.parametrize(("setting", "asked"), [("index", "search_with_words"), ("FTS5", "search")])
+def test_the_words_setting_chooses_where_recall_searches_the_words(
+    build: Build, monkeypatch: pytest.MonkeyPatch, setting: str, asked: str
+) -> None:
+    monkeypatch.setenv("COGNITIVE_MEMORY_WORDS", setting)
+    system = build()
+    stored = system.store("The zeppelins drifted over the harbour at dusk").memory
+    calls: list[str] = []
+
+    def counted(name: str) -> Callable[..., Any]:
+        method = getattr(system.vectors, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return method(*args, **kwargs)
+
+        return call
+
+    for name in ("search", "search_with_words"):
+        monkeypatch.setattr(system.vectors, name, counted(name))
+
+    result = system.retrieve("zeppelins over the harbour", include_bridges=False)
+
+    assert calls == [asked]
+    assert result.core[0].memory.id == stored.id
+
+
 def test_a_memory_survives_closing_and_reopening_the_system(build: Build) -> None:
     first = build()
     stored = first.store("The deploy script needs the AWS profile set", tags=["aws"]).memory

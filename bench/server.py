@@ -70,11 +70,11 @@ class _Meter:
         counts = ("calls", "sent", "received", "reads", "statements", "writes")
         self.parts = dict.fromkeys((*seconds, *counts), 0.0)
 
-    def _here(self) -> bool:
+    def recalling(self) -> bool:
         return self.on and threading.current_thread() is threading.main_thread()
 
     def cpu(self, part: str, call: Callable[[], Any]) -> Any:
-        if not self._here():
+        if not self.recalling():
             return call()
         started = time.thread_time()
         try:
@@ -83,7 +83,7 @@ class _Meter:
             self.parts[part] += time.thread_time() - started
 
     def read(self, call: Callable[[], Any]) -> Any:
-        if not self._here() or self._depth:
+        if not self.recalling() or self._depth:
             return call()
         self._depth += 1
         started, cpu = time.perf_counter(), time.thread_time()
@@ -100,7 +100,7 @@ class _Meter:
         head = statement.split(None, 1)[0]
         if statement.startswith("BEGIN IMMEDIATE"):
             self.parts["writes"] += 1
-        elif not self._here() or head in ("COMMIT", "ROLLBACK"):
+        elif not self.recalling() or head in ("COMMIT", "ROLLBACK"):
             return
         elif head == "BEGIN":
             self.parts["reads"] += 1
@@ -122,7 +122,7 @@ class _MeteredClient:
 
         def metered(*args: Any, **kwargs: Any) -> Any:
             answer = self._meter.cpu("server_cpu", lambda: attribute(*args, **kwargs))
-            if self._meter._here():
+            if self._meter.recalling():
                 self._meter.parts["calls"] += 1
                 self._meter.parts["sent"] += _json_bytes([*args[1:], *kwargs.values()])
                 self._meter.parts["received"] += _json_bytes({"result": answer, "status": "ok", "time": 0.0})
@@ -139,7 +139,7 @@ class _MeteredEncoder(FirstPassEncoder):
     def encode(self, texts: Sequence[str]) -> Vector:
         started = time.perf_counter()
         vectors: Vector = self._meter.cpu("encoder_cpu", lambda: super(_MeteredEncoder, self).encode(texts))
-        if self._meter._here():
+        if self._meter.recalling():
             self._meter.parts["encoder_s"] += time.perf_counter() - started
         return vectors
 

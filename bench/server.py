@@ -71,6 +71,7 @@ class _Meter:
         self.parts = dict.fromkeys((*seconds, *counts), 0.0)
 
     def recalling(self) -> bool:
+        """Whether what runs now is the recall being measured (on, on the recalling thread)."""
         return self.on and threading.current_thread() is threading.main_thread()
 
     def cpu(self, part: str, call: Callable[[], Any]) -> Any:

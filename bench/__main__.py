@@ -17,6 +17,7 @@ from bench import (
     locomo,
     notes,
     offtopic,
+    server,
     spelling,
     suite,
     tool_bytes,
@@ -40,6 +41,7 @@ BENCHMARKS = {
     "tool-bytes": tool_bytes.main,
     "spelling": spelling.main,
     "words": words.main,
+    "server": server.main,
 }
 
 

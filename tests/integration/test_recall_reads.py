@@ -1,9 +1,12 @@
 """What a recall reads (service/recall.py down to the stores): one call to the vector index and two
 reads of SQLite, one before the search and one after it (docs/recall.md#how-recall-works); bridges
-add one call and one read. A new read or call fails here."""
+add one call and one read. With a Qdrant server (qdrant-client's local mode stands in) the search is
+one call to the server and SQLite only answers point reads. A new read or call fails here."""
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -11,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qdrant_client import QdrantClient
 
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.service.filters import RecallFilters
 from cognitive_memory.service.recall import Detail, RecallResult, recall
@@ -71,6 +76,21 @@ class Transactions:
             self._open = False
         elif not self._open:
             self.reads += 1
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[CognitiveSystem, CountingIndex]]:
+    """A system whose index is a Qdrant server, with the calls reaching the client counted too."""
+    records = SQLiteMemoryStore(tmp_path / "memories.db")
+    local: Any = QdrantClient(path=str(tmp_path / "qc"))
+    client = CountingIndex(local)
+    counted: Any = client
+    index: Any = CountingIndex(QdrantServerVectorStore(counted, "memories", "local"))
+    config = RetrievalConfig(words_in_index=True)
+    opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
+    _conversation(opened)
+    yield opened, client
+    opened.close()
 
 
 @pytest.fixture
@@ -179,3 +199,31 @@ def test_while_the_index_fails_recall_still_reads_twice(system: CognitiveSystem)
     assert answer.degraded and answer.total_results >= 3
     assert calls == ["search_with_words"]  # degraded: no bridges
     assert (transactions.reads, transactions.writes) == (2, 0)
+
+
+# A table read in full: every other step of a plan seeks an index or key (SEARCH), or walks the
+# rows of a subquery that already sought one.
+_TABLE_SCAN = re.compile(r"SCAN (?!\(subquery)")
+
+
+def _scans(connection: sqlite3.Connection, statements: list[str]) -> list[str]:
+    """The statements whose query plan reads a table in full, or touches FTS5."""
+    queries = [s for s in statements if s.split(None, 1)[0] in ("SELECT", "WITH")]
+    plans = {s: [row[3] for row in connection.execute(f"EXPLAIN QUERY PLAN {s}")] for s in queries}
+    return [s for s, plan in plans.items() if "fts" in s.lower() or any(_TABLE_SCAN.match(p) for p in plan)]
+
+
+def test_with_a_qdrant_server_the_search_is_one_call_and_sqlite_reads_points(
+    server: tuple[CognitiveSystem, CountingIndex],
+) -> None:
+    system, client = server
+    client.counting = True
+
+    answer, calls, transactions = _recall(system)
+
+    client.counting = False
+    assert answer.total_results >= 3
+    assert calls == ["search_with_words"]
+    assert client.calls == ["query_batch_points"]  # meaning and words in one request
+    assert (transactions.reads, transactions.writes) == (2, 0)
+    assert _scans(system.records.database._conn, transactions.statements) == []

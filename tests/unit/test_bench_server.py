@@ -1,0 +1,30 @@
+"""bench/server.py: a recall over the stand-in Qdrant server is metered as one call with its JSON
+bytes, two SQLite reads and the write of the uses after the answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.server import _WAYS, _Meter, _MeteredEncoder, _recalls, _system
+from cognitive_memory.encoding import HashEncoder
+from cognitive_memory.service import MemoryService
+
+
+def test_a_recall_is_metered_as_one_call_two_reads_and_the_local_rest(tmp_path: Path) -> None:
+    meter = _Meter()
+    system = _system(tmp_path, _MeteredEncoder(HashEncoder(384), meter), meter)
+    try:
+        system.store_many([f"Note {n}: the ferry to the island leaves from pier {n}" for n in range(20)])
+        system.flush()
+        measured = _recalls(
+            system, MemoryService(system), meter, ["Which pier does the ferry leave from?"] * 3, _WAYS["core"]
+        )
+    finally:
+        system.close()
+
+    assert measured["server_calls"] == 1
+    assert measured["bytes_sent"] > 384 * 2  # the query's embedding: 384 JSON numbers
+    assert measured["bytes_received"] > 0
+    assert (measured["sqlite_read_transactions"], measured["write_transactions_after_the_answer"]) == (2, 1)
+    assert measured["sqlite_statements"] > 2
+    assert measured["local_cpu_p50_ms"] > 0

@@ -11,7 +11,10 @@
    the last checkpoint says; every recall is timed. At each checkpoint the window of the last
    ``--window`` recalls gives p50/p95, with the number of co-recall links the store holds then.
 3. The encoder's batch-1 p50 (the server's own backend, in this process) is measured before and
-   after; the ratios use the median of all its samples, so they pair the two in one run.
+   after; the ratios use the median of all its samples, so they pair the two in one run. Each
+   recall is also paired with this process's encoder embedding its cue just before it (as the
+   suite pairs its calls): each checkpoint's ``_paired`` ratio divides the window's recall p50 by
+   the p50 of the same window's embeddings, which cancels a load that moves during the run.
 
 With ``--keep DIR`` the store is built in DIR (which must not hold one yet) and stays there, used,
 for profiling afterwards. ``--words`` sets where the servers' recall searches the words
@@ -26,7 +29,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,18 +96,26 @@ def _index_state(server: StdioServer) -> dict[str, Any]:
 
 
 def _use(
-    data_dir: Path, cues: Sequence[str], checkpoints: Sequence[int], window: int, env: dict[str, str]
+    data_dir: Path,
+    cues: Sequence[str],
+    checkpoints: Sequence[int],
+    window: int,
+    env: dict[str, str],
+    embed: Callable[[str], object],
 ) -> list[dict[str, Any]]:
-    """Recall the cues, cycled, up to the last checkpoint; p50/p95 of the window before each."""
+    """Recall the cues, cycled, up to the last checkpoint, each just after ``embed`` embeds it in
+    this process; p50/p95 of the window before each checkpoint, recalls and embeddings."""
     server = StdioServer(data_dir, env)
     reports = []
     try:
         server.initialize()
         server.call("recall_memories", {"query": cues[0]})  # the first recall loads what it needs
         times: list[float] = []
+        paired: list[float] = []
         for checkpoint in checkpoints:
             while len(times) < checkpoint:
                 cue = cues[len(times) % len(cues)]
+                paired += time_each(embed, [cue])
                 started = time.perf_counter()
                 server.call("recall_memories", {"query": cue})
                 times.append(time.perf_counter() - started)
@@ -113,6 +124,7 @@ def _use(
                 {
                     "recalls": checkpoint,
                     "recall": percentiles(times[-window:]),
+                    "encoder_batch1_paired": percentiles(paired[-window:]),
                     "co_recall_links": links,
                     "vector_index": _index_state(server),
                 }
@@ -147,7 +159,7 @@ def run(
         started = time.perf_counter()
         store_times = _build(data_dir, samples, memories, session, words_env(words))
         build_seconds = time.perf_counter() - started
-        use = _use(data_dir, cues, checkpoints, window, words_env(words))
+        use = _use(data_dir, cues, checkpoints, window, words_env(words), lambda text: encoder.encode([text]))
     encoder_times += time_each(lambda text: encoder.encode([text]), cues[-ENCODER_SAMPLES:])
     encoder_p50 = percentiles(encoder_times)["p50_ms"]
     store = percentiles(store_times)
@@ -155,6 +167,9 @@ def run(
     for report in use:
         report["recall_p50_over_encoder"] = round(report["recall"]["p50_ms"] / encoder_p50, 2)
         report["recall_p95_over_encoder"] = round(report["recall"]["p95_ms"] / encoder_p50, 2)
+        paired_p50 = report["encoder_batch1_paired"]["p50_ms"]
+        report["recall_p50_over_encoder_paired"] = round(report["recall"]["p50_ms"] / paired_p50, 2)
+        report["recall_p95_over_encoder_paired"] = round(report["recall"]["p95_ms"] / paired_p50, 2)
     return {
         "benchmark": "lived-in",
         "encoder_backend": settings.encoder.backend,

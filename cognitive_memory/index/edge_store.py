@@ -6,14 +6,14 @@ import fcntl
 import shutil
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 import qdrant_edge as qe
 
 from cognitive_memory.core.memory import Vector
-from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
+from cognitive_memory.errors import StorageError
+from cognitive_memory.index.edge_errors import classify, damaged, locked
 from cognitive_memory.index.edge_layout import (
     PAYLOAD_SCHEMA,
     edge_filter,
@@ -35,7 +35,7 @@ from cognitive_memory.index.vector_store import (
     is_point_id,
 )
 
-__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "set_aside"]
+__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes"]
 
 _WORDED = qe.Filter(must=[qe.HasVectorCondition(WORDS)])
 
@@ -93,7 +93,7 @@ class EdgeVectorStore:
             fcntl.flock(self._guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._guard.close()
-            raise _locked(path) from None
+            raise locked(path) from None
         try:
             self._shard = self._open()
         except BaseException:
@@ -117,7 +117,7 @@ class EdgeVectorStore:
         try:
             existing = self.path.is_dir() and any(self.path.iterdir())
         except OSError as exc:
-            raise _classify(exc, self.path) from exc
+            raise classify(exc, self.path) from exc
         if not existing:
             return self._create()
         has_words = has_words_vector(self.path)
@@ -130,8 +130,8 @@ class EdgeVectorStore:
                 # points get words as they are written again (doctor --repair rewrites them all).
                 shard.update(qe.UpdateOperation.create_sparse_vector(WORDS, qe.Modifier.Idf))
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
-            error = _classify(exc, self.path)
-            raise (_damaged(self.path, exc) if type(error) is StorageError else error) from exc
+            error = classify(exc, self.path)
+            raise (damaged(self.path, exc) if type(error) is StorageError else error) from exc
         return shard
 
     def _create(self) -> qe.EdgeShard:
@@ -144,7 +144,7 @@ class EdgeVectorStore:
             for name, kind in INDEXED_FIELDS.items():
                 shard.update(qe.UpdateOperation.create_field_index(name, PAYLOAD_SCHEMA[kind]))
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
-            raise _classify(exc, self.path) from exc
+            raise classify(exc, self.path) from exc
         return shard
 
     def _check_room(self) -> None:
@@ -360,52 +360,9 @@ class EdgeVectorStore:
             with self._swap:
                 return getattr(self._shard, method)(*args)
         except Exception as exc:  # the Rust core raises bare Exception
-            raise _classify(exc, self.path) from exc
+            raise classify(exc, self.path) from exc
 
 
 def _nearest_hits(hits: Sequence[Any]) -> list[VectorHit]:
     # 16-bit vectors put a cosine within about 1e-3 of the exact one, and can put it past 1.
     return [VectorHit(str(hit.id), min(1.0, float(hit.score))) for hit in hits]
-
-
-def _locked(path: Path) -> StoreLockedError:
-    return StoreLockedError(
-        f"The vector store in {path} is open in another memory_system process. Stop that "
-        "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",
-    )
-
-
-def _damaged(path: Path, exc: Exception) -> StorageError:
-    return StorageError(
-        f"The embedded vector store in {path} is damaged and cannot be opened ({exc}). SQLite keeps "
-        "every vector: run `memory_system doctor --repair` to set it aside and rebuild it (nothing is "
-        "re-embedded).",
-        code="index_damaged",
-    )
-
-
-def set_aside(path: Path) -> Path:
-    """Rename a damaged shard to ``<name>.damaged-<UTC time>`` (kept, not deleted) while holding
-    its lock, so no process opens it meanwhile; returns the new path."""
-    with (path.parent / f".{path.name}.lock").open("a") as guard:
-        try:
-            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise _locked(path) from None
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        target = path.with_name(f"{path.name}.damaged-{stamp}")
-        path.rename(target)
-        return target
-
-
-def _classify(exc: Exception, path: Path) -> StorageError:
-    text = str(exc)
-    if "WouldBlock" in text:  # the WAL lock another process holds
-        return _locked(path)
-    if "Incompatible config" in text:  # a shard made for vectors of another size or distance
-        return IndexMismatchError(
-            f"The embedded vector store in {path} was made for other vectors than the configured "
-            f"model's ({text.rsplit(': ', 1)[-1]}): delete {path} and run `memory_system doctor "
-            "--repair` to rebuild it from SQLite."
-        )
-    return StorageError(f"The embedded vector store in {path} failed: {text}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cognitive_memory.errors import CognitiveMemoryError, StorageError
-from cognitive_memory.index.edge_store import set_aside
+from cognitive_memory.index.edge_errors import set_aside
 from cognitive_memory.index.vector_store import INDEXED_FIELDS
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.main import build_system

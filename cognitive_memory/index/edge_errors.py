@@ -1,0 +1,59 @@
+"""What the embedded Qdrant Edge shard's failures mean to a user: the Rust core raises bare
+exceptions, and these turn them into the store's errors, each saying what to do; and the setting
+aside of a damaged shard."""
+
+from __future__ import annotations
+
+import fcntl
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
+
+__all__ = ["classify", "damaged", "locked", "set_aside"]
+
+
+def locked(path: Path) -> StoreLockedError:
+    """The shard is open in another process."""
+    return StoreLockedError(
+        f"The vector store in {path} is open in another memory_system process. Stop that "
+        "process, or give this one its own COGNITIVE_MEMORY_DATA_DIR.",
+    )
+
+
+def damaged(path: Path, exc: Exception) -> StorageError:
+    """The shard cannot be opened: set it aside and rebuild it from SQLite."""
+    return StorageError(
+        f"The embedded vector store in {path} is damaged and cannot be opened ({exc}). SQLite keeps "
+        "every vector: run `memory_system doctor --repair` to set it aside and rebuild it (nothing is "
+        "re-embedded).",
+        code="index_damaged",
+    )
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged shard to ``<name>.damaged-<UTC time>`` (kept, not deleted) while holding
+    its lock, so no process opens it meanwhile; returns the new path."""
+    with (path.parent / f".{path.name}.lock").open("a") as guard:
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise locked(path) from None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = path.with_name(f"{path.name}.damaged-{stamp}")
+        path.rename(target)
+        return target
+
+
+def classify(exc: Exception, path: Path) -> StorageError:
+    """The store error an exception of the shard at ``path`` means."""
+    text = str(exc)
+    if "WouldBlock" in text:  # the WAL lock another process holds
+        return locked(path)
+    if "Incompatible config" in text:  # a shard made for vectors of another size or distance
+        return IndexMismatchError(
+            f"The embedded vector store in {path} was made for other vectors than the configured "
+            f"model's ({text.rsplit(': ', 1)[-1]}): delete {path} and run `memory_system doctor "
+            "--repair` to rebuild it from SQLite."
+        )
+    return StorageError(f"The embedded vector store in {path} failed: {text}")

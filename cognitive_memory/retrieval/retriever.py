@@ -37,8 +37,9 @@ class RetrievalConfig:
     as any memory. ``words_in_index`` (on) searches the words as sparse vectors in the vector
     index, in the same call as the meaning (``index/sparse.py``), and reads nothing of SQLite FTS5:
     the words' rarity comes from the document frequencies kept beside the vocabulary. Off, or when
-    the index fails, or under a session filter (whose meaning is searched exactly in SQLite),
-    FTS5 searches the words."""
+    the index fails, under a session filter (whose meaning is searched exactly in SQLite), or while
+    an older store's words are still being built into the index (``words_upgrade.py``), FTS5
+    searches the words."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5

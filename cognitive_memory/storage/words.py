@@ -22,7 +22,7 @@ from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.terms import terms as text_terms
 from cognitive_memory.storage import vocabulary
 
-__all__ = ["document_counts", "forget_terms", "remember_terms", "row_total", "terms_of", "word_shares"]
+__all__ = ["document_counts", "forget_terms", "remember_terms", "terms_of", "word_shares"]
 
 _KEPT = "SELECT terms, context FROM memory_words WHERE memory_rowid = ?"
 
@@ -103,9 +103,3 @@ def word_shares(
         if weight > 0:
             shares[memory_id] = weight / whole
     return shares
-
-
-def row_total(conn: sqlite3.Connection) -> int:
-    """How many memories the store holds (one lexical row each): a point read of the count kept
-    with the document frequencies, instead of counting rows, a cost that grows with the store."""
-    return vocabulary.documents(conn)

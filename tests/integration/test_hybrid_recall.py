@@ -13,7 +13,7 @@ import pytest
 from cognitive_memory.core import spelling
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
 from cognitive_memory.service import StoreContext
-from cognitive_memory.storage import SQLiteMemoryStore, words
+from cognitive_memory.storage import SQLiteMemoryStore, vocabulary
 from cognitive_memory.system import CognitiveSystem
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -120,11 +120,11 @@ def test_lexical_search_scores_every_match_however_old(store: SQLiteMemoryStore)
     assert len(store.words.search("cluster", 50)) == 41
 
 
-def test_the_lexical_index_row_total_follows_stores_and_deletes(store: SQLiteMemoryStore) -> None:
+def test_the_kept_memory_count_follows_stores_and_deletes(store: SQLiteMemoryStore) -> None:
     store.memories.add([memory(f"m{i}", f"note {i}", session=None) for i in range(300)])
     store.memories.delete(["m3", "m7"])
     with store.database._lock:  # the count kept with the document frequencies, as recall reads it
-        total = words.row_total(store.database._conn)
+        total = vocabulary.documents(store.database._conn)
         (counted,) = store.database._conn.execute("SELECT count(*) FROM memories").fetchone()
     assert total == counted == 298
 

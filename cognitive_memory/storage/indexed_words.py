@@ -47,8 +47,7 @@ class IndexedWords:
             if time.monotonic() - self._checked_at < self._recheck:
                 return self._complete
             self._checked_at = time.monotonic()
-            found = self._db.rows("SELECT 1 FROM store_meta WHERE key = ?", (WORDS_COMPLETE,))
-            self._complete = bool(found)
+            self._complete = self._db.read(_marked)
         return self._complete
 
     def mark_complete(self) -> None:

@@ -172,7 +172,7 @@ def _system(directory: Path, encoder: Encoder, meter: _Meter) -> CognitiveSystem
     plain_read = database.read
     # Every read of the records goes through this one method: the bench times it in place.
     database.read = lambda query: meter.read(lambda: plain_read(query))  # type: ignore[method-assign]
-    database._conn.set_trace_callback(meter.trace)
+    database.trace(meter.trace)
     return CognitiveSystem(records, vectors, encoder, Retriever(records, vectors, config))
 
 

@@ -1,4 +1,4 @@
-"""The memory database: one connection, one lock, its transactions and reads.
+"""The memory database: its transactions and reads, on two connections.
 
 Every repository of the store (``sqlite_store.SQLiteMemoryStore``) works through one
 ``Database``; it is the one place where ``sqlite3.Error`` becomes ``StorageError``.
@@ -25,7 +25,13 @@ Setup = Callable[[sqlite3.Connection], object]
 
 
 class Database:
-    """One SQLite file (WAL mode, FULL sync: a commit is durable), opened once per store."""
+    """One SQLite file (WAL mode, FULL sync: a commit is durable), opened once per store.
+
+    Writes, and the reads made inside a write transaction, go through one connection under one
+    lock; every other read goes through a second connection under its own lock. WAL lets that
+    reader see the last commit while a write is under way, so a recall never waits for the
+    bookkeeping of the one before it (access counts and co-recall links, written on a thread
+    while the answer goes out) to sync its commit to disk."""
 
     def __init__(self, path: Path, setup: Sequence[Setup] = ()) -> None:
         """Open ``path`` (creating its directory) and run each of ``setup`` on the connection
@@ -36,9 +42,12 @@ class Database:
             self._conn = connect(path)
             for step in setup:
                 step(self._conn)
+            self._reader = connect(path)
         except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
+        self._read_lock = threading.RLock()
+        self._writing = threading.local()  # ``active`` while this thread is in a write transaction
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     @contextmanager
@@ -48,30 +57,40 @@ class Database:
             self.location.check()
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
+                self._writing.active = True
                 try:
                     yield self._conn
                 except BaseException:
                     self._conn.execute("ROLLBACK")
                     raise
+                finally:
+                    self._writing.active = False
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} refused a write: {exc}") from exc
             self.location.check()  # deleted during the write: say so rather than acknowledge it
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        """What ``query`` reads from the connection, under the lock, in one read transaction: all
-        it reads is one snapshot of the database. A read inside another (or inside a write
-        transaction) joins it."""
-        with self._lock:
+        """What ``query`` reads, in one read transaction: all it reads is one snapshot of the
+        database, the last commit when it began. A read inside another joins it, and a read
+        inside this thread's write transaction joins that (it sees the write's own changes)."""
+        if getattr(self._writing, "active", False):
+            return self._within(self._conn, self._lock, query)
+        return self._within(self._reader, self._read_lock, query)
+
+    def _within(
+        self, conn: sqlite3.Connection, lock: threading.RLock, query: Callable[[sqlite3.Connection], T]
+    ) -> T:
+        with lock:
             try:
-                if self._conn.in_transaction:
-                    return query(self._conn)
-                self._conn.execute("BEGIN")
+                if conn.in_transaction:
+                    return query(conn)
+                conn.execute("BEGIN")
                 try:
-                    return query(self._conn)
+                    return query(conn)
                 finally:
-                    if self._conn.in_transaction:  # an error may have ended it already
-                        self._conn.execute("COMMIT")
+                    if conn.in_transaction:  # an error may have ended it already
+                        conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
 
@@ -83,6 +102,12 @@ class Database:
         """The size of the database file with its WAL and shared-memory files."""
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Have ``callback`` see every statement either connection runs (None: stop)."""
+        for conn in (self._conn, self._reader):
+            conn.set_trace_callback(callback)
+
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._read_lock:
+            self._reader.close()
             self._conn.close()

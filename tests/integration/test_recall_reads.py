@@ -133,8 +133,8 @@ def _recall(
     index = system.vectors
     assert isinstance(index, CountingIndex)
     transactions = Transactions()
-    connection = system.records.database._conn
-    connection.set_trace_callback(transactions.trace)
+    database = system.records.database
+    database.trace(transactions.trace)
     index.calls.clear()
     index.counting = True
     try:
@@ -143,7 +143,7 @@ def _recall(
         )
     finally:
         index.counting = False
-        connection.set_trace_callback(None)
+        database.trace(None)
     return answer, index.calls, transactions
 
 

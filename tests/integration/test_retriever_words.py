@@ -92,13 +92,13 @@ def test_a_recall_reads_nothing_of_fts5(system: CognitiveSystem) -> None:
     read the lexical index (its table, its term lists or a scratch FTS5 table)."""
     ids = _stored(system)
     statements: list[str] = []
-    connection = system.records.database._conn
-    connection.set_trace_callback(statements.append)
+    database = system.records.database
+    database.trace(statements.append)
     try:
         misspelt = system.retrieve("zepplins over the harbour", max_results=3, include_bridges=False)
         spelt = system.retrieve("kafka consumer lag", max_results=3, include_bridges=False)
     finally:
-        connection.set_trace_callback(None)
+        database.trace(None)
 
     assert _first(misspelt) == ids["zeppelin"] and _first(spelt) == ids["kafka"]
     assert any("document_frequencies" in statement for statement in statements)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -82,4 +84,38 @@ def test_a_read_is_one_snapshot_that_reads_inside_it_join(store: SQLiteMemorySto
     assert store.database.read(counted_twice) == (1, 1)  # the nested read saw the same snapshot
     assert store.database.rows("SELECT count(*) FROM memories") == [(0,)]  # a new read sees the write
     assert store.database.read(lambda conn: conn.in_transaction)
-    assert not store.database._conn.in_transaction  # ended with the read
+    assert not store.database._reader.in_transaction  # ended with the read
+
+
+def test_a_read_does_not_wait_for_another_threads_write(store: SQLiteMemoryStore) -> None:
+    """A recall reads while the bookkeeping of the one before it writes (and syncs) on its thread:
+    it sees the last commit at once instead of waiting for the write to end."""
+    store.memories.add([stored_memory("first")])
+    writing, release = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with store.database.transaction() as conn:
+            conn.execute("DELETE FROM memories")
+            writing.set()
+            release.wait(10)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert writing.wait(10)
+        reader = ThreadPoolExecutor(1)
+        seen = reader.submit(store.database.rows, "SELECT count(*) FROM memories")
+        assert seen.result(timeout=5) == [(1,)]  # the last commit, not the write under way
+        reader.shutdown()
+    finally:
+        release.set()
+        writer.join()
+    assert store.database.rows("SELECT count(*) FROM memories") == [(0,)]
+
+
+def test_a_read_inside_a_write_sees_the_write(store: SQLiteMemoryStore) -> None:
+    store.memories.add([stored_memory("first")])
+
+    with store.database.transaction() as conn:
+        conn.execute("DELETE FROM memories")
+        assert store.database.rows("SELECT count(*) FROM memories") == [(0,)]

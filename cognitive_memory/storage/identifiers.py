@@ -27,12 +27,18 @@ def ids_starting_with(conn: sqlite3.Connection, table: IdTable, prefix: str, lim
 def unique_prefix_lengths(conn: sqlite3.Connection, table: IdTable, ids: Sequence[str]) -> dict[str, int]:
     """For each id, how many of its first characters no other id of ``table`` starts with: one
     more than it shares with the ids just before and just after it in order."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return {}
+    # One statement for all of them: its two seeks per id cost less than a statement per id.
+    rows = conn.execute(
+        f"WITH wanted(id) AS (VALUES {','.join(['(?)'] * len(wanted))}) SELECT wanted.id, "
+        f"(SELECT max(id) FROM {table} WHERE id < wanted.id), "
+        f"(SELECT min(id) FROM {table} WHERE id > wanted.id) FROM wanted",
+        wanted,
+    )
     lengths = {}
-    for memory_id in ids:
-        before, after = conn.execute(
-            f"SELECT (SELECT max(id) FROM {table} WHERE id < ?), (SELECT min(id) FROM {table} WHERE id > ?)",
-            (memory_id, memory_id),
-        ).fetchone()
+    for memory_id, before, after in rows:
         shared = max(_common_length(memory_id, other) for other in (before or "", after or ""))
         lengths[memory_id] = min(shared + 1, len(memory_id))
     return lengths

@@ -39,3 +39,14 @@ def test_the_unique_length_is_one_more_than_the_nearest_id_shares(conn: sqlite3.
     assert unique_prefix_lengths(conn, "memories", ["5eed0000-0000-4000-8000-000000000000"]) == {
         "5eed0000-0000-4000-8000-000000000000": 5
     }
+
+
+def test_many_ids_at_once_each_get_their_length(conn: sqlite3.Connection) -> None:
+    many = [f"{n:08x}-0000-4000-8000-000000000000" for n in range(0, 3000 * 4096, 4096)]
+    conn.executemany("INSERT INTO memories VALUES (?)", [(i,) for i in many])
+
+    lengths = unique_prefix_lengths(conn, "memories", [*many, many[0]])
+
+    assert len(lengths) == len(many)
+    assert {lengths[i] for i in many} == {5}  # ids 0x1000 apart differ in their fifth character
+    assert unique_prefix_lengths(conn, "memories", []) == {}

@@ -37,3 +37,23 @@ def test_recording_an_access_strengthens_the_links_of_memories_recalled_together
     graph = store.links.neighbours(["a", "b", "c"])
     assert graph["a"] == [("b", pytest.approx(0.2))] and graph["b"] == [("a", pytest.approx(0.2))]
     assert "c" not in graph
+
+
+def test_the_neighbourhood_keeps_each_pairs_strongest_link_with_and_without_time(
+    store: SQLiteMemoryStore,
+) -> None:
+    store.memories.add([stored_memory(memory_id) for memory_id in ("a", "b", "c", "d", "e")])
+    store.links.connect([("a", "b", 1.0), ("a", "c", 0.5)], "temporal")
+    store.links.connect([("a", "c", 0.3), ("a", "e", 0.2)], "semantic")
+    store.links.strengthen([("a", "c")], 0.1)
+    store.links.link(("d", "a", "relates_to"), None, None)  # a user link counts 0.8 both ways
+    store.links.link(("a", "d", "example_of"), None, None)
+
+    graph, timeless = store.links.neighbourhood(["a", "b", "d"])
+
+    # Neighbours in the order of their ids; a pair linked only in time is not timeless.
+    assert graph["a"] == [("b", 1.0), ("c", 0.5), ("d", 0.8), ("e", pytest.approx(0.2))]
+    assert timeless["a"] == [("c", 0.3), ("d", 0.8), ("e", pytest.approx(0.2))]
+    assert graph["b"] == [("a", 1.0)] and "b" not in timeless
+    assert graph["d"] == timeless["d"] == [("a", 0.8)]
+    assert "c" not in graph  # only the ids asked for

@@ -72,9 +72,8 @@ class BackgroundIndexer:
         self._closed = False
         self.builds = 0  # swapped in by this process
         self.last_timings: tuple[float, float] | None = None  # the last build's and swap's seconds
-        self._first_look = threading.Timer(FIRST_LOOK_SECONDS, self.check)
-        self._first_look.daemon = True
-        self._first_look.start()
+        self._first_look = _look_after(FIRST_LOOK_SECONDS, self.check)
+        self._after_bulk: threading.Timer | None = None
         store.watcher = self
 
     @property
@@ -93,7 +92,14 @@ class BackgroundIndexer:
 
     def wrote(self, count: int) -> None:
         if count > BULK_WRITE:
+            # A bulk path that builds no index at its end (the words of an older store, written
+            # in the background) leaves it to the look made once its writes have stopped.
             self._bulk_at = time.monotonic()
+            with self._lock:
+                if self._after_bulk is not None:
+                    self._after_bulk.cancel()
+                if not self._closed:
+                    self._after_bulk = _look_after(BULK_QUIET_SECONDS + 1.0, self.check)
             return
         self._since_check += count
         if self._since_check >= self._check_every:
@@ -169,6 +175,8 @@ class BackgroundIndexer:
         with self._lock:
             self._closed = True
             child = self._child
+            if self._after_bulk is not None:
+                self._after_bulk.cancel()
         if child is not None:
             with contextlib.suppress(ProcessLookupError):
                 child.terminate()
@@ -176,6 +184,14 @@ class BackgroundIndexer:
                 child.wait(timeout=10)
             shutil.rmtree(self.built_path, ignore_errors=True)
         self._store.drop_journal()
+
+
+def _look_after(seconds: float, look: Callable[[], object]) -> threading.Timer:
+    """``look`` run on a daemon thread in ``seconds`` (cancel the timer to drop it)."""
+    timer = threading.Timer(seconds, look)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def build(db: Path, into: Path) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import shutil
 import threading
@@ -24,6 +25,7 @@ from cognitive_memory.index.edge_layout import (
     stored_datatype,
     vectors_of,
 )
+from cognitive_memory.index.edge_unindexed import UnindexedPoints
 from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
@@ -83,6 +85,7 @@ class EdgeVectorStore:
         # Held around every use of the shard, so that ``adopt`` swaps it between two calls.
         self._swap = threading.RLock()
         self._journal: list[qe.UpdateOperation] | None = None
+        self._unindexed = UnindexedPoints(path)
         self.watcher: IndexWatcher | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         # The owner holds this lock from before opening the shard until after it is flushed and
@@ -163,12 +166,12 @@ class EdgeVectorStore:
             return
         check_points(points, self._dimension)  # Edge raises a bare ValueError on an id it cannot parse
         batch = [qe.Point(p.id, vectors_of(p), dict(p.payload)) for p in points]
-        self._write(qe.UpdateOperation.upsert_points(batch), len(batch))
+        self._write(qe.UpdateOperation.upsert_points(batch), [p.id for p in points])
 
     def delete(self, ids: Sequence[str]) -> None:
         held: list[Any] = [point_id for point_id in ids if is_point_id(point_id)]
         if held:
-            self._write(qe.UpdateOperation.delete_points(held), len(held))
+            self._write(qe.UpdateOperation.delete_points(held), held, deleted=True)
 
     def update_words(self, words: Mapping[str, SparseVector]) -> list[str]:
         asked = [point_id for point_id in words if is_point_id(point_id)]
@@ -185,23 +188,31 @@ class EdgeVectorStore:
     def _write_words(self, words: Mapping[str, SparseVector], ids: Sequence[str]) -> None:
         worded = [qe.PointVectors(i, {WORDS: edge_words(words[i])}) for i in ids if words[i]]
         unworded: list[Any] = [point_id for point_id in ids if not words[point_id]]
+        # Either write moves the point out of an indexed segment, as an upsert does.
         if worded:
-            self._write(qe.UpdateOperation.update_vectors(worded), len(worded))
+            self._write(qe.UpdateOperation.update_vectors(worded), [i for i in ids if words[i]])
         if unworded:
-            self._write(qe.UpdateOperation.delete_vectors(unworded, [WORDS]), len(unworded))
+            self._write(qe.UpdateOperation.delete_vectors(unworded, [WORDS]), unworded)
 
-    def _write(self, operation: qe.UpdateOperation, count: int) -> None:
+    def _write(self, operation: qe.UpdateOperation, ids: Sequence[str], *, deleted: bool = False) -> None:
         with self._swap:
             self._call("update", operation)
             if self._journal is not None:
                 self._journal.append(operation)
+            self._unindexed.wrote(ids, deleted=deleted)
         if self.watcher is not None:
-            self.watcher.wrote(count)
+            self.watcher.wrote(len(ids))
 
     def unindexed(self) -> tuple[int, int]:
-        """(points, points searched exactly because no HNSW index covers them yet)."""
+        """(points, points searched exactly because no HNSW index covers them yet): Edge's count,
+        or the points written since the index last covered them if more (``edge_unindexed``);
+        old copies in excess of the points show at least as many moved."""
         shard = self._call("info")
-        return shard.points_count, shard.points_count - self._indexed_dense(shard)
+        points = int(shard.points_count)
+        counted = points - self._indexed_dense(shard)
+        with self._swap:
+            written = self._unindexed.count()
+        return points, min(points, max(counted, -counted, written))
 
     def worded(self) -> int:
         """How many points have words (a sparse vector)."""
@@ -216,10 +227,12 @@ class EdgeVectorStore:
         SQLite (a write recorded twice is harmless: upserts and deletes are idempotent)."""
         with self._swap:
             self._journal = []
+            self._unindexed.journal()
 
     def drop_journal(self) -> None:
         with self._swap:
             self._journal = None
+            self._unindexed.drop_journal()
 
     def adopt(self, built: Path) -> None:
         """Serve the shard in ``built`` (made by ``journal``'s caller from SQLite, indexed) from
@@ -242,6 +255,7 @@ class EdgeVectorStore:
                 # The served shard (it got every write, the journal only copied them) serves on.
                 self._shard = self._open()
                 raise StorageError(f"Could not swap in the index built in {built}: {exc}") from exc
+            self._unindexed.adopted()  # the built shard's index covers all but the journal's writes
         shutil.rmtree(self.previous_path, ignore_errors=True)
 
     def _take(self, built: Path) -> None:
@@ -316,12 +330,13 @@ class EdgeVectorStore:
 
     def info(self) -> VectorStoreInfo:
         shard = self._call("info")
+        points, unindexed = self.unindexed()
         size = sum(
             f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file()
         )  # allocated, not sparse size
         details = {
             "segments": shard.segments_count,
-            "indexed_vectors": self._indexed_dense(shard),
+            "indexed_vectors": points - unindexed,
             "worded_points": self.worded(),
             "payload_indexes": sorted(shard.payload_schema),
         }
@@ -338,10 +353,11 @@ class EdgeVectorStore:
         the GIL while it runs (seconds to tens of seconds for a large store: docs/performance.md,
         "Measurements behind the code"), so only bulk paths call this.
         """
-        shard = self._call("info")
-        if shard.points_count - self._indexed_dense(shard) < min_unindexed:
+        if self.unindexed()[1] < min_unindexed:
             return False
-        self._call("optimize")
+        with self._swap:
+            self._call("optimize")
+            self._unindexed.indexed()
         return True
 
     def close(self) -> None:
@@ -351,6 +367,8 @@ class EdgeVectorStore:
             with self._swap:
                 self._call("flush")
                 self._shard.close()
+                with contextlib.suppress(OSError):  # a count lost leaves Edge's own
+                    self._unindexed.save()
         finally:
             self._release()
 

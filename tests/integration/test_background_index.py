@@ -21,6 +21,7 @@ from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorPoint
 from cognitive_memory.index.shared_store import SharedVectorStore
+from cognitive_memory.index.sparse import SparseVector
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
@@ -189,3 +190,51 @@ def _unit(axis: int) -> np.ndarray:
     vector = np.zeros(384, dtype=np.float32)
     vector[axis] = 1.0
     return vector
+
+
+def test_points_written_again_are_unindexed_until_the_optimizers_index_them(tmp_path: Path) -> None:
+    """Writing a point again (its words, as an older store's upgrade does, or itself, as
+    ``doctor --repair`` does) moves it out of the HNSW index; Edge still counts its old copy as
+    indexed, and the rebuild after a repair skipped indexing, leaving every point searched exactly."""
+    path = tmp_path / "vectors"
+    ids = [_uuid(n) for n in range(800)]
+    rng = np.random.default_rng(7)
+    store = EdgeVectorStore(path, 384)
+    try:
+        store.upsert([VectorPoint(i, _normalised(rng.normal(size=384)), {}) for i in ids])
+        assert store.build_index(0) and store.unindexed() == (800, 0)
+        store.update_words({i: SparseVector((n % 50,), (1.0,)) for n, i in enumerate(ids)})
+        assert store.unindexed() == (800, 800)
+        assert store.info().details["indexed_vectors"] == 0
+    finally:
+        store.close()
+    reopened = EdgeVectorStore(path, 384)  # the next process that opens the shard knows it too
+    try:
+        assert reopened.unindexed() == (800, 800)
+        assert reopened.build_index(700)
+        assert reopened.unindexed() == (800, 0)
+        assert reopened.info().details["indexed_vectors"] == 800
+    finally:
+        reopened.close()
+
+
+@pytest.mark.subprocess
+def test_a_bulk_write_that_builds_no_index_gets_it_built_once_it_stops(
+    system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(background_module, "BULK_QUIET_SECONDS", 0.5)
+    indexer = _indexer(system)
+    ids = [outcome.memory.id for outcome in system.store_many([f"bulk note {n}" for n in range(800)])]
+    local = system.vectors._local  # noqa: SLF001 - this process owns the shard in these tests
+    assert isinstance(local, EdgeVectorStore)
+    assert local.build_index(0) and local.unindexed() == (800, 0)
+    for start in range(0, 800, 256):  # the words of an older store, built in batches
+        local.update_words({i: SparseVector((1,), (1.0,)) for i in ids[start : start + 256]})
+
+    _wait_for_build(indexer)
+
+    assert system.vectors.info().details["indexed_vectors"] == 800
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    return np.asarray(vector / np.linalg.norm(vector), dtype=np.float32)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Collection
 from pathlib import Path
 
 __all__ = ["UnindexedPoints"]
@@ -28,7 +28,7 @@ class UnindexedPoints:
         self._since_journal: set[str] | None = None
         self._carried = _read_count(self._file)  # left by the process that had the shard before
 
-    def wrote(self, ids: Iterable[str], *, deleted: bool = False) -> None:
+    def wrote(self, ids: Collection[str], *, deleted: bool = False) -> None:
         """Points written (or ``deleted``: no longer searched at all)."""
         for written in (self._written, self._since_journal):
             if written is not None:

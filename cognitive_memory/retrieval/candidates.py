@@ -32,13 +32,16 @@ logger = logging.getLogger(__name__)
 class RecallQuery:
     """A query as the search takes it: its ``terms`` (corrected against the store's vocabulary),
     ``searched`` the filter the index applies (None when every memory passes), ``session`` the
-    vectors searched exactly under a session filter (else None), and ``words`` the sparse vector
-    of its terms when the index searches the words (else None: FTS5 does)."""
+    vectors searched exactly under a session filter (else None), ``words`` the sparse vector
+    of its terms when the index searches the words (else None: FTS5 does), and ``counts`` the
+    store's memories and how many hold each of its terms (the words' rarity, which the index's
+    query and the relevance floor's word shares both weigh)."""
 
     terms: QueryTerms
     searched: VectorFilter | None
     session: dict[str, Vector] | None
     words: SparseVector | None
+    counts: tuple[int, dict[str, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +71,9 @@ def read_query(
     searched = records.memories.index_filter(where)
     session = session_vectors(records.memories, where)
     terms = records.words.query_terms(text)
-    words = None
-    if words_in_index and session is None:
-        words = words_query(terms, *records.words.document_counts(query_stems(terms)))
-    return RecallQuery(terms, searched, session, words)
+    counts = records.words.document_counts(query_stems(terms))
+    words = words_query(terms, *counts) if words_in_index and session is None else None
+    return RecallQuery(terms, searched, session, words, counts)
 
 
 def search(vectors: VectorStore, query: RecallQuery, vector: Vector, pool: int) -> Search:

@@ -4,7 +4,7 @@ another)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
@@ -71,8 +71,14 @@ class WordReads(Protocol):
         """The ``limit`` best word matches of the query's terms as (memory id, score), best first."""
         ...
 
-    def shares(self, query: QueryTerms, rows: Sequence[RankingRow]) -> dict[str, float]:
-        """Each memory's share of the query's words, weighted by rarity."""
+    def shares(
+        self,
+        query: QueryTerms,
+        rows: Sequence[RankingRow],
+        counts: tuple[int, Mapping[str, int]] | None = None,
+    ) -> dict[str, float]:
+        """Each memory's share of the query's words, weighted by rarity (``counts``: the
+        ``document_counts`` of the query's terms, when already read)."""
         ...
 
     def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:

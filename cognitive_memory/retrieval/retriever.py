@@ -10,7 +10,6 @@ from datetime import datetime
 from functools import partial
 
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
-from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
@@ -144,7 +143,7 @@ class Retriever:
         activation = self._activation(fused, conversation)
         rows = self._rows(fused, activation, where)
         scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
-        best = self._floor(asked.terms, scored, fused, activation, conversation, max_results)
+        best = self._floor(asked, scored, fused, activation, conversation, max_results)
         return self._returned(best)
 
     def _spread(
@@ -225,7 +224,7 @@ class Retriever:
 
     def _floor(
         self,
-        terms: QueryTerms,
+        asked: RecallQuery,
         scored: Scored,
         fused: Fused,
         activation: _Activation,
@@ -235,7 +234,7 @@ class Retriever:
         """The relevance floor: the best ``limit`` scored memories that pass it
         (retrieval/floor.py), in order, each score completed with the evidence the floor read."""
         cfg = self.config
-        shares = self._words.shares(terms, [row for row, _ in scored])
+        shares = self._words.shares(asked.terms, [row for row, _ in scored], asked.counts)
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), cfg.floor.word_weight)
             for row, score in scored

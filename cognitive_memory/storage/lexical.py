@@ -7,7 +7,7 @@ query word before it sorts, so its cost grows with the matches; the vector index
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.storage import words as word_sql
@@ -111,17 +111,27 @@ class Words:
         """True when the vector index holds every memory's words (``indexed_words``; cached)."""
         return self._indexed.complete()
 
-    def shares(self, query: str | QueryTerms, rows: Sequence[RankingRow]) -> dict[str, float]:
+    def shares(
+        self,
+        query: str | QueryTerms,
+        rows: Sequence[RankingRow],
+        counts: tuple[int, Mapping[str, int]] | None = None,
+    ) -> dict[str, float]:
         """Each memory's share of the query's words, weighted by rarity (``storage/words.py``; a
-        text is read with ``query_terms``); memories holding none of them are left out."""
+        text is read with ``query_terms``; ``counts``: the ``document_counts`` of its terms, when
+        the caller read them already); memories holding none of them are left out."""
         terms = self.query_terms(query) if isinstance(query, str) else query
-        return self._db.read(lambda conn: self._shares(conn, terms, rows))
+        return self._db.read(lambda conn: self._shares(conn, terms, rows, counts))
 
     def _shares(
-        self, conn: sqlite3.Connection, query: QueryTerms, rows: Sequence[RankingRow]
+        self,
+        conn: sqlite3.Connection,
+        query: QueryTerms,
+        rows: Sequence[RankingRow],
+        counts: tuple[int, Mapping[str, int]] | None,
     ) -> dict[str, float]:
         missing = [row for row in rows if row.terms is None]
         found = word_sql.terms_of([row.content for row in missing])
         terms = {row.id: row.terms for row in rows if row.terms is not None}
         terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
-        return word_sql.word_shares(conn, query, terms)
+        return word_sql.word_shares(conn, query, terms, counts)

@@ -73,18 +73,22 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int
 
 
 def word_shares(
-    conn: sqlite3.Connection, query: QueryTerms, terms: Mapping[str, frozenset[str]]
+    conn: sqlite3.Connection,
+    query: QueryTerms,
+    terms: Mapping[str, frozenset[str]],
+    counts: tuple[int, Mapping[str, int]] | None = None,
 ) -> dict[str, float]:
     """Each memory's word share of the query's words (see the module docstring), from its terms
     (``terms``: id -> the terms of its text, as ``terms_of`` gives them); memories that hold none
     of the words are left out. A corrected word (``core/spelling.py``) weighs as rare as its most
-    held spelling, and a memory holding a correction gets the correction's weight of it."""
+    held spelling, and a memory holding a correction gets the correction's weight of it.
+    ``counts``: the ``document_counts`` of the query's terms, when the caller read them already."""
     if not query.words or not terms:
         return {}
     spellings = list(dict.fromkeys(term for word in query.words for term, _ in word.terms))
     stems = dict(zip(spellings, terms_of(spellings), strict=True))
     known = sorted(set().union(*stems.values()))
-    total, frequency = document_counts(conn, known)
+    total, frequency = document_counts(conn, known) if counts is None else counts
     slots = []
     for word in query.words:
         options = [(stems[term], weight) for term, weight in word.terms]

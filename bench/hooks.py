@@ -18,15 +18,15 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from bench.corpus import memory_texts, query_texts
-from bench.latency import RESULTS, percentiles
+from bench.latency import RESULTS, percentiles, progress
 from bench.stdio import MEMORY_SYSTEM, StdioServer
 from cognitive_memory.main import build_system, model_encoder
 from cognitive_memory.settings import Settings
@@ -145,8 +145,7 @@ def run(count: int, runs: int, cold_runs: int) -> dict[str, Any]:
     }
 
 
-def _progress(message: str) -> None:
-    print(f"[bench hooks] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
+_progress = partial(progress, "hooks")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

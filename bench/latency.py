@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -24,10 +25,15 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 
-__all__ = ["main", "percentiles", "run", "through_mcp", "time_each"]
+__all__ = ["main", "percentiles", "progress", "run", "through_mcp", "time_each"]
 
 RESULTS = Path(__file__).parent / "results"
 INGEST_CHUNK = 1000
+
+
+def progress(bench: str, message: str) -> None:
+    """A benchmark's progress line, on stderr (its report goes to stdout)."""
+    print(f"[bench {bench}] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
 
 
 def percentiles(samples: Sequence[float]) -> dict[str, float]:

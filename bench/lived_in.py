@@ -31,14 +31,14 @@ import argparse
 import json
 import shutil
 import sqlite3
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.latency import RESULTS, percentiles, time_each
+from bench.latency import RESULTS, percentiles, progress, time_each
 from bench.locomo import DEFAULT_DATA, questions, turns
 from bench.stdio import StdioServer, words_env
 from cognitive_memory.main import model_encoder
@@ -202,8 +202,7 @@ def run(
     }
 
 
-def _progress(message: str) -> None:
-    print(f"[bench lived-in] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
+_progress = partial(progress, "lived-in")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -26,17 +26,17 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from qdrant_client import QdrantClient
 
-from bench.latency import RESULTS
+from bench.latency import RESULTS, progress
 from bench.lived_in import cycled_turns
 from bench.locomo import DEFAULT_DATA, questions
 from bench.words import CHUNK, FirstPassEncoder
@@ -239,8 +239,7 @@ def _recalls(
     }
 
 
-def _progress(message: str) -> None:
-    print(f"[bench server] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
+_progress = partial(progress, "server")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ import anyio
 from bench import stdio
 from bench.corpus import memory_texts, query_texts
 from bench.encoders import compare
-from bench.latency import RESULTS, through_mcp
+from bench.latency import RESULTS, progress, through_mcp
 from bench.stdio import words_env
 from cognitive_memory.encoding import Encoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.settings import Settings
@@ -109,8 +109,7 @@ def _ratio(calls: dict[str, float], encodings: dict[str, float]) -> float:
     return round(calls["p50_ms"] / encodings["p50_ms"], 2)
 
 
-def _progress(message: str) -> None:
-    print(f"[bench suite] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
+_progress = partial(progress, "suite")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

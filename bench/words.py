@@ -42,13 +42,14 @@ import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import qdrant_edge as qe
 
-from bench.latency import RESULTS, percentiles, time_each
+from bench.latency import RESULTS, percentiles, progress, time_each
 from bench.lived_in import cycled_turns
 from bench.locomo import DEFAULT_DATA, questions
 from cognitive_memory.core.memory import Vector
@@ -269,8 +270,7 @@ def _ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
     return round(statistics.median(numerator) / statistics.median(denominator), 2)
 
 
-def _progress(message: str) -> None:
-    print(f"[bench words] {message}", file=sys.stderr, flush=True)  # noqa: T201 - progress on stderr
+_progress = partial(progress, "words")
 
 
 def _in_own_process(count: int, args: argparse.Namespace) -> dict[str, Any]:

@@ -207,7 +207,10 @@ class EdgeVectorStore:
         """(points, points searched exactly because no HNSW index covers them yet): Edge's count,
         or the points written since the index last covered them if more (``edge_unindexed``);
         old copies in excess of the points show at least as many moved."""
-        shard = self._call("info")
+        return self._unindexed_in(self._call("info"))
+
+    def _unindexed_in(self, shard: Any) -> tuple[int, int]:
+        """``unindexed`` from the shard's ``info``."""
         points = int(shard.points_count)
         counted = points - self._indexed_dense(shard)
         with self._swap:
@@ -330,7 +333,7 @@ class EdgeVectorStore:
 
     def info(self) -> VectorStoreInfo:
         shard = self._call("info")
-        points, unindexed = self.unindexed()
+        points, unindexed = self._unindexed_in(shard)
         size = sum(
             f.stat().st_blocks * 512 for f in self.path.rglob("*") if f.is_file()
         )  # allocated, not sparse size

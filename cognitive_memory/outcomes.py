@@ -60,3 +60,5 @@ class SystemStatus:
     configuration: dict[str, Any] = field(default_factory=dict)
     # (memories whose words the index holds, memories) while an older store's are built.
     words_index: tuple[int, int] | None = None
+    # (memories whose words are weighed again, memories) while a drifted large store's are.
+    words_reweighing: tuple[int, int] | None = None

@@ -44,9 +44,10 @@ COPY_BATCH = 500
 # are searched exactly. Building merges into one segment, so its cost grows with the whole store
 # (11-45 s at 100k here): the share keeps the rebuilds geometric instead of one per bulk load.
 INDEX_MIN_UNINDEXED = 5_000
-# Stores up to this many memories have their words weighted again as they are written, when the
-# average length drifts (``IndexReplication._weigh_again_if_drifted``).
-REWEIGH_INLINE = 20_000
+# Stores up to this many memories have their words weighted again in the store call that finds the
+# average length drifted (under half a second here); larger ones in the background
+# (``IndexReplication._weigh_again_if_drifted``).
+REWEIGH_INLINE = 2_000
 INDEX_UNINDEXED_SHARE = 0.2
 
 
@@ -148,6 +149,7 @@ def copy_vectors(
     rejected: dict[str, str] = {}
     done = without_vector = 0
     records.word_documents.reweigh()
+    records.indexed_words.drop_reweigh()  # every memory is weighed against that average here
     for batch in records.memories.batches(batch_size):
         points = worded_points(records, batch)
         refused = upsert_indexable(target, points)
@@ -223,13 +225,14 @@ class IndexReplication:
     def _weigh_again_if_drifted(self) -> None:
         """Write every memory's words again, against the store's average length now, once that
         average has drifted from the one they were weighted with (``index/sparse.drifted``).
-        It drifts fast while a store is small (cheap to rewrite) and slowly once it is large;
-        a store above ``REWEIGH_INLINE`` memories waits for a rebuild instead (issue #29: in
-        the background)."""
+        It drifts fast while a store is small (cheap to rewrite, here) and slowly once it is
+        large: above ``REWEIGH_INLINE`` memories the new average is taken at once and the words
+        are weighed again in the background (``words_upgrade.py``), so no store call waits."""
         documents = self._records.word_documents
         if not documents.drifted():
             return
         if self._memories.counts().total > REWEIGH_INLINE:
+            documents.reweigh(in_background=True)
             return
         documents.reweigh()
         for batch in self._memories.batches(COPY_BATCH):

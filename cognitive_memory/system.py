@@ -369,6 +369,7 @@ class CognitiveSystem:
             encoder_ready=self.encoder.is_ready,
             configuration=dict(self.configuration),
             words_index=self.words_upgrade.progress(),
+            words_reweighing=self.words_upgrade.reweigh_progress(),
         )
 
     def close(self) -> None:

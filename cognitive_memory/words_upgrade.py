@@ -1,4 +1,5 @@
-"""The words of a store made before they were indexed, built in the background.
+"""The words of a store made before they were indexed, built in the background; and every
+memory's words weighed again there once a large store's average length drifts.
 
 A store made by a release before the word vectors has points that carry only the meaning. Its
 memories' words are weighed from SQLite (``word_vectors.words_of``) and written alone
@@ -10,6 +11,13 @@ and recall searches the words in the index only once the marker is there (FTS5 u
 A store or an edit racing with a batch writes its own words; the batch reads the texts it weighed
 again after writing, and writes again those that changed meanwhile, so its write never leaves
 older words over newer ones. A point the index lacks is left to the outbox, which writes it whole.
+
+The same thread, once the build is done, stays to weigh the words again: a store above
+``replication.REWEIGH_INLINE`` memories whose average length drifts takes the new average at once
+and leaves this pass to write every memory's words against it (``storage/indexed_words.py``:
+``REWEIGH_THROUGH``), batch by batch as the build does, while recall goes on in the index. The
+thread looks for a pass every ``IDLE_SECONDS``, so a pass another process started is taken up by
+the process that owns the index.
 """
 
 from __future__ import annotations
@@ -66,17 +74,23 @@ class WordsUpgrade:
         self._vectors = vectors
         self._batch_size = batch_size
         self._stop = threading.Event()
+        self._idle = threading.Event()
         self._thread: threading.Thread | None = None
 
     def progress(self) -> WordsProgress | None:
         """(memories whose words are in the index, memories), or None once all are."""
         return self._indexed.progress()
 
+    def reweigh_progress(self) -> WordsProgress | None:
+        """(memories whose words are weighed again, memories) while a pass runs, else None."""
+        return self._indexed.reweigh_progress()
+
     def step(self) -> bool:
-        """Write the words of the next batch and advance the watermark (or, past the last memory,
-        set the marker); True while memories remain. Raises StorageError when the index fails."""
+        """Write the words of the next batch of the build, or else of a pass weighing them again,
+        and advance its watermark (past the last memory: set the marker, or end the pass); True
+        while memories remain. Raises StorageError when the index fails."""
         if self._indexed.complete():
-            return False
+            return self._reweigh_step()
         batch = self._indexed.next_batch(self._batch_size)
         if not batch:
             self._indexed.mark_complete()
@@ -84,6 +98,20 @@ class WordsUpgrade:
             return False
         if self._write([memory_id for _, memory_id in batch]):
             self._indexed.advance(batch[-1][0])
+        return True
+
+    def _reweigh_step(self) -> bool:
+        """One batch of the pass weighing the words again, if one is under way."""
+        under_way = self._indexed.reweigh_batch(self._batch_size)
+        if under_way is None:
+            return False
+        read, batch = under_way
+        if not batch:
+            self._indexed.end_reweigh(read)
+            logger.info("Every memory's words are weighed against the store's average length again")
+            return False
+        if self._write([memory_id for _, memory_id in batch]):
+            self._indexed.advance_reweigh(read, batch[-1][0])
         return True
 
     def _write(self, ids: Sequence[str]) -> bool:
@@ -107,9 +135,9 @@ class WordsUpgrade:
         return self._documents.weighting_average(), self._documents.of(list(ids))
 
     def start(self, owns_index: Callable[[], bool], delay: float = START_DELAY) -> None:
-        """Build on a thread of its own, ``delay`` seconds from now, while ``owns_index()`` (the
-        process that owns the index builds; the others wait); nothing starts once complete."""
-        if self._indexed.complete() or self._thread is not None:
+        """Build, then weigh again when asked, on a thread of its own, from ``delay`` seconds from
+        now, while ``owns_index()`` (the process that owns the index writes; the others wait)."""
+        if self._thread is not None:
             return
         self._thread = threading.Thread(
             target=self._run, args=(owns_index, delay), name="words-upgrade", daemon=True
@@ -124,23 +152,21 @@ class WordsUpgrade:
                 continue
             started = time.monotonic()
             try:
-                if not self.step():
-                    return
+                more = self.step()
             except StorageError as exc:
                 failures += 1
                 wait = min(LONGEST_IDLE, IDLE_SECONDS * 2 ** (failures - 1))
                 log = logger.warning if failures == 1 else logger.debug
-                log("Building the words in the vector index waits %.0f s (recall uses FTS5): %s", wait, exc)
+                log("Writing the words in the vector index waits %.0f s: %s", wait, exc)
                 continue
             failures = 0
-            wait = max(PAUSE_SECONDS, time.monotonic() - started)
+            (self._idle.clear if more else self._idle.set)()
+            wait = max(PAUSE_SECONDS, time.monotonic() - started) if more else IDLE_SECONDS
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait up to ``timeout`` seconds for the build's thread to end; True when it has (or
-        none was started)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return self._thread is None or not self._thread.is_alive()
+        """Wait up to ``timeout`` seconds until the thread has nothing left to write (the build
+        done, no pass under way when it last looked); True when so, or when none was started."""
+        return self._thread is None or self._idle.wait(timeout)
 
     def close(self) -> None:
         """Stop the build (a batch under way finishes first); SQLite keeps where it was."""

@@ -73,6 +73,11 @@ class StatusResult(BaseModel):
     words_index: dict[str, int] | None = Field(
         default=None, description="While an older store's words are built into the index: done, total."
     )
+    words_reweighing: dict[str, int] | None = Field(
+        default=None,
+        description="While every memory's words are weighed again against the store's average length "
+        "(recall goes on): done, total.",
+    )
 
 
 class EncoderOut(BaseModel):
@@ -126,6 +131,7 @@ def _status_out(
         configuration=_configuration(found, detailed, session_id),
         last_consolidation=last_consolidation_out(meta),
         words_index=_words_out(found.words_index),
+        words_reweighing=_words_out(found.words_reweighing),
     )
 
 
@@ -148,13 +154,21 @@ def _configuration(found: SystemStatus, detailed: bool, session_id: str) -> dict
     return configuration
 
 
-def _words_lines(words: dict[str, int] | None) -> list[str]:
-    """The line of an older store's words being built into the index (none once they are)."""
-    if words is None:
-        return []
-    return [
-        f"  Words in Index: {words['done']:,} of {words['total']:,} memories (building; recall uses SQLite)"
-    ]
+def _words_lines(words: dict[str, int] | None, reweighing: dict[str, int] | None) -> list[str]:
+    """The line of an older store's words being built into the index, and of the words being
+    weighed again (none once done)."""
+    lines = []
+    if words is not None:
+        lines.append(
+            f"  Words in Index: {words['done']:,} of {words['total']:,} memories "
+            "(building; recall uses SQLite)"
+        )
+    if reweighing is not None:
+        lines.append(
+            f"  Words Weighed Again: {reweighing['done']:,} of {reweighing['total']:,} memories "
+            "(the store's average length moved; recall goes on)"
+        )
+    return lines
 
 
 def format_status(result: StatusResult) -> str:
@@ -185,7 +199,7 @@ def format_status(result: StatusResult) -> str:
         f"  Index Size: {storage.storage_size_mb:.1f} MB",
         f"  Database: {storage.database_path} ({storage.database_size_mb:.1f} MB)",
         f"  Pending Vector Writes: {storage.pending_vector_writes}",
-        *_words_lines(result.words_index),
+        *_words_lines(result.words_index, result.words_reweighing),
         "",
         "Recent Activity:",
     ]

@@ -17,6 +17,7 @@ from functools import partial
 
 from cognitive_memory.index.sparse import drifted
 from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.indexed_words import begin_reweigh
 
 __all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length"]
 
@@ -71,15 +72,18 @@ class WordDocuments:
         """The store's average combined length now (a point read of FTS5's counts)."""
         return self._db.read(average_length)
 
-    def reweigh(self) -> float:
+    def reweigh(self, *, in_background: bool = False) -> float:
         """Take the store's current average as the reference (before every vector is weighted
-        again, as a rebuild does); returns it."""
+        again, as a rebuild does); returns it. ``in_background``: the same transaction starts the
+        pass that weighs every memory's words again (``storage/indexed_words.py``)."""
         average = self.current_average()
         with self._db.transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
                 (WEIGHTING_AVERAGE, repr(average)),
             )
+            if in_background:
+                begin_reweigh(conn)
         return average
 
 

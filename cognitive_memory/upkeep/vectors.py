@@ -147,8 +147,17 @@ def check_words(system: CognitiveSystem) -> CheckResult:
     older store's: ``words_upgrade.py``)."""
     try:
         progress = system.words_upgrade.progress()
+        reweighing = system.words_upgrade.reweigh_progress()
     except StorageError as exc:
         return CheckResult("words", "fail", exc.message)
+    if progress is None and reweighing is not None:
+        done, total = reweighing
+        return CheckResult(
+            "words",
+            "ok",
+            f"every memory's words are in the vector index; weighed again against the store's "
+            f"average length in the background: {done:,} of {total:,}",
+        )
     if progress is None:
         return CheckResult("words", "ok", "every memory's words are in the vector index")
     done, total = progress

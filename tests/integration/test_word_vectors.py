@@ -3,12 +3,14 @@ written with the memory, again when a neighbour in time changes, and rebuilt fro
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from qdrant_client import QdrantClient
 
+from cognitive_memory import replication, words_upgrade
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.terms import terms
 from cognitive_memory.encoding import HashEncoder
@@ -19,6 +21,8 @@ from cognitive_memory.index.sparse import query_vector
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
+from cognitive_memory.upkeep.vectors import check_words
+from cognitive_memory.words_upgrade import WordsUpgrade
 
 Opener = Callable[[], CognitiveSystem]
 
@@ -189,3 +193,114 @@ def test_words_are_weighted_again_once_the_average_length_drifts(opener: Opener)
     assert documents.weighting_average() == pytest.approx(documents.current_average())
     assert documents.weighting_average() > 2.0
     assert _matches(system, "kafka")[short.id] > matches[short.id]  # shorter than average now
+
+
+def _drifted_large_store(system: CognitiveSystem) -> tuple[list[str], list[str]]:
+    """Two short notes, then a long one that drifts the average length; the long one is stored
+    with every write of points recorded. Returns the long one's id with the points written by
+    that store call, and the short notes' ids."""
+    shorts = [
+        system.store(text, session_id=session).memory
+        for text, session in (("kafka lag", "s"), ("kafka consumer", "t"))
+    ]
+    before = _matches(system, "kafka")
+    written: list[str] = []
+    upsert = system.vectors.upsert
+
+    def record(points: Sequence[VectorPoint]) -> None:
+        written.extend(point.id for point in points)
+        upsert(points)
+
+    system.vectors.upsert = record  # type: ignore[method-assign]
+    try:
+        long = system.store("a much longer note about " + "many different words " * 8, session_id="u").memory
+    finally:
+        del system.vectors.upsert  # type: ignore[method-assign]
+    assert {m.id for m in shorts} <= set(before)
+    return [long.id, *written], [m.id for m in shorts]
+
+
+@pytest.fixture
+def large(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stores of more than one memory weigh their words again in the background."""
+    monkeypatch.setattr(replication, "REWEIGH_INLINE", 1)
+
+
+@pytest.mark.usefixtures("large")
+def test_a_large_store_takes_the_new_average_at_once_and_weighs_the_words_again_in_the_background(
+    opener: Opener,
+) -> None:
+    system = opener()
+    documents = system.records.word_documents
+    (long_id, *written), shorts = _drifted_large_store(system)
+
+    # The store call wrote its own point only; the others still have their old words.
+    assert written == [long_id]
+    assert documents.weighting_average() == pytest.approx(documents.current_average())
+    assert system.status().words_reweighing == (0, 3)
+    assert check_words(system).detail.endswith(
+        "weighed again against the store's average length in the background: 0 of 3"
+    )
+    during = _matches(system, "kafka")
+
+    while system.words_upgrade.step():
+        pass
+
+    after = _matches(system, "kafka")
+    assert system.status().words_reweighing is None
+    assert all(after[i] > during[i] for i in shorts)  # shorter than the average now
+    system.rebuild_index()  # weighs every memory against the same average
+    assert _matches(system, "kafka") == pytest.approx(after)
+
+
+@pytest.mark.usefixtures("large")
+def test_a_pass_stopped_half_way_goes_on_in_the_next_process(opener: Opener) -> None:
+    system = opener()
+    _, (first, second) = _drifted_large_store(system)
+    assert WordsUpgrade(system.records, system.vectors, batch_size=1).step()
+
+    reopened = opener()
+    assert reopened.status().words_reweighing == (1, 3)
+    during = _matches(reopened, "kafka")  # the first short note is weighed again, the second not
+    while WordsUpgrade(reopened.records, reopened.vectors, batch_size=1).step():
+        pass
+
+    assert reopened.status().words_reweighing is None
+    after = _matches(reopened, "kafka")
+    assert (after[first], after[second]) == (pytest.approx(during[first]), pytest.approx(after[first]))
+    assert after[second] > during[second]
+
+
+@pytest.mark.usefixtures("large")
+def test_a_drift_during_a_pass_starts_it_again_from_the_first_memory(opener: Opener) -> None:
+    system = opener()
+    _drifted_large_store(system)
+    upgrade = WordsUpgrade(system.records, system.vectors, batch_size=1)
+    write = upgrade._write
+
+    def drift_meanwhile(ids: Sequence[str]) -> bool:
+        written = write(ids)
+        system.records.word_documents.reweigh(in_background=True)  # another store drifted it
+        return written
+
+    upgrade._write = drift_meanwhile  # type: ignore[method-assign]
+    assert upgrade.step()
+
+    assert system.status().words_reweighing == (0, 3)  # the batch did not move the new pass on
+
+
+@pytest.mark.usefixtures("large")
+def test_the_thread_of_the_index_owner_takes_up_a_pass_started_after_it_went_idle(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(words_upgrade, "IDLE_SECONDS", 0.05)
+    system = opener()
+    system.words_upgrade.start(lambda: True, delay=0)
+    assert system.words_upgrade.wait(timeout=30)
+
+    _drifted_large_store(system)
+    deadline = time.monotonic() + 30
+    while system.status().words_reweighing is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    assert system.status().words_reweighing is None

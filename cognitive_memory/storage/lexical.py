@@ -35,7 +35,10 @@ def search(
     """The ``limit`` best BM25 matches of the (term, weight) pairs as (memory id, score), best
     first. BM25 is a sum over the query's terms, so the terms of each weight are scored together
     and their scores added, each times its weight: a memory found through a correction (weight
-    below 1) scores below one holding the word as typed, other things equal."""
+    below 1) scores below one holding the word as typed, other things equal. Each weight keeps
+    only its own ``limit`` best before the sum, so a memory outside one weight's best gets nothing
+    from it; the index scores the whole query at once and adds every part (docs/recall-experiments.md,
+    round 6: one LoCoMo question turns on this)."""
     by_weight: dict[float, list[str]] = {}
     for term, weight in terms:
         by_weight.setdefault(weight, []).append(term)
@@ -88,7 +91,8 @@ class Words:
 
     def search(self, query: str | QueryTerms, limit: int) -> list[tuple[str, float]]:
         """BM25 over content (weight 1) and temporal context (weight CONTEXT_WEIGHT), best first, of
-        the query's terms (a text is read with ``query_terms``), every match scored."""
+        the query's terms (a text is read with ``query_terms``), every match scored (the terms of
+        each weight summed over their ``limit`` best: see ``search``)."""
         terms = self.query_terms(query) if isinstance(query, str) else query
         return self._db.read(lambda conn: search(conn, terms.pairs(), limit, CONTEXT_WEIGHT))
 

@@ -36,12 +36,16 @@ def _ids(store: SQLiteMemoryStore) -> list[str]:
     return [memory.id for batch in store.memories.batches() for memory in batch]
 
 
-def _cached(store: SQLiteMemoryStore, ids: list[str]) -> tuple[list[ranking.RankingRow], tuple[object, object]]:
+def _cached(
+    store: SQLiteMemoryStore, ids: list[str]
+) -> tuple[list[ranking.RankingRow], tuple[object, object]]:
     """What recall reads, through the cache, in one read transaction (as recall reads them)."""
     return store.together(lambda: (store.memories.ranking_rows(ids), store.links.neighbourhood(ids)))
 
 
-def _fresh(store: SQLiteMemoryStore, ids: list[str]) -> tuple[list[ranking.RankingRow], tuple[object, object]]:
+def _fresh(
+    store: SQLiteMemoryStore, ids: list[str]
+) -> tuple[list[ranking.RankingRow], tuple[object, object]]:
     """The same, read from SQLite alone."""
     dimension = store.properties.dimension()
     return store.database.read(
@@ -73,23 +77,34 @@ def test_every_kind_of_write_is_seen_by_the_next_recall(
 
     writes: list[tuple[str, Callable[[], object]]] = [
         ("store", lambda: service.store_experience("The deploy pipeline now also builds the docs")),
-        ("edit", lambda: system.edits.update(stored[0], MemoryEdit(text="The deploy pipeline runs on Buildkite"))),
+        (
+            "edit",
+            lambda: system.edits.update(stored[0], MemoryEdit(text="The deploy pipeline runs on Buildkite")),
+        ),
         ("importance", lambda: system.edits.update(stored[1], MemoryEdit(importance_score=0.9, tags=["db"]))),
-        ("recall and its bookkeeping", lambda: (service.retrieve_memories("deploy pipeline"), system.flush())),
+        (
+            "recall and its bookkeeping",
+            lambda: (service.retrieve_memories("deploy pipeline"), system.flush()),
+        ),
         ("link", lambda: service.link_memories(stored[3], stored[4], "relates_to")),
         ("unlink", lambda: service.unlink_memories(stored[3], stored[4])),
         ("forget", lambda: service.forget_memories([stored[5]])),
         ("undo", lambda: service.undo([stored[5]])),
         ("delete", lambda: service.delete_memories([stored[2]])),
         ("consolidate", lambda: service.consolidate(apply=True, threshold=0.5)),
-        ("import", lambda: service.import_memories(io.BytesIO("\n".join(service.export_memories()).encode()))),
+        (
+            "import",
+            lambda: service.import_memories(io.BytesIO("\n".join(service.export_memories()).encode())),
+        ),
     ]
     for name, write in writes:
         write()
         _same(store, every(), after=name)
 
 
-def test_a_write_by_another_process_is_seen(hash_system: CognitiveSystem, service: MemoryService, data_dir: Path) -> None:
+def test_a_write_by_another_process_is_seen(
+    hash_system: CognitiveSystem, service: MemoryService, data_dir: Path
+) -> None:
     store = hash_system.records
     stored = [service.store_experience(note).memory_id for note in NOTES]
     _same(store, stored)
@@ -140,4 +155,3 @@ def test_reads_inside_a_write_transaction_see_its_changes_and_are_not_kept(
     assert inside[0].importance_score == pytest.approx(0.01)
     _same(store, stored)
     assert store.memories.ranking_rows(stored)[0].importance_score != pytest.approx(0.01)
-

@@ -51,4 +51,3 @@ async def test_memory_status_shows_the_words_being_built_then_nothing(
     assert during == {"done": 4, "total": len(WORDS)}
     assert "words_index" not in after
     assert all(found_during) and all(found_after)
-

@@ -4,6 +4,7 @@ activation over (``associations``: links in time, structure, co-recall)."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -69,7 +70,7 @@ class Links:
         def read(conn: sqlite3.Connection) -> tuple[associations.Graph, associations.Graph]:
             def load(missing: list[str]) -> dict[str, LinkLists]:
                 graph, timeless = associations.neighbourhood(conn, missing, relation_sql.USER_LINK_WEIGHT)
-                return {i: (graph.get(i, []), timeless.get(i, [])) for i in missing}
+                return {i: (_kept(graph.get(i)), _kept(timeless.get(i))) for i in missing}
 
             found = cached.read(conn, cached.links, ids, load)
             graph: associations.Graph = {}
@@ -120,3 +121,9 @@ class Links:
         if pairs:
             with self._db.transaction() as conn:
                 associations.strengthen(conn, pairs, datetime.now(UTC).timestamp(), step, keep)
+
+
+def _kept(edges: list[tuple[str, float]] | None) -> list[tuple[str, float]]:
+    """``edges`` as the cache keeps them: each id one shared string (``sys.intern``), not one per
+    row read (the lists of 4,096 memories hold about 100,000 of them)."""
+    return [(sys.intern(target), weight) for target, weight in edges or ()]

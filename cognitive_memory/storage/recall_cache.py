@@ -30,8 +30,9 @@ __all__ = ["CAPACITY", "KEPT", "CachedReads", "LinkLists", "prune"]
 # A memory's linked memories with the strongest weight, with and without links in time.
 LinkLists = tuple[list[tuple[str, float]], list[tuple[str, float]]]
 
-# Entries kept of each kind (ranking rows, link lists): about 3 KB a row with its embedding.
-CAPACITY = 8_192
+# Entries kept of each kind (ranking rows, link lists): about 5 KB a row with its embedding and
+# terms, 1.5 KB a link list (docs/performance.md).
+CAPACITY = 4_096
 # Changes the log keeps; a cache further behind forgets everything.
 KEPT = 20_000
 

@@ -33,10 +33,9 @@ class Database:
     bookkeeping of the one before it (access counts and co-recall links, written on a thread
     while the answer goes out) to sync its commit to disk."""
 
-    def __init__(self, path: Path, setup: Sequence[Setup] = (), before_commit: Sequence[Setup] = ()) -> None:
+    def __init__(self, path: Path, setup: Sequence[Setup] = ()) -> None:
         """Open ``path`` (creating its directory) and run each of ``setup`` on the connection
-        (migrations, backfills), in order; each of ``before_commit`` runs at the end of every
-        write transaction, inside it."""
+        (migrations, backfills), in order."""
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -49,8 +48,6 @@ class Database:
         self._lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._writing = threading.local()  # ``active`` while this thread is in a write transaction
-        self._before_commit = tuple(before_commit)
-        self._reads = 0  # read transactions begun on the reading connection
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     @contextmanager
@@ -63,8 +60,6 @@ class Database:
                 self._writing.active = True
                 try:
                     yield self._conn
-                    for step in self._before_commit:
-                        step(self._conn)
                 except BaseException:
                     self._conn.execute("ROLLBACK")
                     raise
@@ -91,7 +86,6 @@ class Database:
                 if conn.in_transaction:
                     return query(conn)
                 conn.execute("BEGIN")
-                self._reads += conn is self._reader
                 try:
                     return query(conn)
                 finally:
@@ -99,11 +93,6 @@ class Database:
                         conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
-
-    def reading(self, conn: sqlite3.Connection) -> int | None:
-        """The number of the read transaction ``conn`` is in when it is the reading connection's
-        (what this process reads there is a committed snapshot); None for the writing connection."""
-        return self._reads if conn is self._reader and conn.in_transaction else None
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of one SELECT (through ``read``)."""

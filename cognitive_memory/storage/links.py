@@ -3,8 +3,6 @@ activation over (``associations``: links in time, structure, co-recall)."""
 
 from __future__ import annotations
 
-import sqlite3
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -12,7 +10,6 @@ from cognitive_memory.storage import associations
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.database import Database
-from cognitive_memory.storage.recall_cache import CachedReads, LinkLists
 
 __all__ = ["Links"]
 
@@ -20,9 +17,8 @@ __all__ = ["Links"]
 class Links:
     """The ``relations`` and ``connections`` rows of one database."""
 
-    def __init__(self, database: Database, cached: CachedReads | None = None) -> None:
+    def __init__(self, database: Database) -> None:
         self._db = database
-        self._cached = cached
 
     def link(
         self, link: tuple[str, str, str], note: str | None, session_id: str | None
@@ -59,31 +55,10 @@ class Links:
 
     def neighbourhood(self, ids: Sequence[str]) -> tuple[associations.Graph, associations.Graph]:
         """``neighbours`` and, beside it, the same graph without links in time (the strongest
-        weight over the other kinds; pairs linked only in time are left out). Each id's lists are
-        kept between recalls (``storage/recall_cache.py``): read them, never change them."""
-        cached = self._cached
-        if cached is None:
-            return self._db.read(
-                lambda conn: associations.neighbourhood(conn, ids, relation_sql.USER_LINK_WEIGHT)
-            )
-
-        def read(conn: sqlite3.Connection) -> tuple[associations.Graph, associations.Graph]:
-            def load(missing: list[str]) -> dict[str, LinkLists]:
-                graph, timeless = associations.neighbourhood(conn, missing, relation_sql.USER_LINK_WEIGHT)
-                return {i: (_kept(graph.get(i)), _kept(timeless.get(i))) for i in missing}
-
-            found = cached.read(conn, cached.links, ids, load)
-            graph: associations.Graph = {}
-            timeless: associations.Graph = {}
-            for memory_id in sorted(found):  # as associations.neighbourhood orders them
-                edges, untimed = found[memory_id]
-                if edges:
-                    graph[memory_id] = edges
-                if untimed:
-                    timeless[memory_id] = untimed
-            return graph, timeless
-
-        return self._db.read(read)
+        weight over the other kinds; pairs linked only in time are left out)."""
+        return self._db.read(
+            lambda conn: associations.neighbourhood(conn, ids, relation_sql.USER_LINK_WEIGHT)
+        )
 
     def answers(self, ids: Sequence[str]) -> dict[str, str]:
         """For each of ``ids`` that is a conversation turn asking a question (it has a recorded
@@ -121,9 +96,3 @@ class Links:
         if pairs:
             with self._db.transaction() as conn:
                 associations.strengthen(conn, pairs, datetime.now(UTC).timestamp(), step, keep)
-
-
-def _kept(edges: list[tuple[str, float]] | None) -> list[tuple[str, float]]:
-    """``edges`` as the cache keeps them: each id one shared string (``sys.intern``), not one per
-    row read (the lists of 4,096 memories hold about 100,000 of them)."""
-    return [(sys.intern(target), weight) for target, weight in edges or ()]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,7 +15,6 @@ from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.ranking import RankingRow
-from cognitive_memory.storage.recall_cache import CachedReads
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
@@ -40,12 +38,9 @@ class Memories:
     """The ``memories`` rows of one database, with what is written beside them in the same
     transaction (lexical entries, links in time, the vector outbox, activity)."""
 
-    def __init__(
-        self, database: Database, dimension: Callable[[], int | None], cached: CachedReads | None = None
-    ) -> None:
+    def __init__(self, database: Database, dimension: Callable[[], int | None]) -> None:
         self._db = database
         self._dimension = dimension
-        self._cached = cached
         self._unreadable: set[str] = set()  # ids of rows that could not be read, logged once
 
     def add(self, memories: Sequence[CognitiveMemory]) -> None:
@@ -186,21 +181,9 @@ class Memories:
         return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
 
     def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
-        """The few fields ranking needs, for many candidates at once (``storage/ranking.py``), in
-        the order of ``ids``; kept between recalls (``storage/recall_cache.py``)."""
+        """The few fields ranking needs, for many candidates at once (``storage/ranking.py``)."""
         dimension = self._dimension()
-        cached = self._cached
-        if cached is None:
-            return self._db.read(lambda conn: ranking.ranking_rows(conn, ids, dimension))
-
-        def rows(conn: sqlite3.Connection) -> list[RankingRow]:
-            def load(missing: list[str]) -> dict[str, RankingRow]:
-                return {row.id: row for row in ranking.ranking_rows(conn, missing, dimension)}
-
-            found = cached.read(conn, cached.rows, ids, load)
-            return [found[i] for i in ids if i in found]
-
-        return self._db.read(rows)
+        return self._db.read(lambda conn: ranking.ranking_rows(conn, ids, dimension))
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         """The stored vectors of these ids (a vector of another size, or not made of 32-bit

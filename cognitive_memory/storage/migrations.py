@@ -396,51 +396,6 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             SELECT 'words_indexed', '1' WHERE NOT EXISTS (SELECT 1 FROM memories)
         """,
     ),
-    (
-        # The ids of the memories whose row, words or links a write touched, whichever process or
-        # path wrote it: what a process's cache of recall's reads forgets (storage/recall_cache.py).
-        "0018_recall_changes",
-        """
-        CREATE TABLE recall_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, memory_id TEXT NOT NULL);
-        CREATE TRIGGER recall_changes_memories_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (new.id);
-        END;
-        CREATE TRIGGER recall_changes_memories_update AFTER UPDATE ON memories BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (old.id);
-        END;
-        CREATE TRIGGER recall_changes_memories_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (old.id);
-        END;
-        CREATE TRIGGER recall_changes_connections_insert AFTER INSERT ON connections BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (new.source_id);
-        END;
-        CREATE TRIGGER recall_changes_connections_update AFTER UPDATE ON connections BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (old.source_id);
-        END;
-        CREATE TRIGGER recall_changes_connections_delete AFTER DELETE ON connections BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (old.source_id);
-        END;
-        CREATE TRIGGER recall_changes_relations_insert AFTER INSERT ON relations BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (new.from_id), (new.to_id);
-        END;
-        CREATE TRIGGER recall_changes_relations_update AFTER UPDATE ON relations BEGIN
-            INSERT INTO recall_changes (memory_id)
-                VALUES (old.from_id), (old.to_id), (new.from_id), (new.to_id);
-        END;
-        CREATE TRIGGER recall_changes_relations_delete AFTER DELETE ON relations BEGIN
-            INSERT INTO recall_changes (memory_id) VALUES (old.from_id), (old.to_id);
-        END;
-        CREATE TRIGGER recall_changes_memory_words_insert AFTER INSERT ON memory_words BEGIN
-            INSERT INTO recall_changes (memory_id) SELECT id FROM memories WHERE rowid = new.memory_rowid;
-        END;
-        CREATE TRIGGER recall_changes_memory_words_update AFTER UPDATE ON memory_words BEGIN
-            INSERT INTO recall_changes (memory_id) SELECT id FROM memories WHERE rowid = new.memory_rowid;
-        END;
-        CREATE TRIGGER recall_changes_memory_words_delete AFTER DELETE ON memory_words BEGIN
-            INSERT INTO recall_changes (memory_id) SELECT id FROM memories WHERE rowid = old.memory_rowid;
-        END;
-        """,
-    ),
 )
 
 
@@ -472,15 +427,5 @@ def apply_migrations(conn: sqlite3.Connection, count: int | None = None) -> list
 
 
 def _statements(sql: str) -> list[str]:
-    """Split a migration into statements: at each ';' that ends one (a trigger's body holds
-    several, which end at its END)."""
-    statements, pending = [], ""
-    for part in sql.split(";"):
-        pending += part + ";"
-        if sqlite3.complete_statement(pending):
-            if pending.strip(" \n;"):
-                statements.append(pending.strip())
-            pending = ""
-    if pending.strip(" \n;"):
-        statements.append(pending.strip())
-    return statements
+    """Split a migration into statements (migrations hold no triggers, so ';' ends a statement)."""
+    return [part.strip() for part in sql.split(";") if part.strip()]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -76,7 +75,7 @@ def ranking_rows(
             *row[:7],
             np.frombuffer(row[7], dtype="<f4"),
             *row[8:13],
-            None if row[13] is None else frozenset(map(sys.intern, row[13].split())),
+            None if row[13] is None else frozenset(row[13].split()),
             row[14],
         )
         for row in rows

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from cognitive_memory.storage import consolidation, damaged, recall_cache
+from cognitive_memory.storage import consolidation, damaged
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.indexed_words import IndexedWords
@@ -39,13 +39,10 @@ class SQLiteMemoryStore:
     a commit is durable); callers use the repositories."""
 
     def __init__(self, path: Path) -> None:
-        self.database = Database(
-            path, (apply_migrations, fill_content_keys), before_commit=(recall_cache.prune,)
-        )
+        self.database = Database(path, (apply_migrations, fill_content_keys))
         self.properties = StoreProperties(self.database)
-        cached = recall_cache.CachedReads(self.database.reading)
-        self.memories = Memories(self.database, self.properties.dimension, cached)
-        self.links = Links(self.database, cached)
+        self.memories = Memories(self.database, self.properties.dimension)
+        self.links = Links(self.database)
         self.sources = Sources(self.database)
         self.trash = TrashBin(self.database.transaction)
         self.indexed_words = IndexedWords(self.database)

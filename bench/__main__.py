@@ -17,6 +17,7 @@ from bench import (
     locomo,
     notes,
     offtopic,
+    reweigh,
     server,
     spelling,
     suite,
@@ -42,6 +43,7 @@ BENCHMARKS = {
     "spelling": spelling.main,
     "words": words.main,
     "server": server.main,
+    "reweigh": reweigh.main,
 }
 
 

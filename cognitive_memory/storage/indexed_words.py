@@ -149,12 +149,21 @@ def _watermark(conn: sqlite3.Connection, key: str) -> str | None:
 def _through(conn: sqlite3.Connection, key: str = WORDS_THROUGH) -> int | None:
     """The last rowid done by the build (``WORDS_THROUGH``) or the pass (``REWEIGH_THROUGH``)."""
     value = _watermark(conn, key)
-    return None if value is None else int(value.partition("/")[0])
+    return None if value is None else _rowid(value)
+
+
+def _rowid(value: str) -> int:
+    """The rowid of a watermark (``rowid`` or ``rowid/pass``); one that does not parse (a damaged
+    row) starts again from the first memory, which only writes the words again."""
+    try:
+        return int(value.partition("/")[0])
+    except ValueError:
+        return 0
 
 
 def _reweigh_batch(conn: sqlite3.Connection, limit: int) -> tuple[str, list[tuple[int, str]]] | None:
     read = _watermark(conn, REWEIGH_THROUGH)
-    return None if read is None else (read, _after(conn, int(read.partition("/")[0]), limit))
+    return None if read is None else (read, _after(conn, _rowid(read), limit))
 
 
 def _after(conn: sqlite3.Connection, through: int, limit: int) -> list[tuple[int, str]]:

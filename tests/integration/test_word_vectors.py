@@ -304,3 +304,17 @@ def test_the_thread_of_the_index_owner_takes_up_a_pass_started_after_it_went_idl
         time.sleep(0.05)
 
     assert system.status().words_reweighing is None
+
+
+@pytest.mark.usefixtures("large")
+def test_a_damaged_watermark_starts_the_pass_again_from_the_first_memory(opener: Opener) -> None:
+    system = opener()
+    _drifted_large_store(system)
+    with system.records.database.transaction() as conn:
+        conn.execute("UPDATE store_meta SET value = 'not a rowid' WHERE key = 'words_reweighed_through'")
+
+    assert system.status().words_reweighing == (0, 3)
+    assert check_words(system).status == "ok"
+    while system.words_upgrade.step():
+        pass
+    assert system.status().words_reweighing is None

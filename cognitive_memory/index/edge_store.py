@@ -186,11 +186,12 @@ class EdgeVectorStore:
         return [point_id for point_id in words if point_id not in asked]
 
     def _write_words(self, words: Mapping[str, SparseVector], ids: Sequence[str]) -> None:
-        worded = [qe.PointVectors(i, {WORDS: edge_words(words[i])}) for i in ids if words[i]]
+        worded = [point_id for point_id in ids if words[point_id]]
         unworded: list[Any] = [point_id for point_id in ids if not words[point_id]]
         # Either write moves the point out of an indexed segment, as an upsert does.
         if worded:
-            self._write(qe.UpdateOperation.update_vectors(worded), [i for i in ids if words[i]])
+            vectors = [qe.PointVectors(i, {WORDS: edge_words(words[i])}) for i in worded]
+            self._write(qe.UpdateOperation.update_vectors(vectors), worded)
         if unworded:
             self._write(qe.UpdateOperation.delete_vectors(unworded, [WORDS]), unworded)
 

@@ -33,7 +33,14 @@ CHUNK = 1_000
 
 
 def run(memories: int, inline: int) -> dict[str, Any]:
-    replication.REWEIGH_INLINE = inline
+    kept, replication.REWEIGH_INLINE = replication.REWEIGH_INLINE, inline
+    try:
+        return _measure(memories, inline)
+    finally:
+        replication.REWEIGH_INLINE = kept
+
+
+def _measure(memories: int, inline: int) -> dict[str, Any]:
     settings = Settings(env_file=None)
     with tempfile.TemporaryDirectory() as tmp:
         settings.storage.data_dir = Path(tmp)

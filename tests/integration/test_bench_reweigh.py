@@ -3,15 +3,8 @@ as each rule for the store's size has it."""
 
 from __future__ import annotations
 
-import pytest
-
 from bench import reweigh
 from cognitive_memory import replication
-
-
-@pytest.fixture(autouse=True)
-def _inline_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replication, "REWEIGH_INLINE", replication.REWEIGH_INLINE)  # run() sets it
 
 
 def test_above_the_inline_limit_the_drift_leaves_a_pass_to_the_background() -> None:
@@ -25,3 +18,4 @@ def test_within_the_inline_limit_the_store_call_weighs_every_memory_again() -> N
     result = reweigh.run(300, inline=10_000)
 
     assert result["background_pass"] is None
+    assert replication.REWEIGH_INLINE == 2_000  # the limit is the store's again

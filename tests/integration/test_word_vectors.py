@@ -123,14 +123,7 @@ def test_a_stored_memory_rewrites_only_the_words_of_its_neighbours(
 ) -> None:
     system = opener()
     first = system.store("We hiked the ridge trail at dawn", session_id="s").memory
-    upserted: list[str] = []
-    upsert = system.vectors.upsert
-
-    def record(points: Sequence[VectorPoint]) -> None:
-        upserted.extend(point.id for point in points)
-        upsert(points)
-
-    monkeypatch.setattr(system.vectors, "upsert", record)
+    upserted = _recording_upserts(system, monkeypatch)
     # The average length drifts at the second memory: every point would be written again.
     monkeypatch.setattr(system.records.word_documents, "drifted", lambda: False)
 
@@ -195,29 +188,33 @@ def test_words_are_weighted_again_once_the_average_length_drifts(opener: Opener)
     assert _matches(system, "kafka")[short.id] > matches[short.id]  # shorter than average now
 
 
-def _drifted_large_store(system: CognitiveSystem) -> tuple[list[str], list[str]]:
-    """Two short notes, then a long one that drifts the average length; the long one is stored
-    with every write of points recorded. Returns the long one's id with the points written by
-    that store call, and the short notes' ids."""
+def _recording_upserts(system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the points ``system`` upserts from now on, in order."""
+    upserted: list[str] = []
+    upsert = system.vectors.upsert
+
+    def record(points: Sequence[VectorPoint]) -> None:
+        upserted.extend(point.id for point in points)
+        upsert(points)
+
+    monkeypatch.setattr(system.vectors, "upsert", record)
+    return upserted
+
+
+def _drifted_large_store(
+    system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[str], list[str]]:
+    """Two short notes, then a long one that drifts the average length. Returns the long one's id
+    with the points written by its store call, and the short notes' ids."""
     shorts = [
         system.store(text, session_id=session).memory
         for text, session in (("kafka lag", "s"), ("kafka consumer", "t"))
     ]
     before = _matches(system, "kafka")
-    written: list[str] = []
-    upsert = system.vectors.upsert
-
-    def record(points: Sequence[VectorPoint]) -> None:
-        written.extend(point.id for point in points)
-        upsert(points)
-
-    system.vectors.upsert = record  # type: ignore[method-assign]
-    try:
-        long = system.store("a much longer note about " + "many different words " * 8, session_id="u").memory
-    finally:
-        del system.vectors.upsert  # type: ignore[method-assign]
+    upserted = _recording_upserts(system, monkeypatch)
+    long = system.store("a much longer note about " + "many different words " * 8, session_id="u").memory
     assert {m.id for m in shorts} <= set(before)
-    return [long.id, *written], [m.id for m in shorts]
+    return [long.id, *upserted], [m.id for m in shorts]
 
 
 @pytest.fixture
@@ -228,11 +225,11 @@ def large(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("large")
 def test_a_large_store_takes_the_new_average_at_once_and_weighs_the_words_again_in_the_background(
-    opener: Opener,
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     system = opener()
     documents = system.records.word_documents
-    (long_id, *written), shorts = _drifted_large_store(system)
+    (long_id, *written), shorts = _drifted_large_store(system, monkeypatch)
 
     # The store call wrote its own point only; the others still have their old words.
     assert written == [long_id]
@@ -254,9 +251,11 @@ def test_a_large_store_takes_the_new_average_at_once_and_weighs_the_words_again_
 
 
 @pytest.mark.usefixtures("large")
-def test_a_pass_stopped_half_way_goes_on_in_the_next_process(opener: Opener) -> None:
+def test_a_pass_stopped_half_way_goes_on_in_the_next_process(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
     system = opener()
-    _, (first, second) = _drifted_large_store(system)
+    _, (first, second) = _drifted_large_store(system, monkeypatch)
     assert WordsUpgrade(system.records, system.vectors, batch_size=1).step()
 
     reopened = opener()
@@ -272,9 +271,11 @@ def test_a_pass_stopped_half_way_goes_on_in_the_next_process(opener: Opener) -> 
 
 
 @pytest.mark.usefixtures("large")
-def test_a_drift_during_a_pass_starts_it_again_from_the_first_memory(opener: Opener) -> None:
+def test_a_drift_during_a_pass_starts_it_again_from_the_first_memory(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
     system = opener()
-    _drifted_large_store(system)
+    _drifted_large_store(system, monkeypatch)
     upgrade = WordsUpgrade(system.records, system.vectors, batch_size=1)
     write = upgrade._write
 
@@ -298,7 +299,7 @@ def test_the_thread_of_the_index_owner_takes_up_a_pass_started_after_it_went_idl
     system.words_upgrade.start(lambda: True, delay=0)
     assert system.words_upgrade.wait(timeout=30)
 
-    _drifted_large_store(system)
+    _drifted_large_store(system, monkeypatch)
     deadline = time.monotonic() + 30
     while system.status().words_reweighing is not None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -307,9 +308,11 @@ def test_the_thread_of_the_index_owner_takes_up_a_pass_started_after_it_went_idl
 
 
 @pytest.mark.usefixtures("large")
-def test_a_damaged_watermark_starts_the_pass_again_from_the_first_memory(opener: Opener) -> None:
+def test_a_damaged_watermark_starts_the_pass_again_from_the_first_memory(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
     system = opener()
-    _drifted_large_store(system)
+    _drifted_large_store(system, monkeypatch)
     with system.records.database.transaction() as conn:
         conn.execute("UPDATE store_meta SET value = 'not a rowid' WHERE key = 'words_reweighed_through'")
 

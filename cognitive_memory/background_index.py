@@ -51,7 +51,9 @@ FIRST_LOOK_SECONDS = 30.0
 
 class BackgroundIndexer:
     """Watches one shard's writes (``EdgeVectorStore.watcher``) and rebuilds its index in a child
-    process when ``threshold(points)`` or more of its points are searched exactly."""
+    process when ``threshold(points)`` or more of its points are searched exactly, or, once per
+    process, when a shard made before the memory-mapped layout holds segments on the heap (its
+    load copies them whole: 2-3 s at 1,000,000 vectors; see ``edge_layout.shard_config``)."""
 
     def __init__(
         self,
@@ -66,6 +68,7 @@ class BackgroundIndexer:
         self._threshold = threshold
         self._check_every = check_every
         self._since_check = 0
+        self._relaid = False  # a build was started to move heap-loaded segments to the new layout
         self._bulk_at = -float("inf")
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
@@ -118,8 +121,10 @@ class BackgroundIndexer:
                 points, unindexed = self._store.unindexed()
             except StorageError:
                 return False
-            if unindexed < self._threshold(points):
+            relayout = unindexed < self._threshold(points)
+            if relayout and (self._relaid or not self._store.heap_loaded()):
                 return False
+            self._relaid = self._relaid or relayout
             shutil.rmtree(self.built_path, ignore_errors=True)
             self._store.journal()
             command = [sys.executable, "-m", __name__, "--db", str(self._db), "--into", str(self.built_path)]
@@ -132,10 +137,11 @@ class BackgroundIndexer:
                 logger.warning("Could not start the background index build: %s", exc)
                 return False
             logger.info(
-                "Building the vector index in process %d (%d of %d vectors unindexed)",
+                "Building the vector index in process %d (%d of %d vectors unindexed%s)",
                 self._child.pid,
                 unindexed,
                 points,
+                "; its segments move from the heap to memory maps" if relayout else "",
             )
             threading.Thread(target=self._wait, args=(self._child,), name="index-build", daemon=True).start()
             return True

@@ -16,11 +16,12 @@ from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.edge_errors import classify, damaged, locked
 from cognitive_memory.index.edge_layout import (
-    PAYLOAD_SCHEMA,
     edge_filter,
     edge_words,
     has_words_vector,
+    heap_loaded,
     nearest_request,
+    payload_index,
     shard_config,
     stored_datatype,
     vectors_of,
@@ -145,7 +146,7 @@ class EdgeVectorStore:
                 str(self.path), shard_config(self._dimension, qe.VectorStorageDatatype.Float16)
             )
             for name, kind in INDEXED_FIELDS.items():
-                shard.update(qe.UpdateOperation.create_field_index(name, PAYLOAD_SCHEMA[kind]))
+                shard.update(qe.UpdateOperation.create_field_index(name, payload_index(kind)))
         except Exception as exc:  # the Rust core raises bare Exception; classify it here
             raise classify(exc, self.path) from exc
         return shard
@@ -217,6 +218,12 @@ class EdgeVectorStore:
         with self._swap:
             written = self._unindexed.count()
         return points, min(points, max(counted, -counted, written))
+
+    def heap_loaded(self) -> int:
+        """How many indexed segments an older layout holds on the heap (``edge_layout.heap_loaded``):
+        a rebuild of the shard maps them instead."""
+        with self._swap:
+            return heap_loaded(self.path)
 
     def worded(self) -> int:
         """How many points have words (a sparse vector)."""

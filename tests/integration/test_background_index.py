@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import cognitive_memory.background_index as background_module
+import cognitive_memory.index.edge_layout as edge_layout
 import cognitive_memory.main as main_module
 from cognitive_memory.background_index import BackgroundIndexer, build
 from cognitive_memory.encoding import HashEncoder
@@ -136,6 +137,47 @@ def test_a_failed_build_keeps_the_served_shard(
     assert system.vectors.count() == 760
     assert system.vectors.info().details["indexed_vectors"] == 0
     assert not indexer.built_path.exists()
+
+
+@pytest.mark.subprocess
+def test_a_shard_of_the_older_layout_is_rebuilt_memory_mapped_once(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards made before the memory-mapped layout hold their HNSW graph and word index on the
+    heap, read whole at each load (2-3 s at 1,000,000 vectors): their owner rebuilds them in the
+    background, fully indexed, once, though no vector is unindexed."""
+    monkeypatch.setattr(main_module, "background_threshold", lambda points: THRESHOLD)
+    layout = edge_layout._MEMORY  # noqa: SLF001 - the layout before it is what this test makes
+    monkeypatch.setattr(edge_layout, "_MEMORY", None)
+    older = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+    notes = [f"older note {n} on the {n % 13}th topic" for n in range(800)]
+    ids = [outcome.memory.id for outcome in older.store_many(notes)]
+    local = older.vectors._local  # noqa: SLF001 - this process owns the shard in these tests
+    assert isinstance(local, EdgeVectorStore)
+    assert local.build_index(0)
+    older.close()
+    monkeypatch.setattr(edge_layout, "_MEMORY", layout)
+    system = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+    try:
+        indexer = _indexer(system)
+        local = system.vectors._local  # noqa: SLF001 - this process owns the shard in these tests
+        assert isinstance(local, EdgeVectorStore)
+        assert local.unindexed() == (800, 0)
+        assert local.heap_loaded() > 0
+
+        assert indexer.check(), "an indexed shard of the older layout gets a build"
+        _wait_for_build(indexer)
+
+        assert local.heap_loaded() == 0
+        assert local.unindexed() == (800, 0)
+        for memory_id in ids[::100]:
+            memory = system.records.memories.get([memory_id])[0]
+            assert memory.cognitive_embedding is not None
+            assert system.vectors.search(memory.cognitive_embedding, 1)[0].id == memory_id
+        monkeypatch.setattr(local, "heap_loaded", lambda: 1)  # a build that left the old layout
+        assert not indexer.check(), "the layout's build is tried once per process"
+    finally:
+        system.close()
 
 
 def test_a_shard_moved_aside_by_an_interrupted_swap_is_found_again(tmp_path: Path) -> None:

@@ -211,7 +211,7 @@ def build(db: Path, into: Path) -> int:
     try:
         store = EdgeVectorStore(into)
         try:
-            report = copy_vectors(records, store)
+            report = copy_vectors(records, store, served=False)
             store.build_index(0)
         finally:
             store.close()

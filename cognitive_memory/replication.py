@@ -139,17 +139,25 @@ def copy_vectors(
     target: VectorStore,
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = COPY_BATCH,
+    *,
+    served: bool = True,
 ) -> CopyReport:
     """Upsert every vector SQLite keeps into ``target`` in batches (``progress(done, total)``
     after each), delete the target's points SQLite does not know, and count the target.
     Nothing is re-embedded; reading SQLite is safe while a server writes (WAL readers). A memory
-    the target cannot take is left out and reported (``CopyReport.rejected``)."""
+    the target cannot take is left out and reported (``CopyReport.rejected``).
+    ``served``: ``target`` is the index recall uses from now on, so the words are weighed against
+    the store's current average, kept from now on, and a pass weighing them again is dropped. A
+    copy swapped in later (the background index build, ``served=False``) keeps the kept average
+    and leaves a pass to the served index, whose writes reach the copy when it is swapped in: if
+    the swap fails, the served index still matches what SQLite says."""
     total = records.memories.counts().total
     known: set[str] = set()
     rejected: dict[str, str] = {}
     done = without_vector = 0
-    records.word_documents.reweigh()
-    records.indexed_words.drop_reweigh()  # every memory is weighed against that average here
+    if served:
+        records.word_documents.reweigh()
+        records.indexed_words.drop_reweigh()  # every memory is weighed against that average here
     for batch in records.memories.batches(batch_size):
         points = worded_points(records, batch)
         refused = upsert_indexable(target, points)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
-from cognitive_memory import replication, words_upgrade
+from cognitive_memory import background_index, replication, words_upgrade
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.terms import terms
 from cognitive_memory.encoding import HashEncoder
@@ -20,6 +20,7 @@ from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.index.sparse import query_vector
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.storage.word_documents import WEIGHTING_AVERAGE
 from cognitive_memory.system import CognitiveSystem
 from cognitive_memory.upkeep.vectors import check_words
 from cognitive_memory.words_upgrade import WordsUpgrade
@@ -248,6 +249,23 @@ def test_a_large_store_takes_the_new_average_at_once_and_weighs_the_words_again_
     assert all(after[i] > during[i] for i in shorts)  # shorter than the average now
     system.rebuild_index()  # weighs every memory against the same average
     assert _matches(system, "kafka") == pytest.approx(after)
+
+
+@pytest.mark.usefixtures("large")
+def test_a_copy_swapped_in_later_leaves_the_average_and_the_pass_to_the_served_index(
+    opener: Opener, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The background index build copies SQLite's vectors into a shard the owner swaps in later,
+    or never (a failed swap): the served shard's average and pass must stay SQLite's until then."""
+    system = opener()
+    _drifted_large_store(system, monkeypatch)
+    with system.records.database.transaction() as conn:  # kept, within the drift of the current
+        conn.execute("UPDATE store_meta SET value = '7.5' WHERE key = ?", (WEIGHTING_AVERAGE,))
+
+    assert background_index.build(system.records.path, tmp_path / "copy") == 3
+
+    assert system.records.word_documents.weighting_average() == 7.5
+    assert system.status().words_reweighing == (0, 3)
 
 
 @pytest.mark.usefixtures("large")

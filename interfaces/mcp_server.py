@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp import MCPError
 from mcp.server import MCPServer
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
@@ -203,9 +204,27 @@ def create_server(
         lifespan=lifespan,
         tools=list(_tools(max_results)),
     )
+    server._lowlevel_server.middleware.append(_opening_index_after_first_answer(service))  # noqa: SLF001 - no public hook
     mcp_prompts.register(server)
     mcp_resources.register(server)
     return server
+
+
+def _opening_index_after_first_answer(service: MemoryService) -> ServerMiddleware[Any]:
+    """Middleware that opens the vector index in the background once the first message (the
+    handshake, mostly) is answered: the embedded shard of a large store takes a while to load,
+    and the first recall then finds it loaded, or loading beside the model."""
+    answered = False
+
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        nonlocal answered
+        result = await call_next(ctx)
+        if not answered:
+            answered = True
+            service.open_index()
+        return result
+
+    return middleware
 
 
 @functools.cache

@@ -355,6 +355,10 @@ class MemoryService:
         if not self.system.encoder.is_ready:
             self.system.warm_up_in_background()
 
+    def open_index(self) -> None:
+        """Open the vector index in the background (see ``CognitiveSystem.open_index_in_background``)."""
+        self.system.open_index_in_background()
+
     def rebuild_index(self) -> int:
         """Rewrite the vector index from the vectors in SQLite; returns the number written."""
         return self.system.rebuild_index()

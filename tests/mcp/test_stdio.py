@@ -57,6 +57,22 @@ def server_parameters(data_dir: Path) -> StdioServerParameters:
 
 
 @pytest.mark.subprocess
+async def test_the_server_opens_the_vector_index_once_its_first_answer_is_out(data_dir: Path) -> None:
+    """A large store's shard takes a while to load; the server loads it in the background once it
+    has answered the handshake, so the first recall finds it open (it used to load it then)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    owner_socket = data_dir / "vectors.sock"  # made by the process that opens the shard
+    with anyio.fail_after(120):
+        async with Client(server_parameters(data_dir)) as client:
+            await client.list_tools()
+            with anyio.fail_after(20):  # the words' upgrade, which opens it too, waits 30 s
+                while not owner_socket.exists():
+                    await anyio.sleep(0.05)
+            recalled = await client.call_tool("recall_memories", {"query": "anything at all"})
+            assert not recalled.is_error, recalled.content
+
+
+@pytest.mark.subprocess
 async def test_a_memory_stored_by_one_server_process_is_recalled_by_the_next(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     text = "The release checklist lives in docs/RELEASING.md and needs a signed tag."

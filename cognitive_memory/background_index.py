@@ -121,8 +121,9 @@ class BackgroundIndexer:
                 points, unindexed = self._store.unindexed()
             except StorageError:
                 return False
-            relayout = unindexed < self._threshold(points)
-            if relayout and (self._relaid or not self._store.heap_loaded()):
+            missing = unindexed >= self._threshold(points)
+            relayout = not missing and not self._relaid and self._store.heap_loaded() > 0
+            if not (missing or relayout):
                 return False
             self._relaid = self._relaid or relayout
             shutil.rmtree(self.built_path, ignore_errors=True)

@@ -14,12 +14,12 @@ from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import SEARCH_EF, VectorFilter, VectorPoint
 
 __all__ = [
-    "payload_index",
     "edge_filter",
     "edge_words",
     "has_words_vector",
     "heap_loaded",
     "nearest_request",
+    "payload_index",
     "shard_config",
     "stored_config",
     "stored_datatype",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from cognitive_memory.core.validation import (
 from cognitive_memory.editing import Edits
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
+from cognitive_memory.index.opening import IndexOpener
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.replication import IndexReplication
@@ -42,9 +42,6 @@ Clock = Callable[[], datetime]
 
 # A store reports up to this many near duplicates (at or above ``near_duplicate`` cosine).
 SIMILAR_LIMIT = 3
-# A server opens the vector index this many seconds after its first answer is out
-# (``open_index_in_background``): the shard's load holds the GIL, which the answer's write needs.
-OPEN_INDEX_AFTER = 0.1
 NEAR_DUPLICATE = 0.92
 
 
@@ -75,9 +72,7 @@ class CognitiveSystem:
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
         self.words_upgrade = WordsUpgrade(records, vectors)  # started by build_system
-        self._opening_index: threading.Thread | None = None
-        self._open_lock = threading.Lock()  # held while the index opens ahead; close waits for it
-        self._closed = False
+        self._index_opener = IndexOpener(vectors)
         self._check_encoder_matches_index()
         self.replay_outbox()
 
@@ -112,28 +107,10 @@ class CognitiveSystem:
         thread.start()
         return thread
 
-    def open_index_in_background(self, delay: float = OPEN_INDEX_AFTER) -> None:
-        """Open the vector index on a thread in ``delay`` seconds (the embedded shard loads, or its
-        owner is reached), once, so the first recall does not wait for it. A server calls this
-        once its first answer is out: the shard's load holds the GIL, while the model's load, which
-        runs meanwhile, mostly releases it. A store opened already makes this a count."""
-        with self._open_lock:
-            if self._opening_index is not None or self._closed:
-                return
-            self._opening_index = threading.Thread(
-                target=self._open_index, args=(delay,), name="index-open", daemon=True
-            )
-            self._opening_index.start()
-
-    def _open_index(self, delay: float) -> None:
-        time.sleep(delay)
-        with self._open_lock:
-            if self._closed:
-                return
-            try:
-                self.vectors.count()
-            except CognitiveMemoryError as exc:  # the first call that needs the index says it again
-                logger.info("The vector index did not open ahead of its first use: %s", exc)
+    def open_index_in_background(self) -> None:
+        """Open the vector index ahead of its first use (see ``IndexOpener``); a server calls this
+        once its first answer is out."""
+        self._index_opener.open_in_background()
 
     def store(
         self,
@@ -403,8 +380,7 @@ class CognitiveSystem:
         )
 
     def close(self) -> None:
-        with self._open_lock:
-            self._closed = True
+        self._index_opener.close()
         self.words_upgrade.close()
         self.replication.close()
         self._bookkeeping.shutdown(wait=True)

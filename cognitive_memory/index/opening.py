@@ -1,0 +1,55 @@
+"""The vector index opened ahead of its first use, on a thread.
+
+A large embedded shard takes a while to load (about 1 s at 1,000,000 vectors, memory-mapped) and
+holds the GIL meanwhile, so a server opens it once its first answer is out, while the model
+loads (which mostly releases the GIL), instead of at the first recall.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.index.vector_store import VectorStore
+
+__all__ = ["OPEN_AFTER", "IndexOpener"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds between the call and the open: the answer that prompted it is written meanwhile.
+OPEN_AFTER = 0.1
+
+
+class IndexOpener:
+    """Opens ``vectors`` (the embedded shard loads, or its owner is reached) once, on a thread; a
+    store open already makes it a count."""
+
+    def __init__(self, vectors: VectorStore) -> None:
+        self._vectors = vectors
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # held while the index opens; close waits for it
+        self._closed = False
+
+    def open_in_background(self, delay: float = OPEN_AFTER) -> None:
+        with self._lock:
+            if self._thread is not None or self._closed:
+                return
+            self._thread = threading.Thread(target=self._open, args=(delay,), name="index-open", daemon=True)
+            self._thread.start()
+
+    def _open(self, delay: float) -> None:
+        time.sleep(delay)
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._vectors.count()
+            except CognitiveMemoryError as exc:  # the first call that needs the index says it again
+                logger.info("The vector index did not open ahead of its first use: %s", exc)
+
+    def close(self) -> None:
+        """No open after this (one under way is waited for): the store is about to close."""
+        with self._lock:
+            self._closed = True

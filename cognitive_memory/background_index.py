@@ -68,7 +68,8 @@ class BackgroundIndexer:
         self._threshold = threshold
         self._check_every = check_every
         self._since_check = 0
-        self._relaid = False  # a build was started to move heap-loaded segments to the new layout
+        # The layout is looked at once: segments written since are always memory-mapped.
+        self._layout_looked = False
         self._bulk_at = -float("inf")
         self._lock = threading.Lock()
         self._child: subprocess.Popen[bytes] | None = None
@@ -122,10 +123,10 @@ class BackgroundIndexer:
             except StorageError:
                 return False
             missing = unindexed >= self._threshold(points)
-            relayout = not missing and not self._relaid and self._store.heap_loaded() > 0
+            relayout = not missing and not self._layout_looked and self._store.heap_loaded() > 0
+            self._layout_looked = self._layout_looked or not missing
             if not (missing or relayout):
                 return False
-            self._relaid = self._relaid or relayout
             shutil.rmtree(self.built_path, ignore_errors=True)
             self._store.journal()
             command = [sys.executable, "-m", __name__, "--db", str(self._db), "--into", str(self.built_path)]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -145,7 +146,11 @@ def stored_datatype(path: Path) -> qe.VectorStorageDatatype | None:
     return qe.VectorStorageDatatype.Float16 if datatype == "float16" else None
 
 
+@functools.lru_cache(maxsize=8)
 def edge_filter(where: VectorFilter | None) -> qe.Filter | None:
+    """``where`` as Edge takes it. Kept for the next requests: a recall asks for the same filter
+    in every request it makes (meaning, words, bridges), and a session's ids take Edge 1.6 us
+    each to read (8 ms for 5,000)."""
     if where is None or where.is_empty():
         return None
     must: list[Any] = [
@@ -155,4 +160,6 @@ def edge_filter(where: VectorFilter | None) -> qe.Filter | None:
     if where.has_range:
         span = qe.RangeFloat(gte=where.created_after, lt=where.created_before)
         must.append(qe.FieldCondition("created_at", range=span))
+    if where.ids is not None:
+        must.append(qe.HasIdCondition(set(where.ids)))
     return qe.Filter(must=must)

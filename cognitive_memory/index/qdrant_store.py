@@ -299,4 +299,6 @@ def _client_filter(where: VectorFilter | None) -> models.Filter | None:
     if where.has_range:
         span = models.Range(gte=where.created_after, lt=where.created_before)
         must.append(models.FieldCondition(key="created_at", range=span))
+    if where.ids is not None:
+        must.append(models.HasIdCondition(has_id=list(where.ids)))
     return models.Filter(must=must)

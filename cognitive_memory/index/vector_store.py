@@ -62,8 +62,9 @@ class VectorHit:
 class VectorFilter:
     """Conditions on the payload: each non-empty field must match one of its values, and
     ``created_at`` (seconds since the epoch) must lie in [created_after, created_before).
-    ``sessions`` (the session that stored a memory) is not in the index's payload: SQLite
-    applies it (``without_sessions`` is what the index is given)."""
+    ``sessions`` (the session that stored a memory) is not in the index's payload: the index is
+    given the ids of the session's memories instead, as SQLite lists them (``ids``: the only
+    points it may return, none when empty; None: any; ``Memories.index_filter``)."""
 
     hierarchy_levels: tuple[int, ...] = ()
     memory_types: tuple[str, ...] = ()
@@ -73,6 +74,7 @@ class VectorFilter:
     created_after: float | None = None
     created_before: float | None = None
     sessions: tuple[str, ...] = ()
+    ids: tuple[str, ...] | None = None
 
     def conditions(self) -> dict[str, tuple[Any, ...]]:
         """Field name to accepted values, for the non-empty fields."""
@@ -90,11 +92,15 @@ class VectorFilter:
         return self.created_after is not None or self.created_before is not None
 
     def is_empty(self) -> bool:
-        return not self.conditions() and not self.has_range and not self.sessions
+        return not self.conditions() and not self.has_range and not self.sessions and self.ids is None
 
     def without_sessions(self) -> VectorFilter:
         """The conditions the index can apply (all but ``sessions``)."""
         return replace(self, sessions=()) if self.sessions else self
+
+    def admits(self, point_id: str) -> bool:
+        """True when ``ids`` leaves the point with this id in (any, when ``ids`` is None)."""
+        return self.ids is None or point_id in self.ids
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
         if self.sessions and payload.get("session_id") not in self.sessions:
@@ -278,7 +284,7 @@ class ArrayVectorStore:
         self, vector: Vector, limit: int, where: VectorFilter | None = None, *, precise: bool = False
     ) -> list[VectorHit]:
         with self._lock:
-            points = [p for p in self._points.values() if where is None or where.matches(p.payload)]
+            points = [p for p in self._points.values() if _kept(p, where)]
         if not points:
             return []
         matrix = np.stack([p.vector for p in points])
@@ -315,7 +321,7 @@ class ArrayVectorStore:
         }
         scored = []
         for point in worded:
-            if where is None or where.matches(point.payload):
+            if _kept(point, where):
                 held = zip(point.words.indices, point.words.values, strict=True)
                 score = sum(weight[term] * value for term, value in held if term in weight)
                 if score > 0:
@@ -338,3 +344,8 @@ class ArrayVectorStore:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+def _kept(point: VectorPoint, where: VectorFilter | None) -> bool:
+    """True when ``where`` keeps ``point`` (its id and its payload)."""
+    return where is None or (where.admits(point.id) and where.matches(point.payload))

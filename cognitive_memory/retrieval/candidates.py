@@ -2,12 +2,12 @@
 of the vector index, and what the search leaves to the store of record.
 
 A recall reads the store twice (``RecallReads.together``): ``read_query`` before the search (the
-query's terms corrected against the vocabulary, the filter the index applies, a session's vectors,
-the sparse vector of the words), and, after it, everything ranking needs, ``gather`` first. Between
-the two, ``search`` makes one call to the vector index for the meaning and the words together
-(``VectorStore.search_with_words``); the words come from FTS5 instead where the index does not
-search them: under a session filter (searched exactly in SQLite), with ``words_in_index`` off, and
-when the index is down.
+query's terms corrected against the vocabulary, the filter the index applies, under a session
+filter the ids of the session's memories, the sparse vector of the words), and, after it,
+everything ranking needs, ``gather`` first. Between the two, ``search`` makes one call to the
+vector index for the meaning and the words together (``VectorStore.search_with_words``); the words
+come from FTS5 instead where the index does not search them: with ``words_in_index`` off, and when
+the index is down.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.sparse import SparseVector, query_stems, words_query
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
-from cognitive_memory.retrieval.exact import nearest, session_vectors
 from cognitive_memory.retrieval.reading import RecallReads
 
 __all__ = ["Candidates", "RecallQuery", "Search", "gather", "read_query", "search"]
@@ -31,15 +30,14 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
     """A query as the search takes it: its ``terms`` (corrected against the store's vocabulary),
-    ``searched`` the filter the index applies (None when every memory passes), ``session`` the
-    vectors searched exactly under a session filter (else None), ``words`` the sparse vector
-    of its terms when the index searches the words (else None: FTS5 does), and ``counts`` the
-    store's memories and how many hold each of its terms (the words' rarity, which the index's
-    query and the relevance floor's word shares both weigh)."""
+    ``searched`` the filter the index applies (None when every memory passes; under a session
+    filter, the ids of the session's memories), ``words`` the sparse vector of its terms when the
+    index searches the words (else None: FTS5 does), and ``counts`` the store's memories and how
+    many hold each of its terms (the words' rarity, which the index's query and the relevance
+    floor's word shares both weigh)."""
 
     terms: QueryTerms
     searched: VectorFilter | None
-    session: dict[str, Vector] | None
     words: SparseVector | None
     counts: tuple[int, dict[str, int]]
 
@@ -66,22 +64,18 @@ def read_query(
     records: RecallReads, text: str, where: VectorFilter | None, words_in_index: bool
 ) -> RecallQuery:
     """The reads of ``text`` before the search (made inside ``RecallReads.together``); with
-    ``words_in_index`` and no session, its terms weighted as the index searches them, with FTS5's
-    IDF (``index/sparse.words_query``)."""
+    ``words_in_index``, its terms weighted as the index searches them, with FTS5's IDF
+    (``index/sparse.words_query``)."""
     searched = records.memories.index_filter(where)
-    session = session_vectors(records.memories, where)
     terms = records.words.query_terms(text)
     counts = records.words.document_counts(query_stems(terms))
-    words = words_query(terms, *counts) if words_in_index and session is None else None
-    return RecallQuery(terms, searched, session, words, counts)
+    words = words_query(terms, *counts) if words_in_index else None
+    return RecallQuery(terms, searched, words, counts)
 
 
 def search(vectors: VectorStore, query: RecallQuery, vector: Vector, pool: int) -> Search:
     """The ``pool`` nearest vectors, and the ``pool`` best word matches when the index holds the
-    words: under a session filter among the session's vectors (exactly, no call to the index),
-    else in one call to the index. When the index fails, nothing from it (``degraded``)."""
-    if query.session is not None:
-        return Search(nearest(query.session, vector, pool), None)
+    words, in one call to the index. When the index fails, nothing from it (``degraded``)."""
     try:
         if query.words is None:
             return Search(vectors.search(vector, pool, query.searched, precise=True), None)

@@ -33,12 +33,9 @@ class MemoryReads(Protocol):
         """The few fields ranking needs, for many candidates at once."""
         ...
 
-    def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
-        """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
-        ...
-
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
-        """``where`` as the vector index needs it (None when every memory passes it)."""
+        """``where`` as the vector index needs it (None when every memory passes it; under a
+        session filter, the ids of the session's memories that match it)."""
         ...
 
 

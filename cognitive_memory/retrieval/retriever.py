@@ -16,7 +16,6 @@ from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.candidates import RecallQuery, Search, gather, read_query, search
 from cognitive_memory.retrieval.conversation import ConversationStage
-from cognitive_memory.retrieval.exact import nearest
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import RecallReads
@@ -36,9 +35,8 @@ class RetrievalConfig:
     as any memory. ``words_in_index`` (on) searches the words as sparse vectors in the vector
     index, in the same call as the meaning (``index/sparse.py``), and reads nothing of SQLite FTS5:
     the words' rarity comes from the document frequencies kept beside the vocabulary. Off, or when
-    the index fails, under a session filter (whose meaning is searched exactly in SQLite), or while
-    an older store's words are still being built into the index (``words_upgrade.py``), FTS5
-    searches the words."""
+    the index fails, or while an older store's words are still being built into the index
+    (``words_upgrade.py``), FTS5 searches the words."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5
@@ -306,7 +304,7 @@ class Retriever:
         asked: RecallQuery,
     ) -> list[BridgeMemory]:
         """Bridges: vector neighbours of the leading core memories, all searched in one call to the
-        index (exactly among the session's vectors under a session filter), far from the query and
+        index (under a session filter among the session's memories), far from the query and
         close to a core memory (retrieval/bridges.py), none of them already returned; their
         vectors and records in one read."""
         taken = {r.memory.id for r in (*core, *peripheral)}
@@ -318,10 +316,7 @@ class Retriever:
         if not anchors:
             return []
         limit = self.config.bridge_neighbours + len(taken)
-        if asked.session is not None:
-            near = [nearest(asked.session, vector, limit) for vector in anchors.values()]
-        else:
-            near = self._vectors.search_many(list(anchors.values()), limit, asked.searched)
+        near = self._vectors.search_many(list(anchors.values()), limit, asked.searched)
         hits = [i for i in dict.fromkeys(hit.id for hits in near for hit in hits) if i not in taken]
         if not hits:
             return []

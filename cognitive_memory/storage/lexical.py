@@ -1,5 +1,5 @@
 """BM25 over the lexical index (FTS5): recall's word search where the vector index does not
-answer it (the index is down, a session filter, ``RetrievalConfig.words_in_index`` off), plain BM25
+answer it (the index is down, ``RetrievalConfig.words_in_index`` off), plain BM25
 over every match, and the text filter of ``list_memories``. FTS5 scores every row that holds a
 query word before it sorts, so its cost grows with the matches; the vector index's does not.
 """

@@ -18,7 +18,11 @@ from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
-__all__ = ["MemoryCounts", "Memories"]
+__all__ = ["SESSION_SCAN", "MemoryCounts", "Memories"]
+
+# Under a session filter the index is given the ids of at most this many of the session's
+# memories (the latest that match the rest of the filter).
+SESSION_SCAN = 5_000
 
 _LAST_STORAGE = "INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)"
 
@@ -216,14 +220,15 @@ class Memories:
                 associations.strengthen(conn, co_recalled, datetime.now(UTC).timestamp())
 
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
-        """``where`` as the vector index needs it: None when it names only projects and every
-        memory is in one of them (one user's store), since Qdrant checks a filter at every point
-        a search visits, even one every point passes."""
+        """``where`` as the vector index needs it. Under a session filter, the ids of the latest
+        SESSION_SCAN memories that match it (the index holds no session; none when the session
+        has none). Else None when it names only projects and every memory is in one of them (one
+        user's store), since Qdrant checks a filter at every point a search visits, even one
+        every point passes."""
         if where is None or where.is_empty():
             return None
-        where = where.without_sessions()
-        if where.is_empty():
-            return None
+        if where.sessions:
+            return VectorFilter(ids=tuple(self.latest_matching(where, SESSION_SCAN)))
         if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
             return None
         return where

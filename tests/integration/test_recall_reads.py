@@ -181,11 +181,11 @@ def test_with_the_words_in_fts5_the_words_join_the_read_after_the_search(system:
     assert (transactions.reads, transactions.writes) == (2, 0)
 
 
-def test_under_a_session_filter_the_index_is_not_called(system: CognitiveSystem) -> None:
+def test_under_a_session_filter_the_index_searches_the_sessions_memories(system: CognitiveSystem) -> None:
     answer, calls, transactions = _recall(system, filters=RecallFilters(session="trip"))
 
     assert answer.total_results == 3  # the trip's turns
-    assert calls == []
+    assert calls == ["search_with_words"]  # given the ids of the session's memories
     assert (transactions.reads, transactions.writes) == (2, 0)
 
 
@@ -213,16 +213,17 @@ def _scans(connection: sqlite3.Connection, statements: list[str]) -> list[str]:
     return [s for s, plan in plans.items() if "fts" in s.lower() or any(_TABLE_SCAN.match(p) for p in plan)]
 
 
+@pytest.mark.parametrize("session", [None, "trip"])
 def test_with_a_qdrant_server_the_search_is_one_call_and_sqlite_reads_points(
-    server: tuple[CognitiveSystem, CountingIndex],
+    server: tuple[CognitiveSystem, CountingIndex], session: str | None
 ) -> None:
     system, client = server
     client.counting = True
 
-    answer, calls, transactions = _recall(system)
+    answer, calls, transactions = _recall(system, filters=RecallFilters(session=session) if session else None)
 
     client.counting = False
-    assert answer.total_results >= 3
+    assert answer.total_results == 3 if session else answer.total_results >= 3
     assert calls == ["search_with_words"]
     assert client.calls == ["query_batch_points"]  # meaning and words in one request
     assert (transactions.reads, transactions.writes) == (2, 0)

@@ -1,6 +1,6 @@
 """Recall with the words searched in the vector index (``RetrievalConfig.words_in_index``, the
-default): one call to the index finds meaning and words, and nothing of FTS5 is read; FTS5 answers
-when the index fails, under a session filter, and with the switch off."""
+default): one call to the index finds meaning and words, and nothing of FTS5 is read, under a
+session filter too; FTS5 answers when the index fails and with the switch off."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def test_a_misspelt_word_finds_its_memory_through_the_index(system: CognitiveSys
     assert _first(result) == ids["zeppelin"]
 
 
-def test_under_a_session_filter_words_come_from_fts5(system: CognitiveSystem) -> None:
+def test_under_a_session_filter_the_index_searches_the_sessions_memories(system: CognitiveSystem) -> None:
     ids = _stored(system)
     index = system.vectors
     assert isinstance(index, CountingIndex)
@@ -151,5 +151,24 @@ def test_under_a_session_filter_words_come_from_fts5(system: CognitiveSystem) ->
         "lentil soup", max_results=3, include_bridges=False, where=VectorFilter(sessions=("soup",))
     )
 
-    assert index.calls == []
-    assert _first(result) == ids["soup"]
+    assert index.calls == ["search_with_words"]
+    assert [r.memory.id for r in (*result.core, *result.peripheral)] == [ids["soup"]]
+
+
+def test_under_a_session_filter_the_other_sessions_matches_crowd_nothing_out(system: CognitiveSystem) -> None:
+    # More memories of another session hold the query's words, in shorter texts (a better BM25)
+    # than the pool of word matches takes: the session's own match must still be found. Its text
+    # is long, so its cosine to the query (the hash encoder's: shared words) is under the
+    # similarity the meaning needs: only its words can find it.
+    system.store_many(
+        [f"Lentil soup, take {n}" for n in range(system.retriever.pool_size(3) + 10)], session_id="other"
+    )
+    filler = " ".join(f"note{n}" for n in range(400))
+    mine = system.store(f"Grandmother cooked a lentil soup. {filler}", session_id="mine").memory.id
+    system.retriever.config = replace(system.retriever.config, floor=RelevanceFloor(enabled=False))
+
+    result = system.retrieve(
+        "lentil soup", max_results=3, include_bridges=False, where=VectorFilter(sessions=("mine",))
+    )
+
+    assert [r.memory.id for r in (*result.core, *result.peripheral)] == [mine]

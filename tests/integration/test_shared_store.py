@@ -86,6 +86,8 @@ def test_a_filtered_search_and_deletion_travel_over_the_socket(
     assert client.vectors.search(vector, 5, VectorFilter(hierarchy_levels=(2,)), precise=True) == hits
     level_2 = VectorFilter(hierarchy_levels=(2,))
     assert client.vectors.search_many([vector, vector], 5, level_2) == [hits, hits]
+    assert client.vectors.search(vector, 5, VectorFilter(ids=(episode.id,))) == hits  # a session's ids
+    assert client.vectors.search(vector, 5, VectorFilter(ids=())) == []
     assert client.delete([episode.id]) == [episode.id]
     client.flush()
     assert owner.vectors.count() == 1

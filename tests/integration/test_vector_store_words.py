@@ -122,6 +122,21 @@ def test_filters_apply_to_word_matches(store: VectorStore) -> None:
     assert [hit.id for hit in matches] == [_point("barking", 1).id]
 
 
+def test_a_filter_of_ids_keeps_the_search_to_those_points_and_an_empty_one_to_none(
+    store: VectorStore, worded: dict[str, str]
+) -> None:
+    by_name = {name: point_id for point_id, name in worded.items()}
+    kept = VectorFilter(ids=(by_name["garden"], by_name["barking"], by_name["cat"]))
+    query = _words_query("barking dogs postman")
+
+    nearest, matches = store.search_with_words(_vector(0), query, 5, kept)
+
+    assert sorted(worded[hit.id] for hit in nearest) == ["barking", "cat", "garden"]
+    assert [worded[hit.id] for hit in matches] == ["barking"]  # dogs and postman are not kept
+    assert [hit.id for hit in store.search_many([_vector(0)], 5, kept)[0]] == [hit.id for hit in nearest]
+    assert store.search_with_words(_vector(0), query, 5, VectorFilter(ids=())) == ([], [])
+
+
 def test_rewriting_a_point_without_words_removes_its_words(
     store: VectorStore, worded: dict[str, str]
 ) -> None:

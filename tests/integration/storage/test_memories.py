@@ -199,4 +199,6 @@ def test_latest_matching_keeps_to_the_sessions_and_the_rest_of_the_filter(store:
 
     assert store.memories.latest_matching(ops_of_s1, 10) == ["late", "early"]
     assert store.memories.latest_matching(ops_of_s1, 1) == ["late"]
-    assert store.memories.index_filter(VectorFilter(sessions=("s1",))) is None  # the index holds no session
+    # The index holds no session: it is given the ids of the session's memories that match.
+    assert store.memories.index_filter(ops_of_s1) == VectorFilter(ids=("late", "early"))
+    assert store.memories.index_filter(VectorFilter(sessions=("s3",))) == VectorFilter(ids=())

@@ -1,25 +1,24 @@
 """One embedded vector store, any number of processes.
 
 The embedded Qdrant Edge shard admits one opener (its WAL lock). The process that holds it, the
-owner, also serves the other processes of the same data directory over a Unix socket; they use
-this class as clients. When the owner goes away (it exits, or is killed), the next call of a
-client opens the shard itself and becomes the owner: the call is retried once, nothing is lost
-(SQLite keeps every memory, and the outbox replays vector writes an owner never confirmed).
+owner, also serves the other processes of the same data directory over a Unix socket
+(``owner_server.py``); they use this class as clients. When the owner goes away (it exits, or is
+killed), the next call of a client opens the shard itself and becomes the owner: the call is
+retried once, nothing is lost (SQLite keeps every memory, and the outbox replays vector writes an
+owner never confirmed).
 
 An owner that is alive but does not answer (stopped with Ctrl-Z, or holding the GIL while it builds
 the index) cannot be taken over: it still holds the lock. Every call to it has a deadline; past
 it the call fails with ``StorageError`` (a write stays queued in the outbox, recall goes on by
 words), and for ``retry_after`` seconds further calls fail at once instead of each waiting again.
 
-    process A (owner) ── EdgeVectorStore ── socket server ──┐
+    process A (owner) ── EdgeVectorStore ── OwnerServer ────┐
     process B (client) ── SharedVectorStore ── socket ──────┘
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import socket
 import threading
 import time
@@ -30,15 +29,13 @@ from typing import Any
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import RejectedPointsError, StorageError, StoreLockedError
+from cognitive_memory.index.owner_server import OwnerServer, dispatch
 from cognitive_memory.index.sparse import SparseVector
 from cognitive_memory.index.store_messages import (
-    filter_from,
     pack_point,
     pack_vector,
-    point_from,
     receive,
     send,
-    unpack_vector,
 )
 from cognitive_memory.index.vector_store import (
     VectorFilter,
@@ -47,7 +44,7 @@ from cognitive_memory.index.vector_store import (
     VectorStore,
     VectorStoreInfo,
 )
-from cognitive_memory.processes import accept_trusted, listen_privately, socket_peer, trusted_uid
+from cognitive_memory.processes import socket_peer, trusted_uid
 
 __all__ = ["SharedVectorStore"]
 
@@ -56,120 +53,6 @@ logger = logging.getLogger(__name__)
 # Operations that may legitimately run long at the owner, with their own deadline (seconds):
 # building the HNSW index takes 11-45 s at 100k vectors here.
 _SLOW_OPERATIONS = {"build_index": 600.0}
-
-
-def _dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
-    """Run one request against the owner's store; the answer is plain JSON."""
-    op = request["op"]
-    if op == "upsert":
-        store.upsert([point_from(p) for p in request["points"]])
-        return None
-    if op == "delete":
-        store.delete(request["ids"])
-        return None
-    if op == "update_words":
-        return store.update_words({i: SparseVector(*map(tuple, w)) for i, w in request["words"].items()})
-    if op == "search":
-        hits = store.search(
-            unpack_vector(request["vector"]),
-            request["limit"],
-            filter_from(request["where"]),
-            precise=bool(request.get("precise", False)),
-        )
-        return [[hit.id, hit.score] for hit in hits]
-    if op == "search_many":
-        found = store.search_many(
-            [unpack_vector(v) for v in request["vectors"]], request["limit"], filter_from(request["where"])
-        )
-        return [[[hit.id, hit.score] for hit in hits] for hits in found]
-    if op == "search_with_words":
-        both = store.search_with_words(
-            unpack_vector(request["vector"]),
-            SparseVector(*map(tuple, request["words"])),
-            request["limit"],
-            filter_from(request["where"]),
-            precise=bool(request.get("precise", False)),
-        )
-        return [[[hit.id, hit.score] for hit in hits] for hits in both]
-    if op == "count":
-        return store.count()
-    if op == "ids":
-        return store.ids()
-    if op == "build_index":
-        return store.build_index(request["min_unindexed"])
-    if op == "info":
-        info = asdict(store.info())
-        info["details"] = {**info["details"], "served_by_pid": os.getpid()}
-        return info
-    raise StorageError(f"unknown vector store operation {op!r}")
-
-
-def _answer_to(store: VectorStore, request: dict[str, Any]) -> dict[str, Any]:
-    """The answer to one request: its result, or the error it met. This is the top of a thread
-    that serves other processes, so nothing a request meets ends it: a failure the store did not
-    foresee (a malformed request, a bug) is logged once here and answered as an error of that
-    request, and the next request is served as usual."""
-    try:
-        return {"ok": True, "result": _dispatch(store, request)}
-    except RejectedPointsError as exc:
-        return {"ok": False, "code": exc.code, "message": exc.message, "rejected": exc.rejected}
-    except StorageError as exc:
-        return {"ok": False, "code": exc.code, "message": exc.message}
-    except Exception as exc:  # the thread's top-level handler (see the docstring)
-        op = request.get("op") if isinstance(request, dict) else None
-        logger.exception("The vector store's owner failed a %r request", op)
-        message = f"The process serving the vector store failed this request: {type(exc).__name__}: {exc}"
-        return {"ok": False, "code": "owner_error", "message": message}
-
-
-class _OwnerServer:
-    """Serves the owner's store to other processes on a Unix socket (threads, one per client)."""
-
-    def __init__(self, store: VectorStore, path: Path) -> None:
-        self._store = store
-        self._path = path
-        # A socket left at ``path`` was a dead owner's: the WAL lock this process holds proves it.
-        self._listener = listen_privately(path)
-        self._closed = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._guard = threading.Lock()
-        threading.Thread(target=self._accept, name="vector-store-owner", daemon=True).start()
-
-    def _accept(self) -> None:
-        accept_trusted(self._listener, self._closed, self._start, "the vector store")
-
-    def _start(self, connection: socket.socket) -> None:
-        with self._guard:
-            self._connections.add(connection)
-        threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
-
-    def _serve(self, connection: socket.socket) -> None:
-        with connection:
-            self._answer(connection)
-        with self._guard:
-            self._connections.discard(connection)
-
-    def _answer(self, connection: socket.socket) -> None:
-        while not self._closed.is_set():
-            try:
-                request = receive(connection)
-            except (ConnectionError, OSError, ValueError):
-                return
-            try:
-                send(connection, _answer_to(self._store, request))
-            except OSError:
-                return
-
-    def close(self) -> None:
-        """Stop serving; connected clients see the connection end and take the store over."""
-        self._closed.set()
-        self._listener.close()
-        self._path.unlink(missing_ok=True)
-        with self._guard:
-            for connection in self._connections:
-                with contextlib.suppress(OSError):
-                    connection.shutdown(socket.SHUT_RDWR)
-            self._connections.clear()
 
 
 class SharedVectorStore:
@@ -199,7 +82,7 @@ class SharedVectorStore:
         self._owner_pid: int | None = None
         self._lock = threading.RLock()
         self._local: VectorStore | None = None
-        self._server: _OwnerServer | None = None
+        self._server: OwnerServer | None = None
         self._connection: socket.socket | None = None
         self._on_takeover: Callable[[], object] | None = None
         self._took_over = False
@@ -234,7 +117,7 @@ class SharedVectorStore:
                     time.sleep(0.05)
                     continue
             self._local = local
-            self._server = _OwnerServer(local, self._socket_path)
+            self._server = OwnerServer(local, self._socket_path)
             logger.info("This process owns the vector store and serves it on %s", self._socket_path)
             return
 
@@ -277,7 +160,7 @@ class SharedVectorStore:
         retries = 0
         while True:
             if self._local is not None:
-                return _dispatch(self._local, request)
+                return dispatch(self._local, request)
             try:
                 answer = self._ask(request)
             except TimeoutError:

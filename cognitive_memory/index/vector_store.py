@@ -94,10 +94,6 @@ class VectorFilter:
     def is_empty(self) -> bool:
         return not self.conditions() and not self.has_range and not self.sessions and self.ids is None
 
-    def without_sessions(self) -> VectorFilter:
-        """The conditions the index can apply (all but ``sessions``)."""
-        return replace(self, sessions=()) if self.sessions else self
-
     def admits(self, point_id: str) -> bool:
         """True when ``ids`` leaves the point with this id in (any, when ``ids`` is None)."""
         return self.ids is None or point_id in self.ids

@@ -8,8 +8,9 @@ LoCoMo turns, cycled and marked as ``bench words`` takes them (each distinct tur
 the configured encoder, ``FirstPassEncoder``), stored in bulk. Then LoCoMo questions (``--queries``
 for each way, cycled, each way its own) are recalled through the use-case layer
 (``MemoryService.retrieve_memories``) two ways: ``core`` (no bridges, full records: one search, two
-reads) and ``tool_defaults`` (``recall_memories``' defaults: brief, bridges on). Per recall, on
-the recalling thread:
+reads), ``tool_defaults`` (``recall_memories``' defaults: brief, bridges on) and ``session`` (as
+``core``, under a session filter: the last 1,000 turns were stored as one session, whose ids the
+request carries). Per recall, on the recalling thread:
 
 - the calls to the server and the bytes of their bodies as JSON, as qdrant-client's REST transport
   sends them and a server answers (HTTP headers left out);
@@ -45,14 +46,21 @@ from cognitive_memory.encoding import Encoder
 from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.main import EMBEDDING_DIMENSION, model_encoder
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
-from cognitive_memory.service import MemoryService
+from cognitive_memory.service import MemoryService, RecallFilters
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["main", "measure"]
 
-_WAYS = {"core": {"include_bridges": False, "detail": "full"}, "tool_defaults": {"detail": "brief"}}
+# The last chunk of turns is stored as one session, which the ``session`` way recalls under a
+# session filter (the request names the session's memories: ``Memories.index_filter``).
+SESSION = "asked"
+_WAYS: dict[str, dict[str, Any]] = {
+    "core": {"include_bridges": False, "detail": "full"},
+    "tool_defaults": {"detail": "brief"},
+    "session": {"include_bridges": False, "detail": "full", "filters": RecallFilters(session=SESSION)},
+}
 
 
 class _Meter:
@@ -190,7 +198,8 @@ def measure(data: Path, count: int, queries: int) -> dict[str, Any]:
             texts = [text for text, _ in cycled_turns(samples, count)]
             for offset in range(0, len(texts), CHUNK):
                 _progress(f"stored {offset} of {count} turns")
-                system.store_many(texts[offset : offset + CHUNK])
+                last = offset + CHUNK >= len(texts)
+                system.store_many(texts[offset : offset + CHUNK], session_id=SESSION if last else None)
             system.flush()
             service = MemoryService(system)
             ways = {

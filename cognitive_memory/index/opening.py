@@ -23,21 +23,21 @@ OPEN_AFTER = 0.1
 
 
 class IndexOpener:
-    """Opens ``vectors`` (the embedded shard loads, or its owner is reached) once, on a thread; a
-    store open already makes it a count."""
+    """Opens ``vectors`` (the embedded shard loads, or its owner is reached) once, on a thread, by
+    a first call to it (a count: cheap once the store is open)."""
 
     def __init__(self, vectors: VectorStore) -> None:
         self._vectors = vectors
-        self._thread: threading.Thread | None = None
+        self._started = False
         self._lock = threading.Lock()  # held while the index opens; close waits for it
         self._closed = False
 
     def open_in_background(self, delay: float = OPEN_AFTER) -> None:
         with self._lock:
-            if self._thread is not None or self._closed:
+            if self._started or self._closed:
                 return
-            self._thread = threading.Thread(target=self._open, args=(delay,), name="index-open", daemon=True)
-            self._thread.start()
+            self._started = True
+            threading.Thread(target=self._open, args=(delay,), name="index-open", daemon=True).start()
 
     def _open(self, delay: float) -> None:
         time.sleep(delay)

@@ -123,8 +123,10 @@ class BackgroundIndexer:
             except StorageError:
                 return False
             missing = unindexed >= self._threshold(points)
-            relayout = not missing and not self._layout_looked and self._store.heap_loaded() > 0
-            self._layout_looked = self._layout_looked or not missing
+            relayout = False
+            if not missing and not self._layout_looked:
+                self._layout_looked = True
+                relayout = self._store.heap_loaded() > 0
             if not (missing or relayout):
                 return False
             shutil.rmtree(self.built_path, ignore_errors=True)

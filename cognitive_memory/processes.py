@@ -1,8 +1,10 @@
 """Other processes: whether one still runs (how scratch files left by a killed process are told
-from those of one still at work), and the Unix sockets this user's processes talk over."""
+from those of one still at work), the Unix sockets this user's processes talk over, and a
+background thread that yields the CPU to the ones serving."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -11,7 +13,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["accept_trusted", "is_running", "listen_privately", "socket_peer", "trusted_uid"]
+__all__ = ["accept_trusted", "is_running", "listen_privately", "socket_peer", "trusted_uid", "yield_cpu"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +30,15 @@ def is_running(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def yield_cpu() -> None:
+    """Give the calling thread the lowest CPU priority (nice 19), where the OS has thread
+    priorities (Linux: a thread is a task of its own): the OS then runs it when a core would
+    otherwise idle. A process cannot raise a priority again, so only threads whose work may wait
+    call this (``use_log``'s writes). Elsewhere, or when refused, nothing changes."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def socket_peer(connection: socket.socket) -> tuple[int, int] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from typing import Any
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.records import MemoryEdit, check_kind, check_level, new_memory
+from cognitive_memory.core.uses import Use
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
     check_importance,
@@ -27,11 +29,13 @@ from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, In
 from cognitive_memory.index.opening import IndexOpener
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
+from cognitive_memory.processes import yield_cpu
 from cognitive_memory.replication import IndexReplication
 from cognitive_memory.retrieval.results import RetrievalResult
 from cognitive_memory.retrieval.retriever import Retriever
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.sync import LoadedSources
+from cognitive_memory.use_log import UseLog
 from cognitive_memory.words_upgrade import WordsUpgrade
 
 __all__ = ["CognitiveSystem"]
@@ -67,7 +71,11 @@ class CognitiveSystem:
         self.configuration = dict(configuration or {})
         self.near_duplicate = near_duplicate
         self._clock = clock
-        self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
+        # Bookkeeping (uses, confirmed outbox rows) yields the CPU to recalls and stores: use_log.
+        self._bookkeeping = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="memory-bookkeeping", initializer=yield_cpu
+        )
+        self.uses = UseLog(lambda batch: self._record_uses(batch), self._bookkeeping)
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
@@ -218,7 +226,7 @@ class CognitiveSystem:
                 )
             existing = dataclasses.replace(existing, key=key)
         if not dry_run:
-            self.records.memories.record_access([existing.id], self._clock())
+            self.uses.add(Use((existing.id,), (), self._clock(), time.time()))
         return StoreOutcome(existing, duplicate=True, novelty=0.0)
 
     def _novelty(
@@ -318,8 +326,8 @@ class CognitiveSystem:
         if result.memory_ids():
             # Only core memories count as used (access count, last access, hence strength): the
             # peripheral and bridge memories were offered, not necessarily used.
-            core = [ranked.memory.id for ranked in result.core]
-            self._bookkeeping.submit(self._record_access, core, core, now)
+            core = tuple(ranked.memory.id for ranked in result.core)
+            self.uses.add(Use(core, core, now, time.time()))
         return result
 
     def now(self) -> datetime:
@@ -331,14 +339,14 @@ class CognitiveSystem:
         access count and last access update after answering, so its strength rises)."""
         found = self.records.memories.get(ids)
         if found:
-            self._bookkeeping.submit(self._record_access, [m.id for m in found], [], self._clock())
+            self.uses.add(Use(tuple(m.id for m in found), (), self._clock(), time.time()))
         return found
 
-    def _record_access(self, used: list[str], core: list[str], at: datetime) -> None:
-        """Count the uses and strengthen the links between memories recalled together as core."""
-        pairs = [(a, b) for i, a in enumerate(core) for b in core[i + 1 :]]
+    def _record_uses(self, uses: Sequence[Use]) -> None:
+        """Count the uses and strengthen the links between memories recalled together as core
+        (``use_log.UseLog`` calls this on the bookkeeping thread)."""
         try:
-            self.records.memories.record_access(used, at, co_recalled=pairs)
+            self.records.memories.record_uses(uses)
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)
 
@@ -347,7 +355,7 @@ class CognitiveSystem:
         return self.replication.build_index()
 
     def flush(self) -> None:
-        """Wait for pending bookkeeping writes (access counts) to land."""
+        """Wait for pending bookkeeping writes (access counts, co-recall links) to land."""
         self._bookkeeping.submit(lambda: None).result()
 
     def status(self) -> SystemStatus:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
+from cognitive_memory.core.uses import Use
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import associations, browse, identifiers, ranking
 from cognitive_memory.storage import relations as relation_sql
@@ -204,20 +205,23 @@ class Memories:
         )
         return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
 
-    def record_access(
-        self, ids: Sequence[str], at: datetime, co_recalled: Sequence[tuple[str, str]] = ()
-    ) -> None:
-        """Count one access for each id, remember the time of the retrieval and strengthen the
-        co-recall links of ``co_recalled`` (see ``Links.strengthen``), in one transaction."""
-        stamp = at.timestamp()
+    def record_uses(self, uses: Sequence[Use]) -> None:
+        """Write ``uses`` in one transaction, in order, each as if on its own: one access for each
+        of its ``used`` ids (the last access its ``at``), and its co-recall links strengthened at
+        its ``stamp`` (see ``Links.strengthen``)."""
+        if not uses:
+            return
         with self._db.transaction() as conn:
-            conn.executemany(
-                "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
-                [(stamp, i) for i in ids],
-            )
-            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (stamp,))
-            if co_recalled:
-                associations.strengthen(conn, co_recalled, datetime.now(UTC).timestamp())
+            for use in uses:
+                stamp = use.at.timestamp()
+                conn.executemany(
+                    "UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE id = ?",
+                    [(stamp, i) for i in use.used],
+                )
+                if pairs := use.pairs():
+                    associations.strengthen(conn, pairs, use.stamp)
+            last = uses[-1].at.timestamp()
+            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (last,))
 
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
         """``where`` as the vector index needs it. Under a session filter, the ids of the latest

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
+from cognitive_memory.core.uses import Use
 from cognitive_memory.index import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.browse import PageKey
@@ -86,8 +87,8 @@ def test_each_order_sorts_highest_first_and_never_accessed_last(store: SQLiteMem
             memory("d", 3, importance_score=0.5),
         ]
     )
-    store.memories.record_access(["a"], T0 + timedelta(days=2))
-    store.memories.record_access(["b"], T0 + timedelta(days=1))
+    store.memories.record_uses([Use(("a",), (), T0 + timedelta(days=2), 0.0)])
+    store.memories.record_uses([Use(("b",), (), T0 + timedelta(days=1), 0.0)])
 
     def order(order_by: str) -> list[str]:
         return all_pages(store, order_by, 1, VectorFilter())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cognitive_memory import linking
+from cognitive_memory.core.uses import Use
 from cognitive_memory.lifecycle import consolidation, forgetting
 from cognitive_memory.service import MemoryService
 from cognitive_memory.storage import consolidation as consolidation_sql
@@ -38,8 +39,9 @@ def duplicates(hash_system: CognitiveSystem) -> dict[str, str]:
         "elsewhere": stored(hash_system, BASE + "!!", project="billing"),
         "elsewhere_too": stored(hash_system, BASE, project="other"),
     }
-    hash_system.records.memories.record_access([ids["loud"]], datetime(2026, 1, 1, tzinfo=UTC))
-    hash_system.records.memories.record_access([ids["loud"], ids["longer"]], datetime(2026, 2, 1, tzinfo=UTC))
+    uses = hash_system.records.memories.record_uses
+    uses([Use((ids["loud"],), (), datetime(2026, 1, 1, tzinfo=UTC), 0.0)])
+    uses([Use((ids["loud"], ids["longer"]), (), datetime(2026, 2, 1, tzinfo=UTC), 0.0)])
     return ids
 
 

@@ -235,7 +235,7 @@ def test_with_the_conversation_stage_off_turns_rank_as_any_memory(
     from cognitive_memory.service import MemoryService
 
     # Recalls change what later recalls see (uses, co-recall links): keep the store as it is.
-    monkeypatch.setattr(hash_system, "_record_access", lambda *args: None)
+    monkeypatch.setattr(hash_system, "_record_uses", lambda *args: None)
     chat = MemoryService(hash_system, session_id="chat")
     asked = "Melanie: What inspired your painting for the art show?"
     question = chat.store_experience(asked, turn("Melanie"))

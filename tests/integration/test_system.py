@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -212,6 +215,19 @@ def test_retrieval_counts_an_access_once_bookkeeping_is_flushed(hash_system: Cog
     assert hit.last_accessed is not None
     assert hash_system.records.properties.activity()["last_retrieval"] == hit.last_accessed
     assert (miss.access_count, miss.last_accessed) == (0, None)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities: Linux")
+def test_uses_are_written_by_a_thread_that_yields_the_cpu_to_recall(hash_system: CognitiveSystem) -> None:
+    stored = hash_system.store("deploy script AWS profile").memory
+    hash_system.retrieve("deploy script AWS profile")
+    hash_system.flush()
+
+    writers = [t for t in threading.enumerate() if t.name.startswith("memory-bookkeeping")]
+    assert len(writers) == 1 and writers[0].native_id is not None
+    assert os.getpriority(os.PRIO_PROCESS, writers[0].native_id) == 19
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != 19  # the caller's is its own
+    assert hash_system.records.memories.get([stored.id])[0].access_count == 1
 
 
 def test_a_session_lesson_gets_the_configured_boost(build: Build, monkeypatch: pytest.MonkeyPatch) -> None:

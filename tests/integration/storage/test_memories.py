@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cognitive_memory.core.memory import HierarchyLevel, MemoryType, SourceKind
+from cognitive_memory.core.uses import Use
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
@@ -57,12 +58,12 @@ def test_vectors_returns_the_stored_embeddings(store: SQLiteMemoryStore) -> None
     np.testing.assert_array_equal(vectors["a"], first.cognitive_embedding)
 
 
-def test_record_access_counts_each_access_and_stamps_the_time(store: SQLiteMemoryStore) -> None:
+def test_recorded_uses_count_each_access_and_stamp_the_time(store: SQLiteMemoryStore) -> None:
     store.memories.add([stored_memory("a"), stored_memory("b")])
     first, second = STORED_AT + timedelta(hours=1), STORED_AT + timedelta(hours=2)
 
-    store.memories.record_access(["a", "b"], first)
-    store.memories.record_access(["a", "unknown"], second)
+    store.memories.record_uses([Use(("a", "b"), (), first, 0.0)])
+    store.memories.record_uses([Use(("a", "unknown"), (), second, 0.0)])
 
     a, b = store.memories.get(["a", "b"])
     assert (a.access_count, a.last_accessed) == (2, second)

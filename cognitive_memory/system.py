@@ -27,6 +27,7 @@ from cognitive_memory.editing import Edits
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
 from cognitive_memory.index.opening import IndexOpener
+from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.processes import yield_cpu
@@ -356,7 +357,19 @@ class CognitiveSystem:
 
     def flush(self) -> None:
         """Wait for pending bookkeeping writes (access counts, co-recall links) to land."""
-        self._bookkeeping.submit(lambda: None).result()
+        try:
+            landed = self._bookkeeping.submit(lambda: None)
+        except RuntimeError:  # closed: ``close`` waited for them (a signal can race stdin's end)
+            return
+        landed.result()
+
+    def wind_down(self) -> None:
+        """Before a signal ends the process without closing: let the bookkeeping writes land, and
+        stop serving the vector index to other processes (its socket goes; they take the index
+        over once this process is gone)."""
+        self.flush()
+        if isinstance(self.vectors, SharedVectorStore):
+            self.vectors.stop_serving()
 
     def status(self) -> SystemStatus:
         """Raises StorageError when the data directory was deleted under this process."""

@@ -147,7 +147,7 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
             dashboard = ui_command.dashboard_source(system, project or settings.scope.project)
             serving.serve_http(server, bind_host, bind_port, token, listen.extra_hosts, dashboard)
         else:
-            serving.on_stop(system.flush)
+            serving.on_stop(system.wind_down)
             serving.serve_stdio(server)
 
 

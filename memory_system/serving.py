@@ -4,8 +4,9 @@ In stdio mode the SDK reads stdin in a worker thread that only more input or end
 and the event loop waits for that thread when it shuts down: an interrupted event loop would
 leave the server answering on. So a signal ends a stdio server from a helper thread: it waits
 (at most ``GRACE_SECONDS``) for what ``on_stop`` registered (the bookkeeping writes of the last
-recall), then ends the process. Nothing acknowledged is lost: a memory is acknowledged only
-after SQLite committed it, and the vector outbox replays what the index had not confirmed.
+recall; the vector index's socket taken away), then ends the process. Nothing acknowledged is
+lost: a memory is acknowledged only after SQLite committed it, and the vector outbox replays
+what the index had not confirmed.
 Before a server runs, a signal ends the process at once (SQLite's migrations are transactions).
 The HTTP server handles the signals itself (uvicorn finishes open requests, then returns).
 """

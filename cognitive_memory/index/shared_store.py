@@ -279,11 +279,17 @@ class SharedVectorStore:
     def build_index(self, min_unindexed: int) -> bool:
         return bool(self._call("build_index", min_unindexed=min_unindexed))
 
-    def close(self) -> None:
+    def stop_serving(self) -> None:
+        """Stop serving the store to other processes (its socket goes): this process ends next,
+        and they take the store over once it is gone."""
         with self._lock:
             if self._server is not None:
                 self._server.close()
                 self._server = None
+
+    def close(self) -> None:
+        with self._lock:
+            self.stop_serving()
             if self._local is not None:
                 self._local.close()
                 self._local = None

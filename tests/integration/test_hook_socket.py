@@ -229,3 +229,4 @@ def test_a_running_server_answers_the_hook_process_and_takes_its_socket_away_on_
     assert DEPLOY in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
     assert server.returncode == 0
     assert not folder.exists()
+    assert not (data_dir / "vectors.sock").exists()  # the vector index's socket goes too

@@ -217,6 +217,17 @@ def test_retrieval_counts_an_access_once_bookkeeping_is_flushed(hash_system: Cog
     assert (miss.access_count, miss.last_accessed) == (0, None)
 
 
+def test_a_signal_that_finds_the_system_closed_winds_down_quietly(data_dir: Path) -> None:
+    # Ctrl-C reaches a stdio server and the client feeding its stdin at once: the server's main
+    # thread closes the system at the end of stdin while the signal's thread winds it down.
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    system.retrieve("anything")
+    system.close()
+
+    system.wind_down()  # raised "cannot schedule new futures after shutdown"
+    system.flush()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities: Linux")
 def test_uses_are_written_by_a_thread_that_yields_the_cpu_to_recall(hash_system: CognitiveSystem) -> None:
     stored = hash_system.store("deploy script AWS profile").memory

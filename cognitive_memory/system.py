@@ -72,11 +72,12 @@ class CognitiveSystem:
         self.configuration = dict(configuration or {})
         self.near_duplicate = near_duplicate
         self._clock = clock
-        # Bookkeeping (uses, confirmed outbox rows) yields the CPU to recalls and stores: use_log.
-        self._bookkeeping = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="memory-bookkeeping", initializer=yield_cpu
+        self._bookkeeping = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memory-bookkeeping")
+        # Uses are written on a thread that yields the CPU to recalls (use_log).
+        self._use_writer = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="memory-uses", initializer=yield_cpu
         )
-        self.uses = UseLog(lambda batch: self._record_uses(batch), self._bookkeeping)
+        self.uses = UseLog(lambda batch: self._record_uses(batch), self._use_writer)
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
@@ -345,7 +346,7 @@ class CognitiveSystem:
 
     def _record_uses(self, uses: Sequence[Use]) -> None:
         """Count the uses and strengthen the links between memories recalled together as core
-        (``use_log.UseLog`` calls this on the bookkeeping thread)."""
+        (``use_log.UseLog`` calls this behind recall)."""
         try:
             self.records.memories.record_uses(uses)
         except StorageError as exc:
@@ -356,10 +357,12 @@ class CognitiveSystem:
         return self.replication.build_index()
 
     def flush(self) -> None:
-        """Wait for pending bookkeeping writes (access counts, co-recall links) to land."""
+        """Have pending bookkeeping writes (access counts, co-recall links, confirmed outbox rows)
+        land."""
         try:
+            self.uses.flush()
             landed = self._bookkeeping.submit(lambda: None)
-        except RuntimeError:  # closed: ``close`` waited for them (a signal can race stdin's end)
+        except RuntimeError:  # closed: ``close`` wrote them (a signal can race stdin's end)
             return
         landed.result()
 
@@ -404,6 +407,8 @@ class CognitiveSystem:
         self._index_opener.close()
         self.words_upgrade.close()
         self.replication.close()
+        self.uses.flush()
+        self._use_writer.shutdown(wait=True)
         self._bookkeeping.shutdown(wait=True)
         self.vectors.close()
         self.records.close()

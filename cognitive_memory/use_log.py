@@ -2,17 +2,20 @@
 
 Each recall counts its core memories as used (access count, last access, hence strength) and
 strengthens the co-recall links between them. Those writes wait in memory and go to the store in
-one transaction for all that waited, in the order they were made, on the bookkeeping thread. That
+one transaction for all that waited, in the order they were made, on a thread of their own. That
 thread runs at the lowest CPU priority (``processes.yield_cpu``), so on a busy machine recalls come
 first: back-to-back recalls on two cores were slowed by the writes of the ones before them, 2-3 ms
 at p50 and 8 ms or more at p95 over stdio at 1,000,000 memories (docs/performance.md, "Uses written
-behind recall"). When recall pauses, the writes catch up at once; ``CognitiveSystem.flush`` waits
-for them. A process that dies loses the uses not yet written (never a memory): at most
-``max_pending``, since a recall that finds that many waiting waits for them to be written.
+behind recall"). When recall pauses, the writes catch up at once. ``flush`` (and so
+``CognitiveSystem.flush`` and ``close``) writes what still waits on the calling thread, at its own
+priority: a short-lived command or hook never waits for a starved thread. A process that dies
+loses the uses not yet written (never a memory): at most ``max_pending``, since a recall that
+finds that many waiting waits for them to be written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
@@ -47,6 +50,16 @@ class UseLog:
             self._scheduled = True
         if full:
             (drain or self._executor.submit(self._drain)).result()
+
+    def flush(self) -> None:
+        """Write every use that waits, on the calling thread, after any batch the writer has
+        already taken (so they land in order)."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+        with contextlib.suppress(RuntimeError):  # shut down: it wrote every batch it had taken
+            self._executor.submit(lambda: None).result()
+        if batch:
+            self._write(batch)
 
     def pending(self) -> int:
         """How many uses wait to be written."""

@@ -234,10 +234,12 @@ def test_uses_are_written_by_a_thread_that_yields_the_cpu_to_recall(hash_system:
     hash_system.retrieve("deploy script AWS profile")
     hash_system.flush()
 
-    writers = [t for t in threading.enumerate() if t.name.startswith("memory-bookkeeping")]
+    writers = [t for t in threading.enumerate() if t.name.startswith("memory-uses")]
     assert len(writers) == 1 and writers[0].native_id is not None
     assert os.getpriority(os.PRIO_PROCESS, writers[0].native_id) == 19
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) != 19  # the caller's is its own
+    others = [t for t in threading.enumerate() if t.name.startswith("memory-bookkeeping")]
+    assert all(os.getpriority(os.PRIO_PROCESS, t.native_id or 0) != 19 for t in others)
     assert hash_system.records.memories.get([stored.id])[0].access_count == 1
 
 

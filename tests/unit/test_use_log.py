@@ -66,3 +66,35 @@ def test_a_full_log_makes_the_caller_wait_until_its_uses_are_written(executor: T
     third.join(timeout=5)
     assert not third.is_alive()
     assert [u.used for batch in batches for u in batch] == [("a",), ("b",), ("c",)]
+
+
+def test_flush_writes_what_waits_on_the_calling_thread_after_the_batch_being_written(
+    executor: ThreadPoolExecutor,
+) -> None:
+    written: list[tuple[str, list[tuple[str, ...]]]] = []
+    taken, release = threading.Event(), threading.Event()
+
+    def write(batch: Sequence[Use]) -> None:
+        if threading.current_thread().name != "flushing":
+            taken.set()
+            release.wait(5)  # the writer is slow (starved, on a busy machine)
+        written.append((threading.current_thread().name, [u.used for u in batch]))
+
+    log = UseLog(write, executor)
+    log.add(use("a"))
+    assert taken.wait(5)  # the writer took ("a",) and is writing it
+    log.add(use("b"))
+    log.add(use("c"))
+
+    flushing = threading.Thread(target=log.flush, name="flushing")
+    flushing.start()
+    flushing.join(timeout=0.2)
+    assert flushing.is_alive()  # it waits for the batch already taken
+    release.set()
+    flushing.join(timeout=5)
+
+    assert [(name == "flushing", used) for name, used in written] == [
+        (False, [("a",)]),
+        (True, [("b",), ("c",)]),
+    ]
+    assert log.pending() == 0

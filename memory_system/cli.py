@@ -191,7 +191,12 @@ def store(
     from cognitive_memory.service import StoreContext, format_store
 
     if text == "-":
-        text = sys.stdin.read()
+        from cognitive_memory.core.validation import MAX_TEXT_CHARS
+
+        # Read no more than a memory may hold: stdin can be endless (`< /dev/zero`).
+        text = sys.stdin.read(MAX_TEXT_CHARS + 1)
+        if len(text) > MAX_TEXT_CHARS:
+            raise fail(f"The text on stdin is over {MAX_TEXT_CHARS:,} characters, the most a memory holds.")
     context = _request(
         StoreContext,
         hierarchy_level=level,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import resource
 import signal
 import subprocess
 import sys
@@ -191,6 +192,28 @@ def test_store_dash_reads_the_text_from_stdin() -> None:
     memory_id = json.loads(stored.output)["memory_id"]
     shown = runner.invoke(app, ["get", memory_id, "--json"])
     assert json.loads(shown.output)["memories"][0]["content"] == "The nightly job writes to s3://backups."
+
+
+@pytest.mark.subprocess
+def test_store_dash_reads_no_more_of_an_endless_stdin_than_a_memory_holds(data_dir: Path) -> None:
+    # `store - < /dev/zero` read it all: 10 GB in 15 s, then a MemoryError traceback.
+    def small_address_space() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+    with open("/dev/zero", "rb") as endless:
+        ended = subprocess.run(
+            [sys.executable, "-c", "from memory_system.cli import main; main()", "store", "-"],
+            stdin=endless,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=small_address_space,
+        )
+
+    assert ended.returncode == 1
+    refusal = "Error: The text on stdin is over 100,000 characters, the most a memory holds."
+    assert ended.stderr.strip() == refusal
+    assert not (data_dir / "cognitive_memory.db").exists()
 
 
 @pytest.mark.model

@@ -10,6 +10,8 @@ logs: the client never hears of it and may wait forever. This read stream judges
 - **JSON nested deeper than ``MAX_DEPTH``** (the SDK parser's limit): -32600, with the request's id.
 - **A batch** (a JSON array; MCP 2025-06-18 removed batching): each request in it gets -32600 with
   its id, saying batches are not supported; a batch without a request id one error with id null.
+- **A line over ``MAX_LINE_CHARS``** (4 MiB, the most an HTTP body may hold): -32600 with id null,
+  the line read to its end and dropped (stdin only: an endless line would fill the memory).
 - Anything else: -32700 (not JSON) or -32600 (JSON, but not a JSON-RPC message), with the
   request's id when the line has a top-level ``method`` and ``id`` to read, else ``id: null``.
 
@@ -35,6 +37,7 @@ from typing import IO, Any
 
 import anyio
 import pydantic_core
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
 from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, jsonrpc_message_adapter
 from pydantic import ValidationError
@@ -42,6 +45,7 @@ from pydantic import ValidationError
 __all__ = [
     "INVALID_REQUEST",
     "MAX_DEPTH",
+    "MAX_LINE_CHARS",
     "PARSE_ERROR",
     "AnsweringBadLines",
     "StdinLines",
@@ -58,6 +62,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 MAX_DEPTH = 200  # the nesting pydantic-core's JSON parser (the SDK's) accepts
+MAX_LINE_CHARS = DEFAULT_MAX_REQUEST_BODY_SIZE  # of one stdin message: 4 MiB, as an HTTP body
 BATCHES_UNSUPPORTED = (
     "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); "
     "send each request as its own message."
@@ -81,6 +86,14 @@ class Verdict:
 
     message: JSONRPCMessage | None = None
     errors: tuple[JSONRPCError, ...] = ()
+
+
+def _too_long() -> Verdict:
+    return _error(
+        INVALID_REQUEST,
+        f"Invalid Request: the message is over {MAX_LINE_CHARS:,} characters, the most this server "
+        "reads of one (as over HTTP); it was dropped.",
+    )
 
 
 def _error(code: int, message: str, request_id: RequestId | None = None) -> Verdict:
@@ -338,11 +351,22 @@ class StdinLines(anyio.AsyncFile[str]):
         self._ready.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in super().__aiter__():
-            verdict = judge_line(line)
+        while line := await self._line():
+            cut = len(line) > MAX_LINE_CHARS and not line.endswith("\n")
+            verdict = _too_long() if cut else judge_line(line)
             if verdict is None:
                 yield line
                 continue
             await self._ready.wait()
             for error in verdict.errors:
                 await self._write.send(SessionMessage(error))
+
+    async def _line(self) -> str:
+        """The next line ('' at the end). Of a line over ``MAX_LINE_CHARS`` the first
+        ``MAX_LINE_CHARS`` + 1 characters, the rest read and dropped: an endless line (a client
+        that never sends a newline) costs no more memory than one message may take."""
+        line: str = await anyio.to_thread.run_sync(self.wrapped.readline, MAX_LINE_CHARS + 1)
+        rest = line
+        while len(rest) == MAX_LINE_CHARS + 1 and not rest.endswith("\n"):
+            rest = await anyio.to_thread.run_sync(self.wrapped.readline, MAX_LINE_CHARS + 1)
+        return line

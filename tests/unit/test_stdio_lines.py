@@ -9,7 +9,7 @@ import pytest
 from mcp.shared.message import SessionMessage
 from mcp.types import JSONRPCError
 
-from interfaces.stdio_lines import StdinLines, judge_line
+from interfaces.stdio_lines import MAX_LINE_CHARS, StdinLines, judge_line
 
 pytestmark = pytest.mark.anyio
 
@@ -54,3 +54,21 @@ async def test_a_request_with_a_null_id_is_answered_and_the_next_line_passes() -
     assert passed == [PING]
     assert isinstance(answer, JSONRPCError)
     assert (answer.id, answer.error.code) == (None, -32600)
+
+
+async def test_a_line_over_the_limit_is_dropped_unread_and_answered_and_the_next_line_passes() -> None:
+    # A client that never sends a newline grew the server to 4.4 GB in 12 s, then a MemoryError.
+    longest = "x" * MAX_LINE_CHARS + "\n"  # the most a message may hold, and its newline
+    wire = io.BytesIO(b"a" * (3 * MAX_LINE_CHARS + 5) + b"\n" + longest.encode() + PING.encode())
+    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
+    stdin = StdinLines(wire)
+    stdin.answer_on(write)
+
+    with write, answers:
+        passed = [line async for line in stdin]
+        answer = answers.receive_nowait().message
+
+    assert passed == [longest, PING]
+    assert isinstance(answer, JSONRPCError)
+    assert (answer.id, answer.error.code) == (None, -32600)
+    assert "over 4,194,304 characters" in answer.error.message

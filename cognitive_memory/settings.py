@@ -76,6 +76,15 @@ class StorageSettings(BaseSettings):
 
     _blank = field_validator("db_path", "qdrant_url", "qdrant_api_key", mode="before")(_blank_is_none)
 
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _data_dir(cls, value: Any) -> Any:
+        """Blank is unset (the user's data directory: a client config's ``""`` must not put a
+        store in whatever directory the client starts the server in); a path is made absolute
+        (``~`` expanded), so every message names the same place."""
+        value = _blank_is_none(value)
+        return default_data_dir() if value is None else Path(value).expanduser().absolute()
+
     @property
     def database_path(self) -> Path:
         return (self.db_path or self.data_dir / "cognitive_memory.db").expanduser()

@@ -175,6 +175,32 @@ def test_setting_values_in_capitals_are_read_in_any_case(monkeypatch: pytest.Mon
     assert (settings.server.mode, settings.encoder.backend) == ("http", "onnx")
 
 
+def test_a_blank_data_directory_is_the_users_not_the_current_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client config's "COGNITIVE_MEMORY_DATA_DIR": "" put a store in each directory it started in.
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", " ")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    here = tmp_path / "somewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+
+    shown = runner.invoke(app, ["status", "--json"])
+
+    assert shown.exit_code == 0, shown.output
+    assert (tmp_path / "xdg" / "cognitive-memory" / "cognitive_memory.db").is_file()
+    assert list(here.iterdir()) == []
+
+
+def test_a_relative_data_directory_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cognitive_memory.settings import Settings
+
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", "memories")
+    monkeypatch.chdir(tmp_path)
+
+    assert Settings(env_file=None).storage.data_dir == tmp_path / "memories"
+
+
 def test_the_log_level_is_read_from_the_env_file_too(tmp_path: Path) -> None:
     from cognitive_memory.settings import Settings
 

@@ -37,6 +37,11 @@ class Database:
         """Open ``path`` (creating its directory) and run each of ``setup`` on the connection
         (migrations, backfills), in order."""
         self.path = path
+        if blocker := _file_in_the_way(path.parent):
+            raise StorageError(
+                f"Cannot open the memory database {path}: {blocker} is a file, not a directory. Point "
+                "COGNITIVE_MEMORY_DATA_DIR (or COGNITIVE_MEMORY_DB_PATH) at a directory."
+            )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = connect(path)
@@ -111,3 +116,11 @@ class Database:
         with self._lock, self._read_lock:
             self._reader.close()
             self._conn.close()
+
+
+def _file_in_the_way(folder: Path) -> Path | None:
+    """The nearest of ``folder`` and its parents that exists, when it is not a directory."""
+    for candidate in (folder, *folder.parents):
+        if candidate.exists():
+            return None if candidate.is_dir() else candidate
+    return None

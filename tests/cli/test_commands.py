@@ -192,6 +192,22 @@ def test_a_blank_data_directory_is_the_users_not_the_current_one(
     assert list(here.iterdir()) == []
 
 
+@pytest.mark.parametrize("under", ["", "sub/dir"])
+def test_a_data_directory_that_is_a_file_is_named_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, under: str
+) -> None:
+    # Every command said "[Errno 17] File exists: '...'".
+    blocker = tmp_path / "afile"
+    blocker.write_text("hi\n")
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(blocker / under))
+
+    shown = runner.invoke(app, ["status"])
+
+    assert shown.exit_code == 1
+    assert f"{blocker} is a file, not a directory. Point COGNITIVE_MEMORY_DATA_DIR" in shown.stderr
+    assert blocker.read_text() == "hi\n"
+
+
 def test_a_relative_data_directory_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from cognitive_memory.settings import Settings
 

@@ -22,6 +22,7 @@ import logging
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -53,7 +54,9 @@ class BackgroundIndexer:
     """Watches one shard's writes (``EdgeVectorStore.watcher``) and rebuilds its index in a child
     process when ``threshold(points)`` or more of its points are searched exactly, or, once per
     process, when a shard made before the memory-mapped layout holds segments on the heap (its
-    load copies them whole: 2-3 s at 1,000,000 vectors; see ``edge_layout.shard_config``)."""
+    load copies them whole: 2-3 s at 1,000,000 vectors; see ``edge_layout.shard_config``), or
+    when it holds fewer points than SQLite has memories beside the vector writes still queued
+    (its files were lost or replaced by an older copy: recall would miss the rest)."""
 
     def __init__(
         self,
@@ -123,11 +126,12 @@ class BackgroundIndexer:
             except StorageError:
                 return False
             missing = unindexed >= self._threshold(points)
-            relayout = False
+            relayout = short = False
             if not missing and not self._layout_looked:
                 self._layout_looked = True
                 relayout = self._store.heap_loaded() > 0
-            if not (missing or relayout):
+                short = not relayout and points < _held(self._db)
+            if not (missing or relayout or short):
                 return False
             shutil.rmtree(self.built_path, ignore_errors=True)
             self._store.journal()
@@ -145,7 +149,11 @@ class BackgroundIndexer:
                 self._child.pid,
                 unindexed,
                 points,
-                "; its segments move from the heap to memory maps" if relayout else "",
+                "; its segments move from the heap to memory maps"
+                if relayout
+                else "; it holds fewer than SQLite's memories: they are copied from SQLite"
+                if short
+                else "",
             )
             threading.Thread(target=self._wait, args=(self._child,), name="index-build", daemon=True).start()
             return True
@@ -194,6 +202,20 @@ class BackgroundIndexer:
                 child.wait(timeout=10)
             shutil.rmtree(self.built_path, ignore_errors=True)
         self._store.drop_journal()
+
+
+def _held(db: Path) -> int:
+    """How many memories the index should hold: SQLite's, less those whose vector write is still
+    queued (the outbox writes them); 0 when the database cannot be read."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            (count,) = conn.execute(
+                "SELECT (SELECT count(*) FROM memories) - "
+                "(SELECT count(*) FROM vector_outbox WHERE operation = 'upsert')"
+            ).fetchone()
+    except sqlite3.Error:
+        return 0
+    return int(count)
 
 
 def _look_after(seconds: float, look: Callable[[], object]) -> threading.Timer:

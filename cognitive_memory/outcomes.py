@@ -62,3 +62,23 @@ class SystemStatus:
     words_index: tuple[int, int] | None = None
     # (memories whose words are weighed again, memories) while a drifted large store's are.
     words_reweighing: tuple[int, int] | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """Why the store is not healthy, in a sentence that says what happens next (None: it is)."""
+        if self.vector_store is None:
+            reason = self.vector_store_error
+            return f"The vector index cannot be reached ({reason}): recall finds by words only."
+        if self.pending_vector_writes:
+            return (
+                f"{self.pending_vector_writes:,} vector writes wait for the index: they are retried in the "
+                "background and at the next start."
+            )
+        held, total = self.vector_store.vector_count, self.counts.total
+        if held != total:
+            return (
+                f"The vector index holds {held:,} vectors for {total:,} memories: `memory_system doctor "
+                "--repair` copies them from SQLite (a server on the embedded index does so by itself "
+                "within a minute of starting)."
+            )
+        return None

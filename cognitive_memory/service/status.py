@@ -62,6 +62,7 @@ class StorageStatsOut(BaseModel):
 class StatusResult(BaseModel):
     success: bool = True
     system_status: Literal["healthy", "degraded"]
+    problem: str | None = Field(default=None, description="Why the status is degraded (absent: healthy).")
     session: str = Field(description="This session's id (filters.session 'current').")
     memory_counts: MemoryCountsOut
     storage_stats: StorageStatsOut
@@ -115,6 +116,7 @@ def _status_out(
     activity = {name: iso(found.activity.get(name)) for name in ("last_storage", "last_retrieval")}
     return StatusResult(
         system_status="healthy" if found.healthy else "degraded",
+        problem=None if found.healthy else found.problem,
         session=session_id,
         memory_counts=MemoryCountsOut(
             total_memories=counts.total,
@@ -180,6 +182,7 @@ def format_status(result: StatusResult) -> str:
         "=" * 40,
         "",
         f"System Status: {'✅ HEALTHY' if healthy else '⚠️ DEGRADED'}",
+        *([f"  {result.problem}"] if result.problem else []),
         f"Session: {result.session}",
         "",
         "Memory Counts:",

@@ -7,6 +7,7 @@ indexes only segments above 1,000 KB, about 650 vectors of 384 dimensions).
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,6 +177,33 @@ def test_a_shard_of_the_older_layout_is_rebuilt_memory_mapped_once(
             assert system.vectors.search(memory.cognitive_embedding, 1)[0].id == memory_id
         monkeypatch.setattr(local, "heap_loaded", lambda: 1)  # a build that left the old layout
         assert not indexer.check(), "the layout's build is tried once per process"
+    finally:
+        system.close()
+
+
+@pytest.mark.subprocess
+def test_a_lost_shard_is_copied_again_from_sqlite(data_dir: Path) -> None:
+    """Its files deleted (or an older copy put back), the shard opens empty or short: recall found
+    nothing that SQLite holds, and no write ever brought the rest back. Its owner's first look
+    rebuilds it from SQLite."""
+    older = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+    ids = [outcome.memory.id for outcome in older.store_many([f"kept note {n}" for n in range(40)])]
+    older.close()
+    shutil.rmtree(data_dir / "vectors")
+    system = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+    try:
+        indexer = _indexer(system)
+        assert system.vectors.count() == 0
+        assert (system.status().problem or "").startswith("The vector index holds 0 vectors for 40 memories")
+
+        assert indexer.check(), "a shard short of SQLite's memories gets a build"
+        _wait_for_build(indexer)
+
+        assert sorted(system.vectors.ids()) == sorted(ids)
+        assert system.status().problem is None
+        found = system.retrieve("kept note 7", include_bridges=False)
+        assert found.core and found.core[0].memory.content == "kept note 7"
+        assert not indexer.check(), "looked at once per process"
     finally:
         system.close()
 

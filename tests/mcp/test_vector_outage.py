@@ -100,6 +100,7 @@ async def test_an_outage_queues_stores_degrades_recall_and_drains_by_itself(
     status = await client.call_tool("memory_status", {})
     assert status.structured_content is not None
     assert status.structured_content["system_status"] == "degraded"
+    assert "cannot be reached" in status.structured_content["problem"]
     assert status.structured_content["storage_stats"]["qdrant_status"].startswith("unavailable")
 
     vectors.down = False

@@ -6,6 +6,7 @@ Every repository of the store (``sqlite_store.SQLiteMemoryStore``) works through
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -49,6 +50,14 @@ class Database:
                 step(self._conn)
             self._reader = connect(path)
         except (sqlite3.Error, OSError) as exc:
+            unwritable = not os.access(path.parent, os.W_OK)
+            if isinstance(exc, sqlite3.Error) and "readonly" in str(exc) and unwritable:
+                raise StorageError(
+                    f"Cannot open the memory database {path}: {path.parent} is not writable (a read-only "
+                    "mount, or its permissions), and SQLite writes beside the database even to read it. "
+                    "Make it writable, or copy the directory somewhere writable and point "
+                    "COGNITIVE_MEMORY_DATA_DIR there."
+                ) from exc
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
         self._read_lock = threading.RLock()

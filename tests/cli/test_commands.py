@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -206,6 +208,28 @@ def test_a_data_directory_that_is_a_file_is_named_as_such(
     assert shown.exit_code == 1
     assert f"{blocker} is a file, not a directory. Point COGNITIVE_MEMORY_DATA_DIR" in shown.stderr
     assert blocker.read_text() == "hi\n"
+
+
+@pytest.mark.subprocess
+def test_a_read_only_data_directory_is_named_with_a_way_out(data_dir: Path) -> None:
+    # Every command said "attempt to write a readonly database".
+    created = runner.invoke(app, ["status"])
+    assert created.exit_code == 0, created.output
+    data_dir.chmod(0o500)
+    command = [sys.executable, "-c", "from memory_system.cli import main; main()", "status"]
+    if os.geteuid() == 0:  # root writes anywhere: run without the capabilities that allow it
+        if shutil.which("setpriv") is None:
+            pytest.skip("root without setpriv")
+        drop = "-dac_override,-dac_read_search"
+        command = ["setpriv", "--bounding-set", drop, "--inh-caps", drop, *command]
+    try:
+        shown = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    finally:
+        data_dir.chmod(0o700)
+
+    assert shown.returncode == 1
+    assert f"{data_dir} is not writable" in shown.stderr
+    assert "copy the directory somewhere writable" in shown.stderr
 
 
 def test_a_relative_data_directory_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

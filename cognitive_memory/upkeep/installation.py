@@ -9,6 +9,8 @@ result with a message that says what to do, never an exception.
 from __future__ import annotations
 
 import shutil
+import stat
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -99,6 +101,14 @@ def check_data_dir(storage: StorageSettings) -> CheckResult:
     detail = f"{directory} is writable, {free / 1e9:.1f} GB free"
     if free < LOW_DISK_BYTES:
         return CheckResult("data_dir", "warn", f"{detail}: writes will fail when the disk is full")
+    mode = stat.S_IMODE(directory.stat().st_mode)
+    if mode & 0o077 and sys.platform != "win32":
+        return CheckResult(
+            "data_dir",
+            "warn",
+            f"{detail}, but it has mode {mode:04o}: other users can read the memory database in it. "
+            f"`chmod 700 {directory}` closes it (new data directories are made 0700).",
+        )
     return CheckResult("data_dir", "ok", detail)
 
 
@@ -106,7 +116,7 @@ def _unwritable(folder: Path, variable: str) -> str | None:
     if folder.exists() and not folder.is_dir():
         return f"{folder} is a file, not a directory: point {variable} at a directory"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # as build_system makes it
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-") as probe:
             probe.write(b"doctor")
             probe.flush()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -60,6 +61,21 @@ def test_doctor_passes_on_a_fresh_data_directory_and_leaves_nothing_behind(data_
     finally:
         vectors.close()
         memories.close()
+
+
+def test_doctor_makes_a_new_data_directory_closed_and_warns_of_an_open_one(data_dir: Path) -> None:
+    # doctor, often the first command, made the directory 0755; and it said nothing of an open one.
+    first = runner.invoke(app, ["doctor"])
+    assert first.exit_code == 0, first.output
+    assert stat.S_IMODE(data_dir.stat().st_mode) == 0o700
+
+    data_dir.chmod(0o755)
+    warned = runner.invoke(app, ["doctor"])
+
+    assert warned.exit_code == 0, warned.output
+    assert _lines(warned.output)["data_dir"] == "WARN"
+    assert "has mode 0755: other users can read the memory database" in warned.output
+    assert f"chmod 700 {data_dir}" in warned.output
 
 
 def test_doctor_fails_clearly_when_the_data_directory_is_a_file(data_dir: Path) -> None:

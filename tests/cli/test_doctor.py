@@ -63,6 +63,7 @@ def test_doctor_passes_on_a_fresh_data_directory_and_leaves_nothing_behind(data_
         memories.close()
 
 
+@pytest.mark.model
 def test_doctor_makes_a_new_data_directory_closed_and_warns_of_an_open_one(data_dir: Path) -> None:
     # doctor, often the first command, made the directory 0755; and it said nothing of an open one.
     first = runner.invoke(app, ["doctor"])

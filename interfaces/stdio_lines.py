@@ -10,8 +10,9 @@ logs: the client never hears of it and may wait forever. This read stream judges
 - **JSON nested deeper than ``MAX_DEPTH``** (the SDK parser's limit): -32600, with the request's id.
 - **A batch** (a JSON array; MCP 2025-06-18 removed batching): each request in it gets -32600 with
   its id, saying batches are not supported; a batch without a request id one error with id null.
-- **A line over ``MAX_LINE_CHARS``** (4 MiB, the most an HTTP body may hold): -32600 with id null,
-  the line read to its end and dropped (stdin only: an endless line would fill the memory).
+- **A line over ``MAX_LINE_CHARS``** (4 MiB, the most an HTTP body may hold): -32600, with the
+  request's id when its first 4 MiB hold it, else null; the line read to its end and dropped
+  (stdin only: an endless line would fill the memory).
 - Anything else: -32700 (not JSON) or -32600 (JSON, but not a JSON-RPC message), with the
   request's id when the line has a top-level ``method`` and ``id`` to read, else ``id: null``.
 
@@ -88,11 +89,15 @@ class Verdict:
     errors: tuple[JSONRPCError, ...] = ()
 
 
-def _too_long() -> Verdict:
+def _too_long(start: str) -> Verdict:
+    """The verdict on a line over ``MAX_LINE_CHARS``, of which ``start`` was kept: with the
+    request's id when ``start`` holds it (``id`` and ``method`` come before ``params``)."""
+    _, request_id = _outline(start)
     return _error(
         INVALID_REQUEST,
         f"Invalid Request: the message is over {MAX_LINE_CHARS:,} characters, the most this server "
         "reads of one (as over HTTP); it was dropped.",
+        request_id,
     )
 
 
@@ -353,7 +358,7 @@ class StdinLines(anyio.AsyncFile[str]):
     async def __aiter__(self) -> AsyncIterator[str]:
         while line := await self._line():
             cut = len(line) > MAX_LINE_CHARS and not line.endswith("\n")
-            verdict = _too_long() if cut else judge_line(line)
+            verdict = _too_long(line) if cut else judge_line(line)
             if verdict is None:
                 yield line
                 continue

@@ -277,7 +277,7 @@ def test_a_broken_store_gives_exit_0_and_no_output(tmp_path: Path) -> None:
     )
 
     assert (result.returncode, result.stdout) == (0, "")
-    assert len(result.stderr.splitlines()) == 1 and "Not a directory" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and "is a file, not a directory" in result.stderr
 
 
 @pytest.mark.subprocess

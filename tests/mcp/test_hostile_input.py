@@ -188,9 +188,9 @@ def test_raw_stdio_garbage_is_survived_and_the_next_request_answered(data_dir: P
         assert "error" in call(2, "store_memory", "not an object")  # a malformed request: protocol error
         stored = call(3, "store_memory", {"text": "survived the garbage \x00 with a NUL byte"})
         assert stored["result"]["isError"] is False
-        too_long = call(4, "store_memory", {"text": "x" * (10 * 1024 * 1024)})
-        assert too_long["result"]["isError"] is True
-        assert json.loads(too_long["result"]["content"][0]["text"])["error"] == "text_too_long"
+        too_long = call(4, "store_memory", {"text": "x" * (10 * 1024 * 1024)})  # over a message's 4 MiB
+        assert too_long["error"]["code"] == -32600
+        assert "over 4,194,304 characters" in too_long["error"]["message"]
         recalled = call(5, "recall_memories", {"query": "survived the garbage"})
         core = recalled["result"]["structuredContent"]["memories"]["core"]
         assert core[0]["content"] == "survived the garbage \x00 with a NUL byte"

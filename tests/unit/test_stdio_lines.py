@@ -72,3 +72,20 @@ async def test_a_line_over_the_limit_is_dropped_unread_and_answered_and_the_next
     assert isinstance(answer, JSONRPCError)
     assert (answer.id, answer.error.code) == (None, -32600)
     assert "over 4,194,304 characters" in answer.error.message
+
+
+async def test_a_request_over_the_limit_is_answered_with_its_id() -> None:
+    call = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"store_memory",'
+    call += '"arguments":{"text":"'
+    wire = io.BytesIO(call.encode() + b"x" * (MAX_LINE_CHARS + 10) + b'"}}}\n' + PING.encode())
+    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
+    stdin = StdinLines(wire)
+    stdin.answer_on(write)
+
+    with write, answers:
+        passed = [line async for line in stdin]
+        answer = answers.receive_nowait().message
+
+    assert passed == [PING]
+    assert isinstance(answer, JSONRPCError)
+    assert (answer.id, answer.error.code) == (7, -32600)

@@ -41,35 +41,34 @@ def test_every_other_line_is_left_to_the_sdk(line: str) -> None:
     assert judge_line(line) is None
 
 
-async def test_a_request_with_a_null_id_is_answered_and_the_next_line_passes() -> None:
-    wire = io.BytesIO(b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}\n' + PING.encode())
+async def _through_stdin(wire: bytes) -> tuple[list[str], JSONRPCError]:
+    """The lines ``StdinLines`` passes on from ``wire``, and the one error it answered."""
     write, answers = anyio.create_memory_object_stream[SessionMessage](4)
-    stdin = StdinLines(wire)
+    stdin = StdinLines(io.BytesIO(wire))
     stdin.answer_on(write)
-
     with write, answers:
         passed = [line async for line in stdin]
         answer = answers.receive_nowait().message
+    assert isinstance(answer, JSONRPCError)
+    return passed, answer
+
+
+async def test_a_request_with_a_null_id_is_answered_and_the_next_line_passes() -> None:
+    null_id = b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}\n'
+    passed, answer = await _through_stdin(null_id + PING.encode())
 
     assert passed == [PING]
-    assert isinstance(answer, JSONRPCError)
     assert (answer.id, answer.error.code) == (None, -32600)
 
 
 async def test_a_line_over_the_limit_is_dropped_unread_and_answered_and_the_next_line_passes() -> None:
     # A client that never sends a newline grew the server to 4.4 GB in 12 s, then a MemoryError.
     longest = "x" * MAX_LINE_CHARS + "\n"  # the most a message may hold, and its newline
-    wire = io.BytesIO(b"a" * (3 * MAX_LINE_CHARS + 5) + b"\n" + longest.encode() + PING.encode())
-    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
-    stdin = StdinLines(wire)
-    stdin.answer_on(write)
-
-    with write, answers:
-        passed = [line async for line in stdin]
-        answer = answers.receive_nowait().message
+    passed, answer = await _through_stdin(
+        b"a" * (3 * MAX_LINE_CHARS + 5) + b"\n" + longest.encode() + PING.encode()
+    )
 
     assert passed == [longest, PING]
-    assert isinstance(answer, JSONRPCError)
     assert (answer.id, answer.error.code) == (None, -32600)
     assert "over 4,194,304 characters" in answer.error.message
 
@@ -77,15 +76,8 @@ async def test_a_line_over_the_limit_is_dropped_unread_and_answered_and_the_next
 async def test_a_request_over_the_limit_is_answered_with_its_id() -> None:
     call = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"store_memory",'
     call += '"arguments":{"text":"'
-    wire = io.BytesIO(call.encode() + b"x" * (MAX_LINE_CHARS + 10) + b'"}}}\n' + PING.encode())
-    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
-    stdin = StdinLines(wire)
-    stdin.answer_on(write)
-
-    with write, answers:
-        passed = [line async for line in stdin]
-        answer = answers.receive_nowait().message
+    wire = call.encode() + b"x" * (MAX_LINE_CHARS + 10) + b'"}}}\n' + PING.encode()
+    passed, answer = await _through_stdin(wire)
 
     assert passed == [PING]
-    assert isinstance(answer, JSONRPCError)
     assert (answer.id, answer.error.code) == (7, -32600)

@@ -215,6 +215,9 @@ def _read_export(
         found.add(
             f"The file holds {total} memories but its header says {header.count}: it is incomplete "
             "(an export cut short?)"
+            if total < header.count
+            else f"The file holds {total} memories but its header says {header.count}: lines were "
+            "added after the export (export again, or make the header's count match)"
         )
     has_vectors = bool(records) and all(r.memory.cognitive_embedding is not None for r in records)
     model = f"{header.model}:{header.dimensions}" if header is not None and has_vectors else None

@@ -224,8 +224,21 @@ def test_a_cut_file_and_a_missing_file_are_one_error_line(source: dict[str, Any]
 
     for result in (cut, missing):
         assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert "holds 3 memories but its header says 4" in cut.output
+    assert "holds 3 memories but its header says 4: it is incomplete" in cut.output
     assert missing.output == f"Error: {tmp_path / 'nope.jsonl'} does not exist.\n"
+
+
+def test_a_file_with_more_memories_than_its_header_says_is_not_called_cut_short(
+    source: dict[str, Any],
+) -> None:
+    # It said "it is incomplete (an export cut short?)" of a file holding more lines, not fewer.
+    lines = invoke("export").stdout.splitlines()
+    grown = [*lines, lines[-1].replace(json.loads(lines[-1])["id"], "0" * 8 + "-0000-4000-8000-" + "0" * 12)]
+
+    refused = runner.invoke(app, ["import", "-"], input="\n".join(grown))
+
+    assert refused.exit_code == 1, refused.output
+    assert "holds 5 memories but its header says 4: lines were added after the export" in refused.output
 
 
 OFFICIAL = [

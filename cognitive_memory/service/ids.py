@@ -27,7 +27,7 @@ __all__ = [
 SHORT_ID_CHARS = 8
 _ID_PREFIX = re.compile(rf"[0-9a-fA-F-]{{{SHORT_ID_CHARS},36}}")
 
-Lookup = Callable[[str], list[str]]
+Lookup = Callable[[str, int], list[str]]
 
 
 def resolve_memory_ids(system: CognitiveSystem, memory_ids: Sequence[str]) -> list[str]:
@@ -56,11 +56,11 @@ def short_ids(system: CognitiveSystem, memory_ids: Iterable[str]) -> dict[str, s
 def _resolved(memory_id: str, starting_with: Lookup) -> str:
     if not _ID_PREFIX.fullmatch(memory_id):
         return memory_id
-    found = starting_with(memory_id.lower())
+    found = starting_with(memory_id.lower(), 3)
     if len(found) > 1:
+        named = ", ".join(found[:2]) + (", ..." if len(found) > 2 else "")
         raise InvalidInputError(
-            f"`{memory_id}` is the start of more than one memory id ({', '.join(found)}, ...): "
-            "give more of the id.",
+            f"`{memory_id}` is the start of more than one memory id ({named}): give more of the id.",
             code="ambiguous_id",
         )
     return found[0] if found else memory_id

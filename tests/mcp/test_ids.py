@@ -74,6 +74,7 @@ async def test_a_prefix_two_memories_share_is_refused_naming_both(
     body = refusal(block.text)
     assert body["error"] == "ambiguous_id"
     assert TWINS[0] in body["message"] and TWINS[1] in body["message"] and "more of the id" in body["message"]
+    assert ", ..." not in body["message"]  # exactly two share it: it said "a, b, ..."
     assert hash_system.records.memories.counts().total == 2  # nothing forgotten
 
 

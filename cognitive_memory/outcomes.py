@@ -47,7 +47,6 @@ class UpdateOutcome:
 
 @dataclass(frozen=True, slots=True)
 class SystemStatus:
-    healthy: bool
     counts: MemoryCounts
     vector_store: VectorStoreInfo | None
     vector_store_error: str | None
@@ -62,6 +61,11 @@ class SystemStatus:
     words_index: tuple[int, int] | None = None
     # (memories whose words are weighed again, memories) while a drifted large store's are.
     words_reweighing: tuple[int, int] | None = None
+
+    @property
+    def healthy(self) -> bool:
+        """SQLite and the index agree, and no vector write waits."""
+        return self.problem is None
 
     @property
     def problem(self) -> str | None:

@@ -386,9 +386,7 @@ class CognitiveSystem:
         except StorageError as exc:
             error = exc.message
         pending = len(self.records.outbox.pending())
-        healthy = info is not None and pending == 0 and info.vector_count == counts.total
         return SystemStatus(
-            healthy=healthy,
             counts=counts,
             vector_store=info,
             vector_store_error=error,

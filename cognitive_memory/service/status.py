@@ -116,7 +116,7 @@ def _status_out(
     activity = {name: iso(found.activity.get(name)) for name in ("last_storage", "last_retrieval")}
     return StatusResult(
         system_status="healthy" if found.healthy else "degraded",
-        problem=None if found.healthy else found.problem,
+        problem=found.problem,
         session=session_id,
         memory_counts=MemoryCountsOut(
             total_memories=counts.total,

@@ -18,7 +18,7 @@ from cognitive_memory.errors import StorageError
 from cognitive_memory.storage.connection import connect
 from cognitive_memory.storage.file_identity import FileIdentity
 
-__all__ = ["Database"]
+__all__ = ["Database", "file_in_the_way"]
 
 T = TypeVar("T")
 
@@ -38,7 +38,7 @@ class Database:
         """Open ``path`` (creating its directory) and run each of ``setup`` on the connection
         (migrations, backfills), in order."""
         self.path = path
-        if blocker := _file_in_the_way(path.parent):
+        if blocker := file_in_the_way(path.parent):
             raise StorageError(
                 f"Cannot open the memory database {path}: {blocker} is a file, not a directory. Point "
                 "COGNITIVE_MEMORY_DATA_DIR (or COGNITIVE_MEMORY_DB_PATH) at a directory."
@@ -127,7 +127,7 @@ class Database:
             self._conn.close()
 
 
-def _file_in_the_way(folder: Path) -> Path | None:
+def file_in_the_way(folder: Path) -> Path | None:
     """The nearest of ``folder`` and its parents that exists, when it is not a directory."""
     for candidate in (folder, *folder.parents):
         if candidate.exists():

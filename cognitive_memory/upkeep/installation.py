@@ -24,6 +24,7 @@ from pydantic import SecretStr
 from cognitive_memory.encoding import OnnxEncoder
 from cognitive_memory.errors import CognitiveMemoryError, EncoderError
 from cognitive_memory.main import EMBEDDING_DIMENSION
+from cognitive_memory.storage.database import file_in_the_way
 from cognitive_memory.upkeep.health import CheckResult
 
 if TYPE_CHECKING:
@@ -113,8 +114,8 @@ def check_data_dir(storage: StorageSettings) -> CheckResult:
 
 
 def _unwritable(folder: Path, variable: str) -> str | None:
-    if folder.exists() and not folder.is_dir():
-        return f"{folder} is a file, not a directory: point {variable} at a directory"
+    if blocker := file_in_the_way(folder):
+        return f"{blocker} is a file, not a directory: point {variable} at a directory"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # as build_system makes it
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-") as probe:

@@ -12,6 +12,7 @@ from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
+from cognitive_memory.index.edge_store import keep_shards_until_exit
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.replication import background_threshold
@@ -20,7 +21,7 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import Clock, CognitiveSystem
 
-__all__ = ["PROFILES", "build_system", "model_encoder"]
+__all__ = ["PROFILES", "build_system", "keep_shards_until_exit", "model_encoder"]
 
 EMBEDDING_DIMENSION = 384
 PROFILES = ("default", "test")

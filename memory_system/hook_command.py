@@ -73,12 +73,18 @@ class HookOptions(NamedTuple):
     project: str | None = None
 
 
+# Set by ``run``: this process ends with ``os._exit`` once the hook is answered.
+_ends_with_exit = False
+
+
 def run(argv: list[str]) -> None:
     """``memory_system hook EVENT [--wait]`` as the console script runs it: answer, print, and
     end the process at once (a cold path abandoned at its deadline may still be loading)."""
     if not argv or argv[0].startswith("-"):
         _log("give the event: " + ", ".join(EVENTS))
         os._exit(0)
+    global _ends_with_exit
+    _ends_with_exit = True
     stdout = answer(argv[0], wait="--wait" in argv[1:])
     if stdout:
         try:
@@ -319,6 +325,10 @@ def _in_process(request: dict[str, Any]) -> dict[str, Any]:
     from memory_system.opening import open_facade
 
     hook = HookRequest.from_wire(request)
+    if _ends_with_exit:
+        from memory_system import serving
+
+        serving.ends_with_exit_now()  # the vector shard stays in the page cache for the next hook
     try:
         with open_facade() as service:
             result = answer_hook(service, hook)

@@ -63,8 +63,11 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
     """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
     (``serving``) opens the vector store at its first store or recall, not before its handshake."""
     from cognitive_memory.errors import CognitiveMemoryError
-    from cognitive_memory.main import build_system
+    from cognitive_memory.main import build_system, keep_shards_until_exit
+    from memory_system.serving import ending_with_exit_now
 
+    if ending_with_exit_now():
+        keep_shards_until_exit()
     try:
         system = build_system(settings or load_settings(), open_index_later=serving)
     except CognitiveMemoryError as exc:

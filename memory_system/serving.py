@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 __all__ = [
     "GRACE_SECONDS",
+    "ending_with_exit_now",
+    "ends_with_exit_now",
     "exit_now",
     "on_stop",
     "serve_http",
@@ -38,6 +40,7 @@ logger = logging.getLogger(__name__)
 GRACE_SECONDS = 2.0
 _stopping = threading.Event()
 _on_stop: list[Callable[[], object]] = []
+_ending_with_exit_now = False
 
 
 def stop_on_signals() -> None:
@@ -65,6 +68,20 @@ def _wind_down() -> None:
         worker.start()
         worker.join(GRACE_SECONDS)
     exit_now(0)
+
+
+def ends_with_exit_now() -> None:
+    """This process is the console script: it ends with ``exit_now``, after its system is closed.
+    A system opened from now on flushes its vector shard at close but leaves it to the kernel,
+    so the shard's files stay in the page cache for the next process
+    (``cognitive_memory.main.keep_shards_until_exit``)."""
+    global _ending_with_exit_now
+    _ending_with_exit_now = True
+
+
+def ending_with_exit_now() -> bool:
+    """Whether ``ends_with_exit_now`` was called in this process."""
+    return _ending_with_exit_now
 
 
 def exit_now(code: int = 0) -> None:

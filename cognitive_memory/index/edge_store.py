@@ -38,7 +38,7 @@ from cognitive_memory.index.vector_store import (
     is_point_id,
 )
 
-__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes"]
+__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "keep_shards_until_exit"]
 
 _WORDED = qe.Filter(must=[qe.HasVectorCondition(WORDS)])
 
@@ -47,6 +47,34 @@ _ID_PAGE = 1000  # point ids per scroll page
 # 32 MB WAL segment. On a disk without that room a write to a mapped page kills the process with
 # SIGBUS (no message, no exception), so creation is refused below this much free space.
 MIN_FREE_BYTES = 64 * 1024 * 1024
+
+# Edge evicts a shard's files from the page cache when the shard is dropped (closed, or freed by
+# the interpreter's teardown), so the next process to load it reads it all from disk again: at
+# 1,000,000 memories a load took 1.0 s instead of 0.3 s (docs/performance.md, "The shard left in
+# the page cache"). A process that ends with ``os._exit`` right after closing its system (a
+# server) keeps its closed shards here instead, flushed and still locked: ``os._exit`` runs no
+# destructor, and the kernel drops the lock. Opened again in this process, a kept shard is closed
+# first.
+_kept_until_exit: dict[Path, tuple[qe.EdgeShard, Any]] | None = None
+
+
+def keep_shards_until_exit() -> None:
+    """From now on, closing a shard in this process flushes it and keeps it open and locked: only
+    for a process that ends with ``os._exit`` after closing (``memory_system.serving.exit_now``)."""
+    global _kept_until_exit
+    if _kept_until_exit is None:
+        _kept_until_exit = {}
+
+
+def _close_kept(path: Path) -> None:
+    """Close the shard at ``path`` this process kept (``keep_shards_until_exit``), if it did."""
+    kept = (_kept_until_exit or {}).pop(path.resolve(), None)
+    if kept is not None:
+        shard, guard = kept
+        with contextlib.suppress(Exception):  # it was flushed; closing only lets go of it
+            shard.close()
+        fcntl.flock(guard, fcntl.LOCK_UN)
+        guard.close()
 
 
 class IndexWatcher(Protocol):
@@ -89,6 +117,7 @@ class EdgeVectorStore:
         self._unindexed = UnindexedPoints(path)
         self.watcher: IndexWatcher | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
+        _close_kept(path)
         # The owner holds this lock from before opening the shard until after it is flushed and
         # closed: the shard's own WAL lock is released while close() still writes, and a process
         # loading it in that moment saw points vanish. The OS drops the lock if the owner dies.
@@ -326,7 +355,10 @@ class EdgeVectorStore:
         return _nearest_hits(nearest), [VectorHit(str(hit.id), float(hit.score)) for hit in matched]
 
     def count(self) -> int:
-        return int(self._call("count", qe.CountRequest(exact=True)))
+        # Without a filter Edge's estimate is the sum of each segment's live points, which is the
+        # count itself: a point written again is deleted from the segment it leaves. The exact
+        # count reads every point id (0.1 s at 1,000,000), on every status and at the first open.
+        return int(self._call("count", qe.CountRequest(exact=False)))
 
     def ids(self) -> list[str]:
         """Every point id, scrolled a page at a time."""
@@ -374,14 +406,19 @@ class EdgeVectorStore:
     def close(self) -> None:
         if self.watcher is not None:
             self.watcher.close()
+        kept = _kept_until_exit
         try:
             with self._swap:
                 self._call("flush")
-                self._shard.close()
+                if kept is None:
+                    self._shard.close()
                 with contextlib.suppress(OSError):  # a count lost leaves Edge's own
                     self._unindexed.save()
         finally:
-            self._release()
+            if kept is None:
+                self._release()
+            else:
+                kept[self.path.resolve()] = (self._shard, self._guard)
 
     def _call(self, method: str, *args: Any) -> Any:
         """Run the shard's ``method``, looked up under the lock: ``adopt`` may have replaced it."""

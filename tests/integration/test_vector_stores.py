@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from cognitive_memory.index import (
     VectorPoint,
     VectorStore,
     VectorStoreInfo,
+    edge_store,
     payload_for,
 )
 from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
@@ -267,6 +269,26 @@ def test_edge_store_keeps_its_points_when_reopened(tmp_path: Path) -> None:
         reopened.close()
 
 
+def test_a_shard_kept_until_the_process_ends_is_flushed_and_opens_again_in_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(edge_store, "_kept_until_exit", {})  # keep_shards_until_exit, undone after
+    points = _points(3)
+    edge = EdgeVectorStore(tmp_path / "edge", DIM)
+    edge.upsert(points)
+    edge.close()
+    with (tmp_path / ".edge.lock").open("a") as guard, pytest.raises(BlockingIOError):
+        fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)  # still held: others wait for the exit
+
+    again = EdgeVectorStore(tmp_path / "edge", DIM)
+    try:
+        assert again.count() == 3
+        assert {hit.id for hit in again.search(points[0].vector, 3)} == {p.id for p in points}
+    finally:
+        again.close()
+        edge_store._close_kept(tmp_path / "edge")  # this process goes on: let go of it
+
+
 def test_a_second_edge_store_on_an_open_directory_is_refused(tmp_path: Path) -> None:
     directory = tmp_path / "edge"
     first = EdgeVectorStore(directory, DIM)
@@ -315,6 +337,26 @@ def test_building_the_index_keeps_every_answer(store: VectorStore) -> None:
     store.build_index(1)
     assert [hit.id for hit in store.search(query, 5)][0] == points[17].id == before[0]
     assert store.count() == 300
+
+
+def test_the_edge_count_follows_points_written_again_and_deleted_across_segments(tmp_path: Path) -> None:
+    edge = EdgeVectorStore(tmp_path / "edge", 384)
+    try:
+        raw = np.random.default_rng(4).normal(size=(3_020, 384)).astype(np.float32)
+        raw /= np.linalg.norm(raw, axis=1, keepdims=True)
+        points = [VectorPoint(str(uuid.uuid4()), row, {"hierarchy_level": 0, "tags": []}) for row in raw]
+        edge.upsert(points[:3_000])
+        assert edge.build_index(1)  # an indexed segment: the writes below move points out of it
+        rewritten = [VectorPoint(p.id, p.vector, {"hierarchy_level": 1, "tags": []}) for p in points[:100]]
+        edge.upsert(rewritten)
+        edge.upsert(rewritten[:50])
+        edge.delete([p.id for p in points[50:150]])  # 50 rewritten, 50 not
+        edge.upsert(points[3_000:])
+        assert edge.info().details["segments"] > 1
+
+        assert edge.count() == len(edge.ids()) == 3_000 - 100 + 20
+    finally:
+        edge.close()
 
 
 def test_edge_builds_an_hnsw_index_when_enough_vectors_are_unindexed(tmp_path: Path) -> None:

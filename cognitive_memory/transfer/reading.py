@@ -178,7 +178,13 @@ def _objects(lines: Iterator[tuple[int, str]], found: Problems) -> Iterator[Numb
         try:
             value = json.loads(text)
         except ValueError as exc:
-            found.add(f"Line {number} is not JSON: {exc}")
+            if text.endswith("\n"):
+                found.add(f"Line {number} is not JSON: {exc}")
+            else:  # only the last line can end without one: the file stops inside it
+                found.add(
+                    f"Line {number} is cut short: the file ends inside it (an export that did not "
+                    f"finish, or a copy cut off; {exc})"
+                )
             continue
         if isinstance(value, dict):
             yield number, value

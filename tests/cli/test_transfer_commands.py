@@ -222,9 +222,12 @@ def test_a_cut_file_and_a_missing_file_are_one_error_line(source: dict[str, Any]
     cut = runner.invoke(app, ["import", "-"], input="\n".join(lines[:-1]))
     missing = runner.invoke(app, ["import", str(tmp_path / "nope.jsonl")])
 
-    for result in (cut, missing):
+    cut_inside = runner.invoke(app, ["import", "-"], input="\n".join(lines)[:-40])
+
+    for result in (cut, cut_inside, missing):
         assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert "holds 3 memories but its header says 4: it is incomplete" in cut.output
+    assert cut_inside.output.startswith(f"Error: Line {len(lines)} is cut short: the file ends inside it")
     assert missing.output == f"Error: {tmp_path / 'nope.jsonl'} does not exist.\n"
 
 

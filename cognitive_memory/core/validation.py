@@ -62,10 +62,14 @@ def is_blank(text: str) -> bool:
 
 
 def check_text(text: str, *, field: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
-    """Return the text stripped of surrounding whitespace, or raise why it cannot be used."""
+    """Return the text stripped of surrounding whitespace, in Unicode's composed form (NFC: "é" as
+    one character, however it was typed, so the same text is one memory and its words match), or
+    raise why it cannot be used."""
     if not isinstance(text, str):
         raise InvalidInputError(f"`{field}` must be a string.", code="invalid_type")
     stripped = text.strip()
+    if not stripped.isascii():
+        stripped = unicodedata.normalize("NFC", stripped)
     if not stripped:
         raise InvalidInputError(f"`{field}` is empty: give the text to use.", code="empty_text")
     if is_blank(stripped):

@@ -140,6 +140,21 @@ async def test_the_same_text_stored_twice_answers_duplicate_with_the_first_id(
     assert real_system.records.memories.counts().total == 1
 
 
+async def test_a_text_typed_with_decomposed_accents_is_the_same_memory_and_found_by_its_words(
+    client: Client, real_system: CognitiveSystem
+) -> None:
+    first = await call(client, "store_memory", {"text": "The café on Müllerstraße opens at seven."})
+
+    decomposed = "The cafe\u0301 on Mu\u0308llerstraße opens at seven."
+    again = await call(client, "store_memory", {"text": decomposed})
+    found = await call(client, "recall_memories", {"query": "Mu\u0308llerstraße", "detail": "full"})
+
+    assert (again["duplicate"], again["memory_id"]) == (True, first["memory_id"])
+    assert real_system.records.memories.counts().total == 1
+    core = found["memories"]["core"]
+    assert core[0]["id"] == first["memory_id"] and core[0]["score"]["words"] == 1.0
+
+
 async def test_a_near_duplicate_is_stored_with_its_similar_memory_named(client: Client) -> None:
     first = await call(client, "store_memory", {"text": "The API rate limit is 600 requests per minute."})
 

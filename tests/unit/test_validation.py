@@ -43,6 +43,13 @@ def test_text_is_stripped() -> None:
     assert check_text("  keep the middle  \n") == "keep the middle"
 
 
+def test_text_is_composed_so_one_text_typed_two_ways_is_one_text() -> None:
+    decomposed = "Cafe\u0301 cre\u0300me in Ko\u0308ln"  # e + combining accent, as macOS files spell it
+
+    assert check_text(decomposed) == "Café crème in Köln" == check_text("Café crème in Köln")
+    assert check_text("e\u0301" * 5, limit=5) == "é" * 5  # the limit counts composed characters
+
+
 def test_text_at_the_limit_is_accepted_and_padding_does_not_count() -> None:
     text = "x" * MAX_TEXT_CHARS
 

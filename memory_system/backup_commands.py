@@ -196,7 +196,9 @@ def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, a
         err=True,
     )
     database, vector_path, open_index, target_backups = _target(storage, to)
-    claim_database(database, vector_path)
+    damaged = claim_database(database, vector_path, set_aside_damaged=force)
+    if damaged is not None:
+        typer.echo(f"restore: {database} could not be read; it was set aside as {damaged}", err=True)
     present = memory_count(database)
     safety = None
     if present and not force:
@@ -210,6 +212,7 @@ def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, a
     body = {
         "snapshot": str(snapshot.path),
         "safety_snapshot": str(safety.path) if safety else None,
+        "damaged_set_aside": str(damaged) if damaged else None,
         **{
             key: getattr(report, key)
             for key in ("database", "memories", "vectors", "stale_removed", "seconds")
@@ -224,6 +227,8 @@ def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, a
     )
     if safety is not None:
         typer.echo(f"What was there before: {safety.path} (`memory_system restore {safety.path} --force`).")
+    if damaged is not None:
+        typer.echo(f"The damaged database is kept as {damaged} (`sqlite3 FILE .recover` may salvage rows).")
 
 
 def _refusal(database: Path, present: int) -> Exception:

@@ -61,14 +61,17 @@ def memory_count(database: Path) -> int:
         raise StorageError(f"Cannot read {database} ({exc}): move it away to restore in its place.") from exc
 
 
-def claim_database(database: Path, vector_path: Path | None) -> None:
+def claim_database(
+    database: Path, vector_path: Path | None, *, set_aside_damaged: bool = False
+) -> Path | None:
     """Refuse with ``StoreLockedError`` when a process uses the database or the embedded vector
     store; else leave the database one self-contained file (no WAL beside it), so that replacing
-    it cannot meet a stale log."""
+    it cannot meet a stale log. A database SQLite cannot read is refused, or with
+    ``set_aside_damaged`` renamed beside itself (with its WAL): that name is returned."""
     if vector_path is not None:
         _check_vector_lock(vector_path)
     if not database.is_file():
-        return
+        return None
     busy = StoreLockedError(
         f"{database} is open in another process (a running server or command): stop every "
         "memory_system process using this data directory, then restore again."
@@ -82,9 +85,28 @@ def claim_database(database: Path, vector_path: Path | None) -> None:
             raise busy from None
         raise StorageError(f"Cannot open {database}: {exc}") from exc
     except sqlite3.DatabaseError as exc:
-        raise StorageError(f"{database} cannot be read ({exc}); restore with it moved away.") from exc
+        if set_aside_damaged:
+            return _set_damaged_aside(database)
+        raise StorageError(
+            f"{database} cannot be read ({exc}): restore with --force to set it aside (renamed beside "
+            "itself, nothing deleted), or move it away yourself."
+        ) from exc
     if mode.lower() != "delete":
         raise busy
+    return None
+
+
+def _set_damaged_aside(database: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = database.with_name(f"{database.name}.damaged-{stamp}-{uuid.uuid4().hex[:6]}")
+    try:
+        for suffix in ("-wal", "-shm", ""):  # its log first: no new database meets a stale log
+            part = Path(f"{database}{suffix}")
+            if part.exists():
+                part.rename(Path(f"{aside}{suffix}"))
+    except OSError as exc:
+        raise StorageError(f"Could not set the damaged {database} aside: {exc}") from exc
+    return aside
 
 
 def _check_vector_lock(vector_path: Path) -> None:

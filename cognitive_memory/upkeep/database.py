@@ -49,7 +49,10 @@ def check_sqlite(path: Path) -> CheckResult:
 
 
 def _salvage_hint(path: Path) -> str:
-    return f"restore a backup, or salvage its rows with `sqlite3 {path} .recover`"
+    return (
+        "restore a backup (`memory_system restore SNAPSHOT --force` sets the damaged file aside), or "
+        f"salvage its rows with `sqlite3 {path} .recover`"
+    )
 
 
 def _inspect_sqlite(path: Path) -> tuple[list[str], str, set[str]]:

@@ -206,6 +206,29 @@ def test_restore_refuses_a_directory_holding_memories_unless_forced_and_backs_it
     assert _memory_count(data_dir / DATABASE_NAME) == 3
 
 
+def test_restore_over_a_damaged_database_sets_it_aside_when_forced_and_keeps_its_bytes(
+    data_dir: Path,
+) -> None:
+    _fill(3)
+    snapshot = _backup()["path"]
+    damaged = b"SQLite format 3\x00" + bytes(range(256)) * 20  # a header, then garbage
+    (data_dir / DATABASE_NAME).write_bytes(damaged)
+
+    refused = runner.invoke(app, ["restore", str(snapshot)])
+    assert refused.exit_code == 1 and refused.stderr.count("Error:") == 1, refused.output
+    assert "cannot be read" in refused.stderr and "--force to set it aside" in refused.stderr
+    assert (data_dir / DATABASE_NAME).read_bytes() == damaged
+
+    forced = runner.invoke(app, ["restore", str(snapshot), "--force", "--json"])
+    assert forced.exit_code == 0, forced.output
+    body = json.loads(forced.stdout)
+    assert body["memories"] == 3 and body["safety_snapshot"] is None
+    aside = Path(body["damaged_set_aside"])
+    assert aside.parent == data_dir and aside.name.startswith(f"{DATABASE_NAME}.damaged-")
+    assert aside.read_bytes() == damaged
+    assert _memory_count(data_dir / DATABASE_NAME) == 3
+
+
 def test_restore_refuses_while_another_process_has_the_database_open(data_dir: Path) -> None:
     _fill(2)
     snapshot = _backup()["path"]

@@ -12,6 +12,7 @@ from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
+from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.edge_store import keep_shards_until_exit
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
@@ -65,7 +66,7 @@ def build_system(
     )
     if recall.words is not None:
         config = replace(config, words_in_index=recall.words == "index")
-    retriever = Retriever(records, vectors, config)
+    retriever = Retriever(records, vectors, config, IndexCoverage(vectors, records.outbox.to_be_indexed))
     configuration = {
         "profile": profile,
         "data_dir": str(settings.storage.data_dir),

@@ -82,7 +82,7 @@ class CognitiveSystem:
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
         self.words_upgrade = WordsUpgrade(records, vectors)  # started by build_system
-        self._index_opener = IndexOpener(vectors)
+        self._index_opener = IndexOpener(vectors, retriever.coverage)
         self._check_encoder_matches_index()
         self.replay_outbox()
 
@@ -296,7 +296,10 @@ class CognitiveSystem:
         """Rewrite the vector index from the vectors SQLite keeps (nothing is re-embedded); returns
         the number of vectors written."""
         self.flush()
-        return self.replication.rebuild()
+        written = self.replication.rebuild()
+        if self.retriever.coverage is not None:
+            self.retriever.coverage.look()  # whole again: recall searches the words there again
+        return written
 
     def retrieve(
         self,

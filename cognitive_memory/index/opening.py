@@ -12,6 +12,7 @@ import threading
 import time
 
 from cognitive_memory.errors import CognitiveMemoryError
+from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.vector_store import VectorStore
 
 __all__ = ["OPEN_AFTER", "IndexOpener"]
@@ -24,10 +25,12 @@ OPEN_AFTER = 0.1
 
 class IndexOpener:
     """Opens ``vectors`` (the embedded shard loads, or its owner is reached) once, on a thread, by
-    a first call to it (a count: cheap once the store is open)."""
+    a first call to it (a count: cheap once the store is open), then looks at whether it holds
+    every memory (``coverage``), so that the first recall need not."""
 
-    def __init__(self, vectors: VectorStore) -> None:
+    def __init__(self, vectors: VectorStore, coverage: IndexCoverage | None = None) -> None:
         self._vectors = vectors
+        self._coverage = coverage
         self._started = False
         self._lock = threading.Lock()  # held while the index opens; close waits for it
         self._closed = False
@@ -48,6 +51,9 @@ class IndexOpener:
                 self._vectors.count()
             except CognitiveMemoryError as exc:  # the first call that needs the index says it again
                 logger.info("The vector index did not open ahead of its first use: %s", exc)
+                return
+            if self._coverage is not None:
+                self._coverage.look()
 
     def close(self) -> None:
         """No open after this (one under way is waited for): the store is about to close."""

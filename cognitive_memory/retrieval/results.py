@@ -27,7 +27,10 @@ class RetrievalResult:
     core: list[RankedMemory]
     peripheral: list[RankedMemory]
     bridges: list[BridgeMemory]
-    degraded: bool = False
+    degraded: bool = False  # the vector index failed: found by words only
+    # (vectors held, memories) when the index holds fewer than it should: what it lacks was found
+    # by its words only
+    shortfall: tuple[int, int] | None = None
 
     def memory_ids(self) -> list[str]:
         ranked = [r.memory.id for r in (*self.core, *self.peripheral)]

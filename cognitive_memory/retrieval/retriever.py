@@ -11,6 +11,7 @@ from functools import partial
 
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.strength import effective_strength
+from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
@@ -74,13 +75,20 @@ Scored = list[tuple[RankingRow, ScoreBreakdown]]
 class Retriever:
     """Finds and ranks memories for a query."""
 
-    def __init__(self, records: RecallReads, vectors: VectorStore, config: RetrievalConfig) -> None:
+    def __init__(
+        self,
+        records: RecallReads,
+        vectors: VectorStore,
+        config: RetrievalConfig,
+        coverage: IndexCoverage | None = None,
+    ) -> None:
         self._records = records
         self._memories = records.memories
         self._links = records.links
         self._words = records.words
         self._vectors = vectors
         self.config = config
+        self.coverage = coverage  # None: the index is taken to hold every memory
 
     def retrieve(
         self,
@@ -100,8 +108,11 @@ class Retriever:
         (``retrieval/conversation.py``) adds its signals for turns at activation, ranking and the
         floor."""
         pool = self.pool_size(max_results)
+        # An index short of memories (lost files, an older copy) leaves the words to FTS5, which
+        # holds them all: what the index lacks is still found, by its words.
+        shortfall = self.coverage.shortfall() if self.coverage is not None else None
         asked = self._records.together(
-            lambda: read_query(self._records, query, where, self.words_from_index())
+            lambda: read_query(self._records, query, where, shortfall is None and self.words_from_index())
         )
         found = search(self._vectors, asked, query_vector, pool)
         ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where)
@@ -109,7 +120,7 @@ class Retriever:
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
         bridges = self._bridges(query_vector, core, peripheral, asked)[:room] if wanted else []
-        return RetrievalResult(query, core, peripheral, bridges, found.degraded)
+        return RetrievalResult(query, core, peripheral, bridges, found.degraded, shortfall)
 
     def words_from_index(self) -> bool:
         """Whether recall searches the words in the vector index: ``words_in_index`` is on and the

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
-from cognitive_memory.retrieval import RankedMemory, ScoreBreakdown
+from cognitive_memory.retrieval import RankedMemory, RetrievalResult, ScoreBreakdown
 from cognitive_memory.retrieval.floor import RelevanceFloor
 from cognitive_memory.service.filters import RecallFilters, scope_filter
 from cognitive_memory.service.ids import short_ids
@@ -101,7 +101,11 @@ class RecallResult(BaseModel):
     degraded: bool = Field(
         default=False,
         exclude_if=lambda degraded: not degraded,
-        description="Present (true) when the vector index was unavailable and recall used words only.",
+        description="Present (true) when the vector index was unavailable, or lacks memories (being "
+        "rebuilt): what it could not give was found by words only. `warning` says which.",
+    )
+    warning: str | None = Field(
+        default=None, description="Present with degraded: why, and what happens next."
     )
     message: str | None = Field(
         default=None, description="Why nothing was returned, or that some contents were truncated."
@@ -146,9 +150,23 @@ def recall(
         detail=detail,
         total_results=len(every),
         memories=lists,
-        degraded=result.degraded,
+        degraded=result.degraded or result.shortfall is not None,
+        warning=_index_warning(result),
         message=_recall_message(result.query, every),
     )
+
+
+def _index_warning(result: RetrievalResult) -> str | None:
+    if result.degraded:
+        return "The vector index is unavailable: these were found by their words only."
+    if result.shortfall is not None:
+        held, expected = result.shortfall
+        return (
+            f"The vector index holds {held:,} of {expected:,} memories (a server rebuilds it within "
+            "minutes; `memory_system doctor --repair` does so now): those it lacks were found by "
+            "their words only."
+        )
+    return None
 
 
 def _ranked_out(ranked: RankedMemory) -> MemoryOut:
@@ -280,11 +298,7 @@ def format_recall(result: RecallResult) -> str:
     """The same memories as the structured answer, each text as whole as it is there: brief gives
     one header line per memory and its text; full adds every score, dates and access counts."""
     lists = result.memories
-    note = (
-        ["⚠️ The vector index is unavailable: these were found by their words only."]
-        if result.degraded
-        else []
-    )
+    note = [f"⚠️ {result.warning}"] if result.warning else []
     if result.total_results == 0:
         return "\n".join([f"📋 {result.message}", *note])
     lines = [f"📋 {memories(result.total_results)} for: '{result.query}'", *note]

@@ -117,9 +117,12 @@ class Database:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
 
     def trace(self, callback: Callable[[str], object] | None) -> None:
-        """Have ``callback`` see every statement either connection runs (None: stop)."""
-        for conn in (self._conn, self._reader):
-            conn.set_trace_callback(callback)
+        """Have ``callback`` see every statement either connection runs (None: stop). Set between
+        two uses of each: setting it holds the GIL and waits for the connection, whose statement
+        running on another thread may be waiting for the GIL to call the old callback."""
+        with self._lock, self._read_lock:
+            for conn in (self._conn, self._reader):
+                conn.set_trace_callback(callback)
 
     def close(self) -> None:
         with self._lock, self._read_lock:

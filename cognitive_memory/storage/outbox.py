@@ -23,6 +23,15 @@ class Outbox:
         """(memory id, operation) of vector writes not yet confirmed by the vector store."""
         return [(r[0], r[1]) for r in self._db.rows("SELECT memory_id, operation FROM vector_outbox")]
 
+    def to_be_indexed(self) -> int:
+        """How many memories the vector index should hold now: every memory, less those whose
+        vector write is still queued here (read in one statement, one snapshot)."""
+        (count,) = self._db.rows(
+            "SELECT (SELECT count(*) FROM memories) - "
+            "(SELECT count(*) FROM vector_outbox WHERE operation = 'upsert')"
+        )[0]
+        return int(count)
+
     def clear(self, ids: Iterable[str], queued_before: float | None = None) -> None:
         """Drop the queued writes of these memories (the index confirmed them); with
         ``queued_before`` (seconds since the epoch) only those queued by then: a write queued again

@@ -87,7 +87,7 @@ async def search(request: Request) -> Response:
     form = FilterForm.of(params)
     query = params.get("q", "").strip()
     sections: list[tuple[str, list[dict[str, Any]]]] = []
-    error, message = None, None
+    error, message, warning = None, None, None
     try:
         most = _number(params.get("max"), 10, 1, 50)
         if len(query) > MAX_QUERY_CHARS:
@@ -105,10 +105,17 @@ async def search(request: Request) -> Response:
                     ("bridge", lists.bridge),
                 )
             ]
-            message = result.message
+            message, warning = result.message, result.warning
     except FormError as exc:
         error = exc.message
-    context = {"query": query, "form": form, "sections": sections, "error": error, "message": message}
+    context = {
+        "query": query,
+        "form": form,
+        "sections": sections,
+        "error": error,
+        "message": message,
+        "warning": warning,
+    }
     return state.renderer.page(request, "search.html", context, 400 if error else 200)
 
 

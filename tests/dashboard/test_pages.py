@@ -86,6 +86,21 @@ def test_search_lists_a_stored_memory_with_its_score_parts_and_reason(
     assert "Why:</strong> " in page.text
 
 
+def test_search_says_when_the_index_lacks_memories_and_still_finds_them_by_their_words(
+    client: TestClient, service: MemoryService
+) -> None:
+    kept = service.store_experience("The boiler service is booked for October.").memory_id
+    lost = service.store_experience("Deploys run through rsync to the blue host.").memory_id
+    service.system.flush()
+    service.system.vectors.delete([lost])  # its vector lost: an older copy of the index put back
+
+    page = client.get("/search", params={"q": "rsync deploys blue host"})
+
+    assert page.status_code == 200 and kept != lost
+    assert f'href="/memories/{lost}"' in page.text
+    assert "⚠️ The vector index holds 1 of 2 memories" in page.text
+
+
 def test_search_filters_narrow_and_bad_filters_say_why(client: TestClient, service: MemoryService) -> None:
     service.store_experience("Tagged rsync note", StoreContext(tags=["ops"], project="alpha"))
     service.store_experience("Untagged rsync note", StoreContext(project="beta"))

@@ -19,6 +19,7 @@ from qdrant_client import QdrantClient
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorStore
+from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.service.filters import RecallFilters
@@ -86,9 +87,7 @@ def server(tmp_path: Path) -> Iterator[tuple[CognitiveSystem, CountingIndex]]:
     client = CountingIndex(local)
     counted: Any = client
     index: Any = CountingIndex(QdrantServerVectorStore(counted, "memories", "local"))
-    config = RetrievalConfig(words_in_index=True)
-    opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
-    _conversation(opened)
+    opened = _system(records, index)
     yield opened, client
     opened.close()
 
@@ -97,11 +96,19 @@ def server(tmp_path: Path) -> Iterator[tuple[CognitiveSystem, CountingIndex]]:
 def system(tmp_path: Path) -> Iterator[CognitiveSystem]:
     records = SQLiteMemoryStore(tmp_path / "memories.db")
     index: Any = CountingIndex(EdgeVectorStore(tmp_path / "edge"))
-    config = RetrievalConfig(words_in_index=True)
-    opened = CognitiveSystem(records, index, HashEncoder(), Retriever(records, index, config))
-    _conversation(opened)
+    opened = _system(records, index)
     yield opened
     opened.close()
+
+
+def _system(records: SQLiteMemoryStore, index: Any) -> CognitiveSystem:
+    """A system as build_system makes one, its index looked at as a server's opener does first."""
+    coverage = IndexCoverage(index, records.outbox.to_be_indexed)
+    retriever = Retriever(records, index, RetrievalConfig(words_in_index=True), coverage)
+    opened = CognitiveSystem(records, index, HashEncoder(), retriever)
+    _conversation(opened)
+    coverage.look()
+    return opened
 
 
 def _conversation(system: CognitiveSystem) -> None:
@@ -144,7 +151,7 @@ def _recall(
     finally:
         index.counting = False
         database.trace(None)
-    return answer, index.calls, transactions
+    return answer, list(index.calls), transactions
 
 
 def test_a_recall_makes_one_call_to_the_index_and_two_reads(system: CognitiveSystem) -> None:
@@ -155,6 +162,18 @@ def test_a_recall_makes_one_call_to_the_index_and_two_reads(system: CognitiveSys
     assert (transactions.reads, transactions.writes) == (2, 0)
     read = " ".join(transactions.statements)  # links, supersession and records among them
     assert all(table in read for table in ("FROM connections", "FROM relations", "FROM memories"))
+
+
+def test_the_first_recall_of_a_process_whose_index_was_not_looked_at_counts_both_once(
+    system: CognitiveSystem,
+) -> None:
+    system.retriever.coverage = IndexCoverage(system.vectors, system.records.outbox.to_be_indexed)
+
+    _, first_calls, first = _recall(system)
+    _, calls, transactions = _recall(system)
+
+    assert (first_calls, first.reads) == (["count", "search_with_words"], 3)
+    assert (calls, transactions.reads) == (["search_with_words"], 2)
 
 
 def test_bridges_add_one_call_for_every_anchor_and_one_read(system: CognitiveSystem) -> None:

@@ -1,0 +1,51 @@
+"""An index that lost memories (its files lost, an older copy put back): recall still finds what it
+lacks, by its words in SQLite, and says the answer may be incomplete until the index is whole."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from cognitive_memory.system import CognitiveSystem
+
+pytestmark = pytest.mark.anyio
+
+NOTES = [
+    "The staging database password rotates every ninety days.",
+    "Grafana dashboards live in the observability repository.",
+    "The payroll export runs on the first Monday of each month.",
+    "Kubernetes node pools autoscale between three and nine nodes.",
+    "The office wifi guest network is called lighthouse.",
+]
+
+
+async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def test_a_memory_the_index_lost_is_found_by_its_words_and_the_answer_says_so(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    ids = [(await _call(client, "store_memory", {"text": text}))["memory_id"] for text in NOTES]
+    hash_system.flush()
+    hash_system.vectors.delete(ids[:3])  # as if an older copy of the index were put back
+
+    recalled = await client.call_tool("recall_memories", {"query": "payroll export Monday", "detail": "full"})
+
+    answer = recalled.structured_content
+    assert answer is not None and answer["degraded"] is True
+    assert answer["warning"].startswith("The vector index holds 2 of 5 memories")
+    assert answer["memories"]["core"][0]["id"] == ids[2]
+    text = recalled.content[0]
+    assert getattr(text, "text", "").splitlines()[1].startswith("⚠️ The vector index holds 2 of 5 memories")
+
+    hash_system.rebuild_index()  # what `doctor --repair` runs
+
+    whole = await _call(client, "recall_memories", {"query": "payroll export Monday", "detail": "full"})
+    assert "degraded" not in whole and "warning" not in whole
+    assert whole["memories"]["core"][0]["id"] == ids[2]

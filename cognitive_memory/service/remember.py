@@ -302,7 +302,7 @@ def format_store(result: StoreResult) -> str:
         f"Memory Type: {result.memory_type}",
         f"Importance Score: {result.importance_score}",
         f"Project: {result.project}",
-        f"Stored At: {result.stored_at}",
+        *([] if result.dry_run else [f"Stored At: {result.stored_at}"]),
     ]
     if result.tags:
         lines.append(f"Tags: {', '.join(result.tags)}")

@@ -117,6 +117,18 @@ def test_a_turn_stored_with_speaker_keeps_it_as_a_column_and_shows_it_in_metadat
     assert row == ("Ada", "{}")
 
 
+def test_a_dry_run_of_store_says_nothing_was_stored_and_gives_no_time_it_was(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+
+    planned = runner.invoke(app, ["store", "Indent with spaces.", "--dry-run"])
+    stored = runner.invoke(app, ["store", "Indent with spaces."])
+
+    assert planned.exit_code == 0 and planned.output.startswith("✓ Dry run, nothing stored")
+    assert "Stored At" not in planned.output and "Stored At: " in stored.output
+
+
 def test_store_under_a_key_updates_it_and_get_reads_it_by_key(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

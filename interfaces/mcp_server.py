@@ -155,8 +155,8 @@ class MemoryServer(MCPServer[ServerState]):
         requests without a usable id, which the SDK would take for notifications)."""
         with claimed_stdin() as wire:
             stdin = StdinLines(wire)
-            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-                stdin.answer_on(write_stream)
+            async with stdio_server(stdin=stdin) as (read_stream, transport_writes):
+                write_stream = stdin.answer_on(transport_writes)
                 lowlevel = self._lowlevel_server  # the SDK's own run_stdio_async drives it the same way
                 await lowlevel.run(
                     AnsweringBadLines(read_stream, write_stream),

@@ -40,10 +40,11 @@ import anyio
 import pydantic_core
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.message import SessionMessage
-from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, jsonrpc_message_adapter
+from mcp.types import ErrorData, JSONRPCError, JSONRPCMessage, JSONRPCResponse, jsonrpc_message_adapter
 from pydantic import ValidationError
 
 __all__ = [
+    "DRAIN_SECONDS",
     "INVALID_REQUEST",
     "MAX_DEPTH",
     "MAX_LINE_CHARS",
@@ -76,6 +77,8 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}:]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"\s*")
 _SCAN_LIMIT = 1 << 20
+# At the end of stdin, how long the requests already read may take to be answered.
+DRAIN_SECONDS = 60.0
 
 RequestId = str | int
 
@@ -142,13 +145,18 @@ def judge_line(line: str) -> Verdict | None:
     """The verdict on a stdin line the SDK would misread: a request whose id is null (or no
     string or integer), which it takes for a notification. None for every other line: the SDK
     reads it, or refuses it and ``judge_problem`` answers."""
+    return _read_line(line)[0]
+
+
+def _read_line(line: str) -> tuple[Verdict | None, Any]:
+    """``judge_line``'s verdict, and the line's JSON value when it holds an ``id`` (else None)."""
     if '"id"' not in line:
-        return None
+        return None, None
     try:
         value = pydantic_core.from_json(line)
     except ValueError:
-        return None
-    return _without_request_id(value)
+        return None, None
+    return _without_request_id(value), value
 
 
 def _without_request_id(value: Any) -> Verdict | None:
@@ -343,28 +351,60 @@ def claimed_stdin() -> Iterator[IO[bytes]]:
 
 class StdinLines(anyio.AsyncFile[str]):
     """The stdio transport's stdin (UTF-8 lines from ``buffer``): a line ``judge_line`` refuses is
-    answered on the stream given to ``answer_on`` and not passed on; every other line is."""
+    answered on the stream given to ``answer_on`` and not passed on; every other line is.
+
+    At the end of stdin the end is passed on only once every request passed on has its answer
+    written (at most ``DRAIN_SECONDS``): the SDK cancels the requests still running when its
+    read stream ends, and a client that writes its requests and closes stdin (``printf ... |
+    memory_system serve mcp``) would get the first answer only. A request the client cancels
+    (``notifications/cancelled``) is not waited for."""
 
     def __init__(self, buffer: IO[bytes]) -> None:
         super().__init__(_UnownedText(buffer, encoding="utf-8", errors="replace"))
         self._write: Any = None
         self._ready = anyio.Event()
+        self._unanswered: set[RequestId] = set()
+        self._answered = anyio.Event()
 
-    def answer_on(self, write: Any) -> None:
-        """Answer refused lines on ``write`` (the transport's write stream, known once it runs)."""
+    def answer_on(self, write: Any) -> Any:
+        """Answer refused lines on ``write`` (the transport's write stream, known once it runs);
+        returns the stream the server is to write to: ``write``, noting the answers it carries."""
         self._write = write
         self._ready.set()
+        return _NotedWrites(write, self._noted)
+
+    def _noted(self, request_id: RequestId) -> None:
+        self._unanswered.discard(request_id)
+        if not self._unanswered:
+            self._answered.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
         while line := await self._line():
             cut = len(line) > MAX_LINE_CHARS and not line.endswith("\n")
-            verdict = _too_long(line) if cut else judge_line(line)
+            verdict, value = (_too_long(line), None) if cut else _read_line(line)
             if verdict is None:
+                self._expect(line, value)
                 yield line
                 continue
             await self._ready.wait()
             for error in verdict.errors:
                 await self._write.send(SessionMessage(error))
+        if self._unanswered:
+            with anyio.move_on_after(DRAIN_SECONDS):
+                await self._answered.wait()
+
+    def _expect(self, line: str, value: Any) -> None:
+        """Wait at the end for the answer to the request ``line`` (``value``: its JSON when it
+        holds an id), if it is one; not for a request it cancels, if it cancels one."""
+        if (request_id := _request_id(value)) is not None:
+            self._unanswered.add(request_id)
+            self._answered = anyio.Event()
+        elif '"notifications/cancelled"' in line:
+            with contextlib.suppress(ValueError):
+                value = pydantic_core.from_json(line)
+            params = value.get("params") if isinstance(value, dict) else None
+            if isinstance(params, dict) and isinstance(params.get("requestId"), str | int):
+                self._noted(params["requestId"])
 
     async def _line(self) -> str:
         """The next line ('' at the end). Of a line over ``MAX_LINE_CHARS`` the first
@@ -375,3 +415,29 @@ class StdinLines(anyio.AsyncFile[str]):
         while len(rest) == MAX_LINE_CHARS + 1 and not rest.endswith("\n"):
             rest = await anyio.to_thread.run_sync(self.wrapped.readline, MAX_LINE_CHARS + 1)
         return line
+
+
+class _NotedWrites:
+    """The transport's write stream, telling ``noted`` the id of every answer sent on it."""
+
+    def __init__(self, inner: Any, noted: Any) -> None:
+        self._inner = inner
+        self._noted = noted
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        message = getattr(item, "message", None)
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+            self._noted(message.id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _NotedWrites:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        await self._inner.__aexit__(kind, value, trace)

@@ -292,6 +292,32 @@ async def test_a_qdrant_server_that_is_down_leaves_a_server_that_queues_and_reca
 
 
 @pytest.mark.subprocess
+def test_requests_written_before_stdin_closes_are_all_answered(data_dir: Path) -> None:
+    """`printf ... | memory_system serve mcp`: the SDK cancels what still runs when its input ends,
+    so only the handshake was answered."""
+    requests = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_status", "arguments": {}},
+        },
+        {"jsonrpc": "2.0", "id": "three", "method": "ping"},
+    ]
+    process = spawn_raw_server(data_dir)
+
+    out, _ = process.communicate(b"".join(json.dumps(r).encode() + b"\n" for r in requests), timeout=120)
+
+    answers = {answer["id"]: answer for answer in map(json.loads, out.splitlines())}
+    assert sorted(answers, key=str) == [0, 1, 2, "three"] and process.returncode == 0
+    assert all("result" in answer for answer in answers.values())
+    assert answers[2]["result"]["isError"] is False
+
+
+@pytest.mark.subprocess
 def test_a_line_that_is_not_json_rpc_is_answered_and_the_session_goes_on(data_dir: Path) -> None:
     process = spawn_raw_server(data_dir)
     assert process.stdin is not None and process.stdout is not None

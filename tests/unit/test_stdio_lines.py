@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import io
+import json
 
 import anyio
 import pytest
 from mcp.shared.message import SessionMessage
-from mcp.types import JSONRPCError
+from mcp.types import JSONRPCError, JSONRPCResponse
 
 from interfaces.stdio_lines import MAX_LINE_CHARS, StdinLines, judge_line
 
@@ -42,15 +43,59 @@ def test_every_other_line_is_left_to_the_sdk(line: str) -> None:
 
 
 async def _through_stdin(wire: bytes) -> tuple[list[str], JSONRPCError]:
-    """The lines ``StdinLines`` passes on from ``wire``, and the one error it answered."""
+    """The lines ``StdinLines`` passes on from ``wire`` (each request answered, as a server
+    would), and the one error it answered itself."""
     write, answers = anyio.create_memory_object_stream[SessionMessage](4)
     stdin = StdinLines(io.BytesIO(wire))
-    stdin.answer_on(write)
+    server = stdin.answer_on(write)
     with write, answers:
-        passed = [line async for line in stdin]
+        passed = []
+        async for line in stdin:
+            passed.append(line)
+            if line == PING:
+                await server.send(_answer(line))
         answer = answers.receive_nowait().message
     assert isinstance(answer, JSONRPCError)
     return passed, answer
+
+
+def _answer(line: str) -> SessionMessage:
+    return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=json.loads(line)["id"], result={}))
+
+
+async def test_the_end_of_stdin_waits_for_the_answers_to_the_requests_read_but_not_a_cancelled_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cancel = '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b"}}\n'
+    wire = PING + PING.replace('"id":1', '"id":"b"') + cancel
+    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
+    stdin = StdinLines(io.BytesIO(wire.encode()))
+    server = stdin.answer_on(write)
+    ended = anyio.Event()
+
+    async def read_to_the_end() -> None:
+        async for _ in stdin:
+            pass
+        ended.set()
+
+    with write, answers:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read_to_the_end)
+            await anyio.sleep(0.2)
+            assert not ended.is_set()  # ping 1 is not answered yet
+            await server.send(_answer(PING))
+            with anyio.fail_after(5):
+                await ended.wait()
+
+
+async def test_the_end_of_stdin_waits_at_most_the_drain_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("interfaces.stdio_lines.DRAIN_SECONDS", 0.2)
+    write, answers = anyio.create_memory_object_stream[SessionMessage](4)
+    stdin = StdinLines(io.BytesIO(PING.encode()))
+    stdin.answer_on(write)
+
+    with write, answers, anyio.fail_after(5):
+        assert [line async for line in stdin] == [PING]
 
 
 async def test_a_request_with_a_null_id_is_answered_and_the_next_line_passes() -> None:

@@ -51,10 +51,10 @@ MIN_FREE_BYTES = 64 * 1024 * 1024
 # Edge evicts a shard's files from the page cache when the shard is dropped (closed, or freed by
 # the interpreter's teardown), so the next process to load it reads it all from disk again: at
 # 1,000,000 memories a load took 1.0 s instead of 0.3 s (docs/performance.md, "The shard left in
-# the page cache"). A process that ends with ``os._exit`` right after closing its system (a
-# server) keeps its closed shards here instead, flushed and still locked: ``os._exit`` runs no
-# destructor, and the kernel drops the lock. Opened again in this process, a kept shard is closed
-# first.
+# the page cache"). A process that ends with ``os._exit`` once its system is closed (every
+# command, server and hook of the console script) keeps its closed shards here instead, flushed
+# and still locked: ``os._exit`` runs no destructor, and the kernel drops the lock. Opened again in
+# this process, a kept shard is closed first.
 _kept_until_exit: dict[Path, tuple[qe.EdgeShard, Any]] | None = None
 
 

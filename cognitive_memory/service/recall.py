@@ -162,9 +162,9 @@ def _index_warning(result: RetrievalResult) -> str | None:
     if result.shortfall is not None:
         held, expected = result.shortfall
         return (
-            f"The vector index holds {held:,} of {expected:,} memories (a server rebuilds it within "
-            "minutes; `memory_system doctor --repair` does so now): those it lacks were found by "
-            "their words only."
+            f"The vector index holds {held:,} of {expected:,} memories (a server on the embedded "
+            "index starts rebuilding it within a minute; `memory_system doctor --repair` does so "
+            "now): those it lacks were found by their words only."
         )
     return None
 

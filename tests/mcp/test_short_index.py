@@ -3,12 +3,11 @@ lacks, by its words in SQLite, and says the answer may be incomplete until the i
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from mcp import Client
 
 from cognitive_memory.system import CognitiveSystem
+from tests.mcp.tools import call
 
 pytestmark = pytest.mark.anyio
 
@@ -21,17 +20,10 @@ NOTES = [
 ]
 
 
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
-
-
 async def test_a_memory_the_index_lost_is_found_by_its_words_and_the_answer_says_so(
     client: Client, hash_system: CognitiveSystem
 ) -> None:
-    ids = [(await _call(client, "store_memory", {"text": text}))["memory_id"] for text in NOTES]
+    ids = [(await call(client, "store_memory", {"text": text}))["memory_id"] for text in NOTES]
     hash_system.flush()
     hash_system.vectors.delete(ids[:3])  # as if an older copy of the index were put back
 
@@ -46,6 +38,6 @@ async def test_a_memory_the_index_lost_is_found_by_its_words_and_the_answer_says
 
     hash_system.rebuild_index()  # what `doctor --repair` runs
 
-    whole = await _call(client, "recall_memories", {"query": "payroll export Monday", "detail": "full"})
+    whole = await call(client, "recall_memories", {"query": "payroll export Monday", "detail": "full"})
     assert "degraded" not in whole and "warning" not in whole
     assert whole["memories"]["core"][0]["id"] == ids[2]

@@ -5,6 +5,7 @@ The export itself lives in ``onnx_export``; this module only reads files that al
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ from cognitive_memory.errors import EncoderError
 
 __all__ = [
     "EXPORT_FORMAT",
+    "KEYS_FILE",
     "MIN_COSINE",
     "MODEL_SHA256",
     "REFERENCE_FILE",
@@ -44,6 +46,8 @@ MIN_COSINE = 0.999
 # and the sha256 of the model.onnx that was checked against torch.
 REFERENCE_FILE = "reference.json"
 MODEL_SHA256 = "model_sha256"
+# In the exports' folder: the hash of each model directory, with the identity of the files hashed.
+KEYS_FILE = "keys.json"
 
 
 def min_cosine(left: Vector, right: Vector) -> float:
@@ -118,15 +122,38 @@ def check_reference(model: OnnxModel, onnx_file: Path) -> float | None:
 def export_path(model_dir: Path, cache_dir: Path, label: str) -> Path:
     """Where the export of the weights in ``model_dir`` lives: keyed by a hash of the weights,
     the tokenizer and the configuration, so changed weights never meet a stale export."""
+    folder = cache_dir.expanduser() / "onnx"
+    return folder / f"{label}-{_model_digest(model_dir, folder)[:16]}" / "model.onnx"
+
+
+def _model_digest(model_dir: Path, folder: Path) -> str:
+    """The hash of ``model_dir``'s keyed files, read from ``folder``'s ``KEYS_FILE`` while they are
+    the files it was taken of (device, inode, size, modification time): hashing the 90 MB of
+    weights took 0.09 s at every start, before the model could load. Files written again get a
+    new modification time (a reinstall, new inodes too), and are hashed again."""
+    files = [model_dir / name for name in (*_WEIGHT_FILES, *_KEYED_FILES) if (model_dir / name).is_file()]
+    identity = [[path.name, *_identity(path.stat())] for path in files]
+    keys_file, key = folder / KEYS_FILE, f"{EXPORT_FORMAT}:{model_dir.resolve()}"
+    try:
+        keys = json.loads(keys_file.read_text(encoding="utf-8"))
+        if keys[key]["files"] == identity:
+            return str(keys[key]["digest"])
+    except (OSError, ValueError, TypeError, KeyError):
+        keys = {}
     digest = hashlib.sha256(EXPORT_FORMAT.encode())
-    for name in (*_WEIGHT_FILES, *_KEYED_FILES):
-        path = model_dir / name
-        if path.is_file():
-            digest.update(name.encode())
-            with path.open("rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-    return cache_dir.expanduser() / "onnx" / f"{label}-{digest.hexdigest()[:16]}" / "model.onnx"
+    for path in files:
+        digest.update(path.name.encode())
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    keys = keys if isinstance(keys, dict) else {}
+    keys[key] = {"files": identity, "digest": digest.hexdigest()}
+    with contextlib.suppress(OSError):  # unwritable: hashed again next time
+        folder.mkdir(parents=True, exist_ok=True)
+        scratch = keys_file.with_name(f".{KEYS_FILE}.{os.getpid()}")
+        scratch.write_text(json.dumps(keys), encoding="utf-8")
+        os.replace(scratch, keys_file)
+    return digest.hexdigest()
 
 
 def max_seq_length(model_dir: Path) -> int:

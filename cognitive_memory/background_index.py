@@ -32,6 +32,7 @@ from pathlib import Path
 
 from cognitive_memory.errors import CognitiveMemoryError, StorageError
 from cognitive_memory.index.edge_store import EdgeVectorStore
+from cognitive_memory.storage.outbox import TO_BE_INDEXED
 
 __all__ = ["BackgroundIndexer", "main"]
 
@@ -205,14 +206,12 @@ class BackgroundIndexer:
 
 
 def _held(db: Path) -> int:
-    """How many memories the index should hold: SQLite's, less those whose vector write is still
-    queued (the outbox writes them); 0 when the database cannot be read."""
+    """How many memories the index should hold (``storage.outbox.TO_BE_INDEXED``), read on a
+    connection of its own, so that the serving process's reads never wait for it; 0 when the
+    database cannot be read."""
     try:
         with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-            (count,) = conn.execute(
-                "SELECT (SELECT count(*) FROM memories) - "
-                "(SELECT count(*) FROM vector_outbox WHERE operation = 'upsert')"
-            ).fetchone()
+            (count,) = conn.execute(TO_BE_INDEXED).fetchone()
     except sqlite3.Error:
         return 0
     return int(count)

@@ -10,7 +10,13 @@ from collections.abc import Iterable
 
 from cognitive_memory.storage.database import Database
 
-__all__ = ["Outbox"]
+__all__ = ["TO_BE_INDEXED", "Outbox"]
+
+# How many memories the vector index should hold now: every memory, less those whose vector write
+# is still queued (one statement, one snapshot).
+TO_BE_INDEXED = (
+    "SELECT (SELECT count(*) FROM memories) - (SELECT count(*) FROM vector_outbox WHERE operation = 'upsert')"
+)
 
 
 class Outbox:
@@ -24,12 +30,8 @@ class Outbox:
         return [(r[0], r[1]) for r in self._db.rows("SELECT memory_id, operation FROM vector_outbox")]
 
     def to_be_indexed(self) -> int:
-        """How many memories the vector index should hold now: every memory, less those whose
-        vector write is still queued here (read in one statement, one snapshot)."""
-        (count,) = self._db.rows(
-            "SELECT (SELECT count(*) FROM memories) - "
-            "(SELECT count(*) FROM vector_outbox WHERE operation = 'upsert')"
-        )[0]
+        """How many memories the vector index should hold now (``TO_BE_INDEXED``)."""
+        (count,) = self._db.rows(TO_BE_INDEXED)[0]
         return int(count)
 
     def clear(self, ids: Iterable[str], queued_before: float | None = None) -> None:

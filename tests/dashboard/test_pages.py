@@ -93,6 +93,8 @@ def test_search_says_when_the_index_lacks_memories_and_still_finds_them_by_their
     lost = service.store_experience("Deploys run through rsync to the blue host.").memory_id
     service.system.flush()
     service.system.vectors.delete([lost])  # its vector lost: an older copy of the index put back
+    assert service.system.retriever.coverage is not None
+    service.system.retriever.coverage.look()  # as the opener of a process starting on it does
 
     page = client.get("/search", params={"q": "rsync deploys blue host"})
 

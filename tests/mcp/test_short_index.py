@@ -26,6 +26,10 @@ async def test_a_memory_the_index_lost_is_found_by_its_words_and_the_answer_says
     ids = [(await call(client, "store_memory", {"text": text}))["memory_id"] for text in NOTES]
     hash_system.flush()
     hash_system.vectors.delete(ids[:3])  # as if an older copy of the index were put back
+    # ... before a process opened it, whose opener then looks (this server's own opener may have
+    # looked already, between the stores and the loss: a whole index is not looked at again)
+    assert hash_system.retriever.coverage is not None
+    hash_system.retriever.coverage.look()
 
     recalled = await client.call_tool("recall_memories", {"query": "payroll export Monday", "detail": "full"})
 

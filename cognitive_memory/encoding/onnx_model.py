@@ -136,18 +136,19 @@ def _model_digest(model_dir: Path, folder: Path) -> str:
     keys_file, key = folder / KEYS_FILE, f"{EXPORT_FORMAT}:{model_dir.resolve()}"
     try:
         keys = json.loads(keys_file.read_text(encoding="utf-8"))
-        if keys[key]["files"] == identity:
-            return str(keys[key]["digest"])
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError):
         keys = {}
+    keys = keys if isinstance(keys, dict) else {}
+    kept = keys.get(key)
+    if isinstance(kept, dict) and kept.get("files") == identity and isinstance(kept.get("digest"), str):
+        return str(kept["digest"])
     digest = hashlib.sha256(EXPORT_FORMAT.encode())
     for path in files:
         digest.update(path.name.encode())
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
-    keys = keys if isinstance(keys, dict) else {}
-    keys[key] = {"files": identity, "digest": digest.hexdigest()}
+    keys[key] = {"files": identity, "digest": digest.hexdigest()}  # other models' keys kept
     with contextlib.suppress(OSError):  # unwritable: hashed again next time
         folder.mkdir(parents=True, exist_ok=True)
         scratch = keys_file.with_name(f".{KEYS_FILE}.{os.getpid()}")

@@ -41,6 +41,16 @@ def test_the_kept_key_is_used_while_the_files_are_the_ones_hashed(tmp_path: Path
     assert export_path(model, cache, "m") != first  # hashed: the bytes differ
 
 
+def test_two_models_sharing_a_cache_keep_both_keys(tmp_path: Path) -> None:
+    first, second, cache = _model(tmp_path / "a"), _model(tmp_path / "b", b"v" * 4096), tmp_path / "cache"
+
+    export_path(first, cache, "m")
+    export_path(second, cache, "m")
+
+    keys = json.loads((cache / "onnx" / KEYS_FILE).read_text())
+    assert sorted(key.split(":", 1)[1] for key in keys) == [str(first.resolve()), str(second.resolve())]
+
+
 def test_changed_weights_get_another_place(tmp_path: Path) -> None:
     model, cache = _model(tmp_path / "model"), tmp_path / "cache"
     first = export_path(model, cache, "m")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 
 __all__ = ["spread_activation"]
 
 Graph = Mapping[str, Sequence[tuple[str, float]]]
+
+_WEIGHT = itemgetter(1)
 
 
 def spread_activation(
@@ -31,7 +34,7 @@ def spread_activation(
     for _ in range(max_depth):
         reached: dict[str, float] = {}
         for node, energy in frontier.items():
-            edges = sorted(graph.get(node, ()), key=lambda edge: edge[1], reverse=True)[:fan_out]
+            edges = sorted(graph.get(node, ()), key=_WEIGHT, reverse=True)[:fan_out]
             for neighbour, weight in edges:
                 passed = energy * decay * weight
                 if passed >= threshold and passed > reached.get(neighbour, 0.0):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
@@ -260,8 +260,7 @@ class Retriever:
         return [
             (
                 row,
-                replace(
-                    score,
+                score._replace(
                     words=shares.get(row.id, 0.0),
                     evidence=own[row.id],
                     linked=linked.get(row.id, 0.0),

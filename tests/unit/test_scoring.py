@@ -127,7 +127,7 @@ def test_core_is_the_leading_results_within_the_ratio_of_the_best(
 )
 def test_core_needs_its_own_evidence_of_relevance(evidences: tuple[float, ...], expected: int) -> None:
     ranked = [
-        replace(r, score=replace(r.score, evidence=e))
+        replace(r, score=r.score._replace(evidence=e))
         for r, e in zip(_ranked(1.0, 1.0, 1.0), evidences, strict=True)
     ]
     assert split_core(ranked, 0.8, core_evidence=0.6) == expected

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from cognitive_memory.storage import words
@@ -265,18 +266,14 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
         f"UNION ALL SELECT to_id, from_id, {weight}, 1 FROM relations WHERE to_id IN ({marks})",
         (*ids, user_weight),
     )
-    best: dict[str, dict[str, float]] = {}
-    untimed: dict[str, dict[str, float]] = {}
+    best: defaultdict[str, dict[str, float]] = defaultdict(dict)
+    untimed: defaultdict[str, dict[str, float]] = defaultdict(dict)
     for source, target, value, not_in_time in rows:  # weights are positive
-        edges = best.get(source)
-        if edges is None:
-            edges = best[source] = {}
+        edges = best[source]
         if value > edges.get(target, 0.0):
             edges[target] = value
         if not_in_time:
-            edges = untimed.get(source)
-            if edges is None:
-                edges = untimed[source] = {}
+            edges = untimed[source]
             if value > edges.get(target, 0.0):
                 edges[target] = value
     # Each memory's links by target id (ties in weight keep that order wherever they are sorted).

@@ -12,6 +12,7 @@ import logging
 import socket
 from collections.abc import AsyncIterator, Sequence
 
+import anyio
 from mcp.server.transport_security import (
     DEFAULT_MAX_REQUEST_BODY_SIZE,
     RequestBodyLimitMiddleware,
@@ -41,6 +42,8 @@ logger = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 SSE_PATH = "/sse"
 MESSAGE_PATH = "/messages/"
+# A body over this many bytes is judged in a worker thread, so other clients are served meanwhile.
+_PARSED_IN_THREAD = 64 * 1024
 
 
 class InsecureBindError(ValueError):
@@ -183,7 +186,11 @@ class MalformedMessageMiddleware:
             await self._app(scope, receive, send)
             return
         body, last = await _whole_body(receive)
-        verdict = judge_body(body) if last is None else None
+        verdict = None
+        if last is None:
+            # Parsing a large body takes a while; the parser lets other threads run meanwhile.
+            large = len(body) > _PARSED_IN_THREAD
+            verdict = await anyio.to_thread.run_sync(judge_body, body) if large else judge_body(body)
         if verdict is not None and verdict.message is None:
             content = verdict.errors[0].model_dump_json(by_alias=True, exclude_unset=True).encode()
             await _respond(send, 400, content)

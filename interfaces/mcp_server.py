@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Any
@@ -34,7 +34,7 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.mcp_tools.arguments import closed, names_at
-from interfaces.stdio_lines import AnsweringBadLines, StdinLines, claimed_stdin
+from interfaces.stdio_lines import MAX_NAMES, AnsweringBadLines, StdinLines, claimed_stdin, crowded
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
 
@@ -50,6 +50,11 @@ INSTRUCTIONS = (
     "get_memories opens memories by id. Memories are scoped to the current project; store what holds "
     "everywhere with project 'global'."
 )
+
+# A refusal lists this many problems, then how many more; a name or message is cut to this many
+# characters: an answer to a bad request stays small whatever the request holds.
+SHOWN_PROBLEMS = 10
+_SHOWN_CHARS = 120
 
 _VALIDATION_CODES = {
     "missing": "missing_field",
@@ -80,23 +85,50 @@ def error_result(code: str, message: str) -> CallToolResult:
 def _describe_validation(
     tool: str, exc: ValidationError, arguments: type[BaseModel] | None = None
 ) -> tuple[str, str]:
-    """The code and message of refused arguments; with the ``arguments`` model, an unknown name's
-    message lists the names taken where it was given."""
+    """The code and message of refused arguments: the first ``SHOWN_PROBLEMS`` problems, then how
+    many more, so the answer stays small whatever was sent. With the ``arguments`` model, the first
+    unknown name of each object lists the names taken there."""
     errors = exc.errors(include_input=False, include_url=False)
     code = _VALIDATION_CODES.get(errors[0]["type"], "invalid_type")
-    problems = "; ".join(_problem(tool, err, arguments) for err in errors)
-    return code, f"Invalid arguments for {tool}: {problems}. Nothing was stored or changed."
+    named: set[tuple[int | str, ...]] = set()
+    found = [_problem(tool, err, arguments, named) for err in errors[:SHOWN_PROBLEMS]]
+    if len(errors) > SHOWN_PROBLEMS:
+        found.append(f"and {len(errors) - SHOWN_PROBLEMS:,} more")
+    return code, f"Invalid arguments for {tool}: {'; '.join(found)}. Nothing was stored or changed."
 
 
-def _problem(tool: str, err: ErrorDetails, arguments: type[BaseModel] | None) -> str:
-    where = ".".join(str(p) for p in err["loc"]) or "arguments"
-    parent = err["loc"][:-1]
-    names = names_at(arguments, parent) if arguments and err["type"] == "extra_forbidden" else None
+def _problem(
+    tool: str, err: ErrorDetails, arguments: type[BaseModel] | None, named: set[tuple[int | str, ...]]
+) -> str:
+    where = _place(err["loc"]) or "arguments"
+    parent = tuple(err["loc"][:-1])
+    message = err["msg"].removeprefix("Value error, ")[:_SHOWN_CHARS]
+    if err["type"] != "extra_forbidden" or arguments is None:
+        return f"`{where}`: {message}"
+    kind = "unknown field" if parent else "unknown argument"
+    names = None if parent in named else names_at(arguments, parent)
+    named.add(parent)
     if names is None:
-        return f"`{where}`: {err['msg'].removeprefix('Value error, ')}"
+        return f"`{where}`: {kind}"
     if parent:
-        return f"`{where}`: unknown field; `{'.'.join(str(p) for p in parent)}` takes {', '.join(names)}"
-    return f"`{where}`: unknown argument; {tool} takes {', '.join(names)}"
+        return f"`{where}`: {kind}; `{_place(parent)}` takes {', '.join(names)}"
+    return f"`{where}`: {kind}; {tool} takes {', '.join(names)}"
+
+
+def _place(loc: Sequence[int | str]) -> str:
+    """A place in the arguments as ``filters.tags.0``, each name cut to ``_SHOWN_CHARS``."""
+    return ".".join(str(part)[:_SHOWN_CHARS] for part in loc)
+
+
+def _crowded(tool: str, place: Sequence[int | str], size: int, arguments: type[BaseModel] | None) -> str:
+    """Why arguments holding an object of ``size`` names at ``place`` are refused unread."""
+    where = f"`{_place(place)}` holds" if place else "the arguments hold"
+    names = names_at(arguments, place) if arguments else None
+    taken = f" (`{_place(place) or tool}` takes {', '.join(names)})" if names else ""
+    return (
+        f"Invalid arguments for {tool}: {where} {size:,} names; no object of a tool's arguments takes "
+        f"more than {MAX_NAMES}{taken}. Nothing was stored or changed."
+    )
 
 
 def _describe(tool: str, exc: ToolError, arguments: type[BaseModel] | None) -> tuple[str, str]:
@@ -167,13 +199,18 @@ class MemoryServer(MCPServer[ServerState]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[ServerState, Any] | None = None
     ) -> Any:
+        tool = self._tool_manager.get_tool(name)  # the SDK has no public way to read a Tool
+        model = tool.fn_metadata.arg_model if tool else None
+        found = crowded(arguments) if tool else None
+        if found is not None:
+            logger.info("Tool %r refused: an object of %d names", name, found[1])
+            return error_result("too_many_fields", _crowded(name, *found, model))
         try:
             return await super().call_tool(name, arguments, context)
         except MCPError:
             raise
         except ToolError as exc:
-            tool = self._tool_manager.get_tool(name)  # the SDK has no public way to read a Tool
-            code, message = _describe(name, exc, tool.fn_metadata.arg_model if tool else None)
+            code, message = _describe(name, exc, model)
             if code == "internal_error":
                 logger.error("Tool %r crashed", name, exc_info=exc.__cause__ or exc)
             else:

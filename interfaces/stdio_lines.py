@@ -13,6 +13,9 @@ logs: the client never hears of it and may wait forever. This read stream judges
 - **A line over ``MAX_LINE_CHARS``** (4 MiB, the most an HTTP body may hold): -32600, with the
   request's id when its first 4 MiB hold it, else null; the line read to its end and dropped
   (stdin only: an endless line would fill the memory).
+- **An object of more than ``MAX_NAMES`` names** anywhere in a request (no MCP message or tool
+  argument holds a third of that): -32602 with its id, before the SDK validates it name by name.
+  Pydantic lists every unknown name, so 300,000 of them held the event loop for seconds.
 - Anything else: -32700 (not JSON) or -32600 (JSON, but not a JSON-RPC message), with the
   request's id when the line has a top-level ``method`` and ``id`` to read, else ``id: null``.
 
@@ -31,7 +34,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
@@ -47,12 +50,14 @@ __all__ = [
     "DRAIN_SECONDS",
     "INVALID_REQUEST",
     "MAX_DEPTH",
+    "MAX_NAMES",
     "MAX_LINE_CHARS",
     "PARSE_ERROR",
     "AnsweringBadLines",
     "StdinLines",
     "Verdict",
     "claimed_stdin",
+    "crowded",
     "judge_body",
     "judge_line",
     "judge_problem",
@@ -64,6 +69,8 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 MAX_DEPTH = 200  # the nesting pydantic-core's JSON parser (the SDK's) accepts
+# The most names one object of a message may hold, at any level.
+MAX_NAMES = 100
 MAX_LINE_CHARS = DEFAULT_MAX_REQUEST_BODY_SIZE  # of one stdin message: 4 MiB, as an HTTP body
 BATCHES_UNSUPPORTED = (
     "Invalid Request: JSON-RPC batches are not supported (MCP removed them in 2025-06-18); "
@@ -160,9 +167,40 @@ def _read_line(line: str) -> tuple[Verdict | None, Any]:
 
 
 def _without_request_id(value: Any) -> Verdict | None:
-    """-32600 with id null for a request (an object with a method) whose id is there but unusable."""
-    if isinstance(value, dict) and "method" in value and "id" in value and _request_id(value) is None:
+    """-32600 with id null for a request (an object with a method) whose id is there but unusable;
+    -32602 for a request holding an object of more than ``MAX_NAMES`` names."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    request_id = _request_id(value)
+    if "id" in value and request_id is None:
         return _error(INVALID_REQUEST, NO_REQUEST_ID)
+    found = crowded(value)
+    if found is None:
+        return None
+    place, size = found
+    where = ".".join(str(part)[:120] for part in place)
+    return _error(
+        INVALID_PARAMS,
+        f"Invalid params: `{where}` holds {size:,} names; no object of a request may hold more than "
+        f"{MAX_NAMES}. Nothing was read, stored or changed.",
+        request_id,
+    )
+
+
+def crowded(value: Mapping[str, Any], limit: int = MAX_NAMES) -> tuple[tuple[int | str, ...], int] | None:
+    """The place and size of the first object in ``value`` (itself included) that holds
+    more than ``limit`` names; None when none does. Scalars are not visited, so the walk costs
+    what the containers hold, not what the SDK already parsed."""
+    pending: list[tuple[tuple[int | str, ...], Any]] = [((), value)]
+    while pending:
+        place, container = pending.pop()
+        if isinstance(container, Mapping):
+            if len(container) > limit:
+                return place, len(container)
+            items: Any = container.items()
+        else:
+            items = enumerate(container)
+        pending.extend(((*place, name), item) for name, item in items if isinstance(item, Mapping | list))
     return None
 
 

@@ -127,3 +127,42 @@ async def test_every_input_schema_is_closed_at_every_object_level(client: Client
     levels = [(tool.name, level) for tool in tools for level in object_levels(tool.input_schema)]
     assert len(levels) > len(tools)  # the nested models (context, filters) are walked too
     assert [name for name, level in levels if level.get("additionalProperties") is not False] == []
+
+
+async def test_300000_unknown_fields_are_refused_unread_in_a_short_answer(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    flood = {f"field{i}": i for i in range(300_000)}
+    for tool, arguments, place in [
+        ("recall_memories", {"query": "deploy", "filters": flood}, "`filters` holds 300,000 names"),
+        ("list_memories", {"filters": flood}, "`filters` holds 300,000 names"),
+        ("store_memory", {"text": "The deploy runs on Fridays.", "context": flood}, "`context` holds"),
+        ("get_memories", {"memory_ids": [], **flood}, "the arguments hold 300,001 names"),
+    ]:
+        result = await client.call_tool(tool, arguments)
+        body = error_body(result)
+        assert body["error"] == "too_many_fields"
+        assert place in body["message"]
+        assert "Nothing was stored or changed." in body["message"]
+        assert len(result.content[0].text) < 1_000  # type: ignore[union-attr]  # TextContent, as error_body checked
+    assert hash_system.records.memories.counts().total == 0
+
+
+async def test_a_refusal_lists_ten_problems_then_counts_the_rest_and_names_each_object_once(
+    client: Client,
+) -> None:
+    unknown = {f"field{i}": i for i in range(90)}
+    body = error_body(await client.call_tool("list_memories", {"filters": unknown}))
+    assert body["error"] == "unknown_field"
+    message = body["message"]
+    assert message.count("unknown field") == 10
+    assert "and 80 more" in message
+    assert message.count("`filters` takes") == 1
+    assert len(message) < 1_000
+
+
+async def test_a_long_unknown_name_is_cut_in_the_refusal(client: Client) -> None:
+    name = "x" * 50_000
+    body = error_body(await client.call_tool("recall_memories", {"query": "deploy", "filters": {name: 1}}))
+    assert body["error"] == "unknown_field"
+    assert len(body["message"]) < 1_000

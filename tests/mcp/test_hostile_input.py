@@ -31,6 +31,7 @@ KNOWN_CODES = {
     "out_of_range",
     "invalid_value",
     "unknown_field",
+    "too_many_fields",
     "too_many_items",
     "too_many_tags",
     "invalid_text",

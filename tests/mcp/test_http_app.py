@@ -75,3 +75,25 @@ def test_an_http_session_stores_and_reports_under_its_transport_session_id(http:
     lesson = call(5, "session_lessons", {"lesson_content": "Name HTTP sessions by their transport."})
 
     assert status["session"] == record["session"] == lesson["session_id"] == session
+
+
+def test_a_request_with_100000_unknown_fields_is_refused_unread_with_a_short_answer(http: TestClient) -> None:
+    session = _post(http, INITIALIZE).headers["mcp-session-id"]
+    _post(http, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    flood = {f"field{i}": i for i in range(100_000)}
+    arguments = {"query": "deploy", "filters": flood}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "recall_memories", "arguments": arguments},
+    }
+
+    refused = _post(http, call, session)
+
+    assert refused.status_code == 400
+    assert len(refused.content) < 1_000
+    assert refused.json()["id"] == 3
+    assert refused.json()["error"]["code"] == -32602
+    assert "`params.arguments.filters` holds 100,000 names" in refused.json()["error"]["message"]
+    assert _post(http, {"jsonrpc": "2.0", "id": 4, "method": "ping"}, session).status_code == 200

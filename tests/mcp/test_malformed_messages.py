@@ -196,3 +196,14 @@ def test_http_answers_the_same_inputs_the_same_way(http_url: str) -> None:
     recalled = _post(http_url, _call(4, "recall_memories", '{"query": "what did we ship"}'), session)
     core = _result(recalled)["result"]["structuredContent"]["memories"]["core"]
     assert core[0]["content"] == "We shipped it"
+
+
+@pytest.mark.subprocess
+def test_a_request_with_100000_unknown_fields_gets_invalid_params_with_its_id(stdio: StdioSession) -> None:
+    flood = json.dumps({f"field{i}": i for i in range(100_000)})
+    stdio.send(_call(10, "list_memories", f'{{"filters": {flood}}}'))
+    error = stdio.answer(10, within=10)["error"]
+    assert error["code"] == -32602
+    assert "`params.arguments.filters` holds 100,000 names" in error["message"]
+    stdio.send(b'{"jsonrpc":"2.0","id":11,"method":"ping"}')
+    assert stdio.answer(11)["result"] == {}

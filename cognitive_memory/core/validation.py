@@ -29,6 +29,7 @@ __all__ = [
     "check_session",
     "check_tags",
     "check_text",
+    "fold_key",
     "is_blank",
 ]
 
@@ -44,6 +45,7 @@ _PROJECT = re.compile(r"^[^\x00-\x1f\x7f*]+$")
 MAX_KEY_CHARS = 100
 # Keys and session names: letters, digits and . _ : / - (no spaces), so they read as one word.
 _NAME = re.compile(r"[\w.:/-]+")
+_MARKS = frozenset({"Mn", "Mc", "Me"})
 # filters.session: "current" names the session of the call, so no session is named so.
 CURRENT_SESSION = "current"
 # Categories that print nothing: controls (NUL...), format characters (zero-width space, joiners,
@@ -168,29 +170,44 @@ def check_memory_id(value: str, *, field: str = "id") -> str:
     )
 
 
+def fold_key(value: str) -> str:
+    """A key as it is compared: compatibility-composed and case-folded (Unicode's NFKC, case
+    folding, NFKC again), so ``Coding``, fullwidth ``ｃoding``, and ``café`` typed with a composed
+    or a combining accent are each one key. The rule cannot be undone: ``Straße`` is ``strasse``."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", value).casefold())
+
+
 def check_key(value: str, *, field: str = "key") -> str:
-    """A memory's key as stored: stripped and lower-cased (``Coding-Style`` and ``coding-style``
-    are one key), 1-100 letters, digits or ``. _ : / -``; or why it cannot be used."""
-    key = value.strip().lower() if isinstance(value, str) else ""
-    if not key or len(key) > MAX_KEY_CHARS or not _NAME.fullmatch(key):
-        raise InvalidInputError(
-            f"`{field}` is {value!r}; a key is 1-{MAX_KEY_CHARS} letters, digits or . _ : / - "
-            "(no spaces; case is ignored).",
-            code="invalid_value",
-        )
-    return key
+    """A memory's key as stored: stripped and folded (``fold_key``), then 1-100 letters (with
+    their accents), digits or ``. _ : / -``; or why it cannot be used."""
+    key = fold_key(value.strip()) if isinstance(value, str) else ""
+    if key and len(key) <= MAX_KEY_CHARS and _is_name(key):
+        return key
+    folded = f" ({len(key)} once folded)" if isinstance(value, str) and len(key) > MAX_KEY_CHARS else ""
+    raise InvalidInputError(
+        f"`{field}` is {str(value)[: MAX_KEY_CHARS + 20]!r}{folded}; a key is 1-{MAX_KEY_CHARS} letters, "
+        "digits or . _ : / - (no spaces; case, width and accents are compared folded).",
+        code="invalid_value",
+    )
+
+
+def _is_name(text: str) -> bool:
+    """Letters, digits and ``_ . : / -``, each maybe followed by combining marks (accents: folding
+    leaves ``İ`` as i and a combining dot)."""
+    if _NAME.fullmatch(text):
+        return True
+    return all(
+        _NAME.fullmatch(char) or (i > 0 and unicodedata.category(char) in _MARKS)
+        for i, char in enumerate(text)
+    )
 
 
 def check_session(value: str, *, field: str = "session") -> str:
-    """A session name as given (case kept), 1-100 letters, digits or ``. _ : / -``, never
-    ``current`` (filters.session's word for the caller's own); or why it cannot be used."""
-    session = value.strip() if isinstance(value, str) else ""
-    if (
-        not session
-        or len(session) > MAX_KEY_CHARS
-        or not _NAME.fullmatch(session)
-        or session == CURRENT_SESSION
-    ):
+    """A session name as given (case kept, accents composed: NFC), 1-100 letters, digits or
+    ``. _ : / -``, never ``current`` (filters.session's word for the caller's own); or why it
+    cannot be used."""
+    session = unicodedata.normalize("NFC", value.strip()) if isinstance(value, str) else ""
+    if not session or len(session) > MAX_KEY_CHARS or not _is_name(session) or session == CURRENT_SESSION:
         raise InvalidInputError(
             f"`{field}` is {value!r}; a session is 1-{MAX_KEY_CHARS} letters, digits or . _ : / -, "
             f"not {CURRENT_SESSION!r}.",

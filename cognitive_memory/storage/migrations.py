@@ -5,6 +5,9 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
+from cognitive_memory.core.validation import check_key
+from cognitive_memory.errors import InvalidInputError
+
 __all__ = ["MIGRATIONS", "apply_migrations"]
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -396,6 +399,29 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             SELECT 'words_indexed', '1' WHERE NOT EXISTS (SELECT 1 FROM memories)
         """,
     ),
+    (
+        # Keys are compared folded (NFKC and case folding: core.validation.fold_key), where they
+        # were lower-cased. Each key becomes its folded form; of the keys of a project that fold
+        # alike, the one already folded (else the oldest memory's) keeps it and the others lose
+        # theirs (the memories stay); a key the rule cannot take is dropped. The trash's rows too.
+        "0018_folded_keys",
+        """
+        CREATE TEMP TABLE migration_keys AS
+            SELECT id, folded, row_number() OVER (
+                PARTITION BY project, folded ORDER BY folded IS memory_key DESC, timestamp, id
+            ) AS rank
+            FROM (SELECT id, project, memory_key, timestamp, fold_key(memory_key) AS folded
+                  FROM memories WHERE memory_key IS NOT NULL);
+        UPDATE memories SET memory_key = NULL
+            WHERE id IN (SELECT id FROM migration_keys WHERE rank > 1 OR folded IS NULL);
+        UPDATE memories SET memory_key = migration_keys.folded FROM migration_keys
+            WHERE migration_keys.id = memories.id AND migration_keys.rank = 1
+            AND migration_keys.folded IS NOT memories.memory_key;
+        DROP TABLE migration_keys;
+        UPDATE trash SET row = json_set(row, '$.memory_key', fold_key(row ->> '$.memory_key'))
+            WHERE CASE WHEN json_valid(row) THEN row ->> '$.memory_key' IS NOT NULL END
+        """,
+    ),
 )
 
 
@@ -409,6 +435,7 @@ def apply_migrations(conn: sqlite3.Connection, count: int | None = None) -> list
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
+    conn.create_function("fold_key", 1, _folded_key, deterministic=True)
     applied = []
     for name, sql in MIGRATIONS[:count]:
         conn.execute("BEGIN IMMEDIATE")
@@ -429,3 +456,13 @@ def apply_migrations(conn: sqlite3.Connection, count: int | None = None) -> list
 def _statements(sql: str) -> list[str]:
     """Split a migration into statements (migrations hold no triggers, so ';' ends a statement)."""
     return [part.strip() for part in sql.split(";") if part.strip()]
+
+
+def _folded_key(key: object) -> str | None:
+    """A stored key in today's form (``check_key``); None for one the rule cannot take."""
+    if not isinstance(key, str):
+        return None
+    try:
+        return check_key(key)
+    except InvalidInputError:
+        return None

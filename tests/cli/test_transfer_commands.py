@@ -363,3 +363,25 @@ def test_a_keyed_memory_whose_key_is_held_here_is_imported_without_it(
     (imported_memory,) = system.records.memories.get([unkeyed["id"]])
     system.close()
     assert kept.id == holder and imported_memory.key is None
+
+
+def test_two_keys_of_an_older_store_that_fold_alike_import_both_memories_the_second_unkeyed(
+    source: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An older version lower-cased keys, so ``linter`` and fullwidth ``ｌｉｎｔｅｒ`` could be two
+    keys of one project; folded they are one."""
+    lines = [json.loads(line) for line in invoke("export").stdout.splitlines()]
+    (twin,) = [line for line in lines if "never force-push" in line.get("content", "")]
+    twin.update(project="infra", key="ｌｉｎｔｅｒ")
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(tmp_path / "other"))
+
+    report = imported("-", input="\n".join(json.dumps(line, ensure_ascii=False) for line in lines) + "\n")
+
+    assert (report["added"], report["skipped"]) == (4, [])
+    (unkeyed,) = report["unkeyed"]
+    assert unkeyed["id"] == twin["id"] and "without its key 'linter'" in unkeyed["reason"]
+    system = opened(tmp_path / "other", monkeypatch)
+    (kept,) = system.records.memories.keyed(["linter"], ["infra"])
+    (second,) = system.records.memories.get([twin["id"]])
+    system.close()
+    assert "ruff" in kept.content and second.key is None

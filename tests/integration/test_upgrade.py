@@ -21,6 +21,10 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.storage import migrations
 
 OLD_ID = "0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
+SECOND_ID = "1c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
+THIRD_ID = "2c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
+FOURTH_ID = "3c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
+TRASHED_ID = "4c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
 OLD_INSERT = (
     "INSERT INTO memories (id, content, hierarchy_level, memory_type, created_date, timestamp, "
     "access_count, importance_score, strength, metadata, tags, dimensions, embedding) "
@@ -267,3 +271,35 @@ def test_a_store_made_before_keys_opens_without_them_and_takes_one(
         "nightly-job",
         "The nightly job compacts and then archives the event log.",
     )
+
+
+def test_keys_of_a_store_made_before_folding_are_folded_and_a_clash_leaves_the_later_spelling_unkeyed(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0018: keys were lower-cased, now folded (NFKC and case folding). The key already
+    in its folded form keeps it; the memory whose key folds onto it stays, without a key."""
+    db = data_dir / "cognitive_memory.db"
+    make_old_store(db, "Street names are written with ss.", monkeypatch, applied=17)
+    conn = sqlite3.connect(db, isolation_level=None)
+    vector = HashEncoder().encode(["x"])[0].astype("<f4").tobytes()
+    keyed = {OLD_ID: "straße", SECOND_ID: "strasse", THIRD_ID: "ｃoding", FOURTH_ID: "deploy-day"}
+    for memory_id, key in keyed.items():
+        if memory_id != OLD_ID:
+            conn.execute(OLD_INSERT, (memory_id, f"Memory {key}", vector))
+        conn.execute("UPDATE memories SET memory_key = ? WHERE id = ?", (key, memory_id))
+    row = json.dumps({"id": TRASHED_ID, "content": "Trashed.", "memory_key": "Ｒｅｌｅａｓｅ"})
+    conn.execute(
+        "INSERT INTO trash (id, content, project, trashed_at, reason, row, embedding, relations, "
+        "versions, connections) VALUES (?, 'Trashed.', 'default', ?, 'forgotten', ?, ?, '[]', '[]', '[]')",
+        (TRASHED_ID, time.time(), row, vector),
+    )
+    conn.close()
+
+    build_system(Settings(env_file=None), encoder=HashEncoder()).close()
+
+    conn = sqlite3.connect(db)
+    keys = dict(conn.execute("SELECT id, memory_key FROM memories").fetchall())
+    (trashed,) = conn.execute("SELECT row ->> '$.memory_key' FROM trash").fetchone()
+    conn.close()
+    assert keys == {OLD_ID: None, SECOND_ID: "strasse", THIRD_ID: "coding", FOURTH_ID: "deploy-day"}
+    assert trashed == "release"

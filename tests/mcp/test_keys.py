@@ -174,3 +174,31 @@ async def test_update_memory_gives_renames_and_removes_a_key_without_a_version(c
     assert both["changed"] == ["importance_score", "key"] and both["version"] == 1
     assert removed["changed"] == ["key"] and "key" not in removed["memory"]
     assert freed["memory"]["key"] == "formatting"
+
+
+@pytest.mark.parametrize(
+    ("stored", "typed"),
+    [
+        pytest.param("café", "cafe\u0301", id="composed-then-decomposed"),
+        pytest.param("cafe\u0301", "CAFÉ", id="decomposed-then-upper-case"),
+        pytest.param("ｃoding", "coding", id="fullwidth-then-ascii"),
+        pytest.param("Straße", "STRASSE", id="sharp-s-then-ss"),
+    ],
+)
+async def test_a_key_typed_composed_decomposed_or_fullwidth_names_one_memory(
+    client: Client, hash_system: CognitiveSystem, stored: str, typed: str
+) -> None:
+    first = await store(client, "Decisions are written down the day they are made.", key=stored)
+    second = await store(client, "Decisions are written down within the hour.", key=typed)
+
+    assert second["memory_id"] == first["memory_id"] and second["updated"] is True
+    assert hash_system.records.memories.counts().total == 1
+    (record,) = (await call(client, "get_memories", {"keys": [typed]}))["memories"]
+    assert record["id"] == first["memory_id"]
+
+
+async def test_a_key_that_folding_gives_an_accent_is_taken(client: Client) -> None:
+    stored = await store(client, "The Istanbul office opens at nine.", key="İstanbul")
+    (record,) = (await call(client, "get_memories", {"keys": ["İSTANBUL"]}))["memories"]
+    assert record["id"] == stored["memory_id"]
+    assert stored["key"] == "i\u0307stanbul"

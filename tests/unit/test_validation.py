@@ -170,7 +170,25 @@ def test_metadata_size_limit_counts_utf8_bytes_not_characters() -> None:
 def test_a_key_is_one_word_kept_in_lower_case() -> None:
     assert check_key("  Coding-Style ") == "coding-style"
     assert check_key("team/deploy.day:2") == "team/deploy.day:2"
-    assert check_key("Größe") == "größe"
+    assert check_key("Größe") == "grösse"  # case folding: ß is ss
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["café", "cafe\u0301", "CAFÉ", "ＣＡＦＥ\u0301", " Café "],
+    ids=["nfc", "nfd", "upper", "fullwidth", "spaced"],
+)
+def test_a_key_is_folded_so_every_spelling_of_it_is_one(spelling: str) -> None:
+    assert check_key(spelling) == "café"
+
+
+def test_a_key_whose_folding_leaves_a_combining_mark_is_taken() -> None:
+    assert check_key("İstanbul") == "i\u0307stanbul"
+
+
+def test_a_key_over_100_characters_once_folded_is_refused_saying_so() -> None:
+    with pytest.raises(InvalidInputError, match=r"\(120 once folded\)"):
+        check_key("\u3300" * 30)  # ㌀: one character, four once folded (アパート)
 
 
 @pytest.mark.parametrize("key", ["", "   ", "coding style", "a\nb", "x" * 101, "semi;colon", 7])

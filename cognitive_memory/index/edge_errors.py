@@ -56,4 +56,16 @@ def classify(exc: Exception, path: Path) -> StorageError:
             f"model's ({text.rsplit(': ', 1)[-1]}): delete {path} and run `memory_system doctor "
             "--repair` to rebuild it from SQLite."
         )
+    if "os error 28" in text or "No space left" in text:
+        return StorageError(
+            f"The disk holding the vector store in {path} is full ({text}): free some space. SQLite keeps "
+            "every memory, and the index's writes it queued are replayed at the next start.",
+            code="disk_full",
+        )
+    if "os error 30" in text or "Read-only file system" in text:
+        return StorageError(
+            f"The vector store in {path} is on a read-only file system ({text}): make it writable, or "
+            "point COGNITIVE_MEMORY_DATA_DIR at a writable copy.",
+            code="read_only",
+        )
     return StorageError(f"The embedded vector store in {path} failed: {text}")

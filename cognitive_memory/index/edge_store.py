@@ -38,7 +38,14 @@ from cognitive_memory.index.vector_store import (
     is_point_id,
 )
 
-__all__ = ["MIN_FREE_BYTES", "EdgeVectorStore", "IndexWatcher", "free_bytes", "keep_shards_until_exit"]
+__all__ = [
+    "MIN_FREE_BYTES",
+    "MIN_WRITE_FREE_BYTES",
+    "EdgeVectorStore",
+    "IndexWatcher",
+    "free_bytes",
+    "keep_shards_until_exit",
+]
 
 _WORDED = qe.Filter(must=[qe.HasVectorCondition(WORDS)])
 
@@ -47,6 +54,11 @@ _ID_PAGE = 1000  # point ids per scroll page
 # 32 MB WAL segment. On a disk without that room a write to a mapped page kills the process with
 # SIGBUS (no message, no exception), so creation is refused below this much free space.
 MIN_FREE_BYTES = 64 * 1024 * 1024
+# Below this much free space no write reaches a loaded shard: one store's write to a mapped page
+# of its WAL or storage killed the process with SIGBUS with about 200 KB free on a tmpfs, after
+# SQLite had committed the memory. The write stays queued in SQLite's outbox instead, and is
+# replayed once there is room. The margin covers a batch of ``replication.COPY_BATCH`` points.
+MIN_WRITE_FREE_BYTES = 16 * 1024 * 1024
 
 # Edge evicts a shard's files from the page cache when the shard is dropped (closed, or freed by
 # the interpreter's teardown), so the next process to load it reads it all from disk again: at
@@ -191,6 +203,20 @@ class EdgeVectorStore:
                 code="no_space",
             )
 
+    def _check_room_to_write(self) -> None:
+        """Refuse a write (``disk_full``) the disk may have no room for (``MIN_WRITE_FREE_BYTES``)."""
+        try:
+            free = free_bytes(self.path)
+        except OSError as exc:
+            raise classify(exc, self.path) from exc
+        if free < MIN_WRITE_FREE_BYTES:
+            raise StorageError(
+                f"The disk holding the vector store in {self.path} is nearly full ({free // 1024} KB free, "
+                f"{MIN_WRITE_FREE_BYTES // 2**20} MB needed to write to it safely): the write waits in "
+                "SQLite's queue and is replayed once there is room.",
+                code="disk_full",
+            )
+
     def upsert(self, points: Sequence[VectorPoint]) -> None:
         if not points:
             return
@@ -226,6 +252,7 @@ class EdgeVectorStore:
             self._write(qe.UpdateOperation.delete_vectors(unworded, [WORDS]), unworded)
 
     def _write(self, operation: qe.UpdateOperation, ids: Sequence[str], *, deleted: bool = False) -> None:
+        self._check_room_to_write()
         with self._swap:
             self._call("update", operation)
             if self._journal is not None:
@@ -398,6 +425,7 @@ class EdgeVectorStore:
         """
         if self.unindexed()[1] < min_unindexed:
             return False
+        self._check_room_to_write()
         with self._swap:
             self._call("optimize")
             self._unindexed.indexed()

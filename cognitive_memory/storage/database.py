@@ -7,6 +7,7 @@ Every repository of the store (``sqlite_store.SQLiteMemoryStore``) works through
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -18,7 +19,7 @@ from cognitive_memory.errors import StorageError
 from cognitive_memory.storage.connection import connect
 from cognitive_memory.storage.file_identity import FileIdentity
 
-__all__ = ["Database", "file_in_the_way"]
+__all__ = ["Database", "file_in_the_way", "refused_write"]
 
 T = TypeVar("T")
 
@@ -58,6 +59,12 @@ class Database:
                     "Make it writable, or copy the directory somewhere writable and point "
                     "COGNITIVE_MEMORY_DATA_DIR there."
                 ) from exc
+            if isinstance(exc, sqlite3.Error) and _nearly_full(path.parent):
+                raise StorageError(
+                    f"Cannot open the memory database {path}: the disk holding it is full ({exc}). Free "
+                    "some space and try again.",
+                    code="disk_full",
+                ) from exc
             raise StorageError(f"Cannot open the memory database {path}: {exc}") from exc
         self._lock = threading.RLock()
         self._read_lock = threading.RLock()
@@ -81,7 +88,7 @@ class Database:
                     self._writing.active = False
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise StorageError(f"The memory database {self.path} refused a write: {exc}") from exc
+                raise refused_write(self.path, exc) from exc
             self.location.check()  # deleted during the write: say so rather than acknowledge it
 
     def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
@@ -128,6 +135,46 @@ class Database:
         with self._lock, self._read_lock:
             self._reader.close()
             self._conn.close()
+
+
+# SQLite's primary result codes for a write the disk, its mount or another process refused.
+_SQLITE_BUSY, _SQLITE_READONLY, _SQLITE_FULL = 5, 8, 13
+
+
+def refused_write(path: Path, exc: sqlite3.Error) -> StorageError:
+    """The store error a write transaction's failure means: a full disk, a read-only database and
+    a lock held too long say what to do; nothing of the transaction was written."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == _SQLITE_FULL:
+        return StorageError(
+            f"The disk holding the memory database {path} is full ({exc}): nothing was written. Free "
+            "some space and try again.",
+            code="disk_full",
+        )
+    if code == _SQLITE_READONLY:
+        return StorageError(
+            f"The memory database {path} is read-only ({exc}): nothing was written. Make it and its "
+            "directory writable, or point COGNITIVE_MEMORY_DATA_DIR at a writable copy.",
+            code="read_only",
+        )
+    if code == _SQLITE_BUSY:
+        return StorageError(
+            f"The memory database {path} stayed locked by another process ({exc}): nothing was "
+            "written. Try again once that process is done.",
+            code="database_locked",
+        )
+    return StorageError(f"The memory database {path} refused a write: {exc}")
+
+
+# Less free space than this where SQLite's "disk I/O error" at opening comes from a full disk.
+_NEARLY_FULL_BYTES = 1024 * 1024
+
+
+def _nearly_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < _NEARLY_FULL_BYTES
+    except OSError:
+        return False
 
 
 def file_in_the_way(folder: Path) -> Path | None:

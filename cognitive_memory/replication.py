@@ -198,6 +198,7 @@ class IndexReplication:
         self._drain_timer: threading.Timer | None = None
         self._closed = False
         self._told: set[str] = set()  # memories the index refused, logged once per process
+        self._failing = False  # the index failed since its last write: said once, not per write
 
     def index(self, memories: Sequence[CognitiveMemory]) -> bool:
         """Upsert the memories' vectors (their writes already queued), and those of their
@@ -223,8 +224,7 @@ class IndexReplication:
         try:
             missing = self._vectors.update_words({i: words_of(texts.get(i), average) for i in ids})
         except StorageError as exc:
-            logger.warning("Vector index write queued for replay: %s", exc)
-            self._schedule_drain()
+            self._queued("write", exc)
             return
         self._bookkeeping.submit(self._outbox.clear, [i for i in ids if i not in missing], started)
         if missing:
@@ -258,13 +258,20 @@ class IndexReplication:
             written = worded_points(self._records, memories) if points is None else points
             refused = upsert_indexable(self._vectors, written)
         except StorageError as exc:
-            logger.warning("Vector index write queued for replay: %s", exc)
-            self._schedule_drain()
+            self._queued("write", exc)
             return None
+        self._failing = False
         self._tell(refused)
         confirmed = [m.id for m in memories if m.id not in refused]
         self._bookkeeping.submit(self._outbox.clear, confirmed, started)
         return refused
+
+    def _queued(self, what: str, exc: StorageError) -> None:
+        """Say (once while the index keeps failing) that a write waits in the outbox; retry it later."""
+        log = logger.debug if self._failing else logger.warning
+        self._failing = True
+        log("Vector index %s queued for replay: %s", what, exc)
+        self._schedule_drain()
 
     def _tell(self, refused: Mapping[str, str]) -> None:
         for memory_id, problem in refused.items():
@@ -283,8 +290,7 @@ class IndexReplication:
         try:
             self._vectors.delete(ids)
         except StorageError as exc:
-            logger.warning("Vector index deletion queued for replay: %s", exc)
-            self._schedule_drain()
+            self._queued("deletion", exc)
             return False
         self._bookkeeping.submit(self._outbox.clear, ids, started)
         self._reweigh_neighbours(set(ids))

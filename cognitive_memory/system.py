@@ -264,9 +264,18 @@ class CognitiveSystem:
     def _commit(self, batch: list[CognitiveMemory]) -> list[StoreOutcome]:
         """Commit to SQLite (the acknowledgement), then index the vectors (queued if that fails)."""
         self.records.memories.add(batch)
-        self._record_encoder()
-        queued = not self._index(batch)
+        queued = not self._after_commit(batch)
         return [StoreOutcome(memory, queued) for memory in batch]
+
+    def _after_commit(self, batch: list[CognitiveMemory]) -> bool:
+        """Record the encoder and index the committed ``batch``; False when that failed (a full
+        disk): the memories are stored all the same, and their queued index writes are replayed."""
+        try:
+            self._record_encoder()
+            return self._index(batch)
+        except StorageError as exc:
+            logger.warning("Stored; the vector index write is queued for replay: %s", exc.message)
+            return False
 
     def _record_encoder(self) -> None:
         if not self._encoder_recorded:
@@ -405,11 +414,15 @@ class CognitiveSystem:
         )
 
     def close(self) -> None:
+        """Let the bookkeeping writes land, then close the index and the database (the database
+        even when closing the index fails; its ``StorageError`` is raised then)."""
         self._index_opener.close()
         self.words_upgrade.close()
         self.replication.close()
         self.uses.flush()
         self._use_writer.shutdown(wait=True)
         self._bookkeeping.shutdown(wait=True)
-        self.vectors.close()
-        self.records.close()
+        try:
+            self.vectors.close()
+        finally:
+            self.records.close()

@@ -72,12 +72,29 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
         system = build_system(settings or load_settings(), open_index_later=serving)
     except CognitiveMemoryError as exc:
         raise fail(exc.message) from exc
+    answered = False
     try:
         yield system
+        answered = True
     except CognitiveMemoryError as exc:
         raise fail(exc.message) from exc
     finally:
+        _close(system, answered)
+
+
+def _close(system: CognitiveSystem, answered: bool) -> None:
+    """Close ``system``; a failure to (a full disk: the vector index cannot flush) changes no
+    answer. SQLite has committed or refused every write by then, and what the index did not take
+    stays queued and is replayed, so the command keeps its status: after an answer, one warning
+    line; after an ``Error:`` line, nothing more (the details at debug level)."""
+    from cognitive_memory.errors import CognitiveMemoryError
+
+    try:
         system.close()
+    except CognitiveMemoryError as exc:
+        if answered:
+            typer.echo(f"Warning: {exc.message}", err=True)
+        logging.getLogger(__name__).debug("Closing the memory system failed", exc_info=True)
 
 
 @contextmanager

@@ -39,8 +39,12 @@ def free_port() -> int:
 
 
 def server_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """A clean environment for a server in ``data_dir``; ``PYTHONPATH`` is kept so that a server
+    started from a worktree runs that worktree's code, not the checkout the venv was installed from."""
+    kept = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
     return {
         "PATH": os.environ["PATH"],
+        **kept,
         "HOME": str(data_dir),
         "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
         **extra,

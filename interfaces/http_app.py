@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interfaces.dashboard import DashboardSource, create_dashboard
+from interfaces.http_streams import MAX_STREAMS, StreamCapMiddleware
 from interfaces.mcp_server import MemoryServer
 from interfaces.stdio_lines import judge_body
 
@@ -283,10 +284,12 @@ def create_http_app(
     allowed_hosts: Sequence[str] = (),
     dashboard: DashboardSource | None = None,
     login_code: str | None = None,
+    max_streams: int = MAX_STREAMS,
 ) -> ASGIApp:
     """One ASGI app serving both transports, wrapped in bearer auth when a token is set; with
     ``dashboard``, the dashboard at every other path (its login form or a one-time login link with
-    ``login_code`` instead of the bearer header)."""
+    ``login_code`` instead of the bearer header). At most ``max_streams`` SSE streams are open at
+    once (``interfaces.http_streams``)."""
     check_bind(host, token)
     security = _security(host, port, allowed_hosts)
     streamable = server.streamable_http_app(
@@ -301,7 +304,7 @@ def create_http_app(
 
     routes = Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan)
     messages = RequestBodyLimitMiddleware(MalformedMessageMiddleware(routes), DEFAULT_MAX_REQUEST_BODY_SIZE)
-    app: ASGIApp = HostHintMiddleware(messages)
+    app: ASGIApp = StreamCapMiddleware(HostHintMiddleware(messages), max_streams)
     mcp = BearerTokenMiddleware(app, token) if token else app
     if dashboard is None:
         return mcp

@@ -10,7 +10,9 @@ so a few hundred of them exhaust the file descriptors. Here:
 - a request body must not stall for ``BODY_IDLE_TIMEOUT`` seconds;
 - at most ``limit`` connections are open; one more closes the connection that has waited longest
   for a request head (an idle or half-open one), so clients that send whole requests are served
-  while someone holds sockets open. Streams (SSE, a request being answered) are never evicted.
+  while someone holds sockets open. Streams (SSE, a request being answered) are never evicted
+  here; the HTTP app caps the SSE streams at ``stream_limit()``, a quarter of the connections at
+  most (``interfaces.http_streams``), so streams cannot fill the connections either.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["BODY_IDLE_TIMEOUT", "HEADER_TIMEOUT", "GuardedH11Protocol", "connection_limit"]
+from interfaces.http_streams import MAX_STREAMS
+
+__all__ = ["BODY_IDLE_TIMEOUT", "HEADER_TIMEOUT", "GuardedH11Protocol", "connection_limit", "stream_limit"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +45,11 @@ def connection_limit() -> int:
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
     return max(8, min(MAX_CONNECTIONS, (soft - RESERVED_DESCRIPTORS) // 2))
+
+
+def stream_limit() -> int:
+    """``MAX_STREAMS``, or a quarter of ``connection_limit()`` when that is less."""
+    return max(1, min(MAX_STREAMS, connection_limit() // 4))
 
 
 class GuardedH11Protocol(H11Protocol):

@@ -109,6 +109,7 @@ def serve_http(
     import typer
 
     from interfaces.http_app import create_http_app
+    from memory_system.http_limits import stream_limit
     from memory_system.http_token import login_link, login_notice
 
     code, url = login_link(host, port) if token and dashboard is not None else (None, "")
@@ -120,6 +121,7 @@ def serve_http(
         allowed_hosts=extra_hosts,
         dashboard=dashboard,
         login_code=code,
+        max_streams=stream_limit(),
     )
     logger.info(
         "Serving MCP on http://%s:%d/mcp (Streamable HTTP) and /sse (HTTP+SSE)%s%s",

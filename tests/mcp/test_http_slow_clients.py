@@ -1,5 +1,6 @@
 """Slowloris against `memory_system serve mcp --port`: connections that never finish their request
-head are closed after the header timeout, and an authorised client is served meanwhile."""
+head are closed after the header timeout, and an authorised client is served meanwhile; a token
+holder piling up SSE streams cannot lock other clients out either."""
 
 from __future__ import annotations
 
@@ -11,15 +12,27 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from memory_system.http_limits import HEADER_TIMEOUT
-from tests.mcp.test_http import MEMORY_SYSTEM, TOKEN, free_port, server_env, wait_for_port
+from tests.mcp.test_http import (
+    MEMORY_SYSTEM,
+    TOKEN,
+    free_port,
+    server_env,
+    spawn_http_server,
+    wait_for_port,
+)
 from tests.mcp.test_stdio import INITIALIZE
 
 DESCRIPTORS = 256  # the server's file descriptor limit: fewer than the half-open sockets
 HALF_OPEN = 300
+STREAMS = 600  # more than the connection cap (512)
+ACCEPT = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {TOKEN}"}
 
 
 def _limit_descriptors() -> None:
@@ -41,6 +54,18 @@ def server_port(data_dir: Path) -> Iterator[int]:
     )
     try:
         wait_for_port(port, process)
+        yield port
+    finally:
+        process.kill()
+        process.communicate()
+
+
+@pytest.fixture
+def unlimited_server_port(data_dir: Path) -> Iterator[int]:
+    """A server with the usual descriptor limit, so its connection cap is the full 512."""
+    port = free_port()
+    process = spawn_http_server(data_dir, port, MCP_AUTH_TOKEN=TOKEN)
+    try:
         yield port
     finally:
         process.kill()
@@ -110,3 +135,69 @@ def test_a_request_head_trickled_byte_by_byte_is_cut_off_at_the_header_timeout(s
 
     assert closed
     assert HEADER_TIMEOUT - 1 < lasted < HEADER_TIMEOUT + 3
+
+
+def _open_stream(port: int) -> tuple[socket.socket, bytes]:
+    """An authorised GET /sse whose stream is left open; the response head (empty if refused)."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+    connection.sendall(
+        f"GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        f"Authorization: Bearer {TOKEN}\r\n\r\n".encode()
+    )
+    received = b""
+    with contextlib.suppress(OSError):
+        while b"\r\n\r\n" not in received and (chunk := connection.recv(4096)):
+            received += chunk
+    return connection, received.partition(b"\r\n")[0]
+
+
+def _stream_ended(connection: socket.socket, deadline: float) -> bool:
+    """Whether the server ends the stream (the last chunk, or the connection closed) by ``deadline``."""
+    received = b""
+    while time.monotonic() < deadline:
+        connection.settimeout(max(0.1, deadline - time.monotonic()))
+        try:
+            chunk = connection.recv(4096)
+        except TimeoutError:
+            return False
+        except ConnectionResetError:
+            return True
+        received += chunk
+        if not chunk or received.endswith(b"0\r\n\r\n"):
+            return True
+    return False
+
+
+async def _list_tools(port: int) -> set[str]:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10) as http,
+        Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+    ):
+        return {tool.name for tool in (await client.list_tools()).tools}
+
+
+@pytest.mark.subprocess
+@pytest.mark.anyio
+async def test_six_hundred_open_sse_streams_do_not_lock_a_new_client_out(unlimited_server_port: int) -> None:
+    opened = [_open_stream(unlimited_server_port) for _ in range(STREAMS)]
+    try:
+        started = time.monotonic()
+        initialized = httpx2.post(
+            f"http://127.0.0.1:{unlimited_server_port}/mcp", json=INITIALIZE, headers=ACCEPT, timeout=10
+        )
+        answered_in = time.monotonic() - started
+        with anyio.fail_after(10):
+            tools = await _list_tools(unlimited_server_port)
+        oldest_ended = _stream_ended(opened[0][0], time.monotonic() + 5)
+        newest_ended = _stream_ended(opened[-1][0], time.monotonic() + 1)
+    finally:
+        for connection, _ in opened:
+            with contextlib.suppress(OSError):
+                connection.close()
+
+    assert all(head.startswith(b"HTTP/1.1 200") for _, head in opened)
+    assert initialized.status_code == 200
+    assert answered_in < 1
+    assert "recall_memories" in tools
+    assert oldest_ended
+    assert not newest_ended

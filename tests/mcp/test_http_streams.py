@@ -69,7 +69,7 @@ async def endless_stream(scope: Scope, receive: Receive, send: Send) -> None:
 
 async def open_streams(group: anyio.abc.TaskGroup, app: ASGIApp, count: int) -> list[FakeClient]:
     """``count`` streams opened one after another, each once the previous one sent its first event
-    (polled: the SDK's handlers hop through worker threads)."""
+    (polled under the caller's deadline)."""
     clients = [FakeClient() for _ in range(count)]
     for client in clients:
         group.start_soon(app, client.scope, client.receive, client.send)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.loaders.files import NotRegularFileError, open_regular
+from cognitive_memory.regular_files import NotRegularFileError, open_regular
 
 __all__ = [
     "EPISODE_CHARS",

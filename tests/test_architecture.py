@@ -58,7 +58,7 @@ CORE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("index",),
     ("encoding",),
     ("core",),
-    ("errors", "processes", "settings"),
+    ("errors", "processes", "regular_files", "settings"),
 )
 
 

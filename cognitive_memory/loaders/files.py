@@ -15,25 +15,22 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from cognitive_memory.errors import InvalidInputError
+from cognitive_memory.regular_files import NotRegularFileError, open_regular
 
 __all__ = [
     "MARKDOWN_SUFFIXES",
     "MAX_FILE_BYTES",
     "NOT_UTF8_NAME",
     "PRUNED_DIRECTORIES",
-    "NotRegularFileError",
     "Skipped",
     "TextFile",
     "check_utf8_path",
     "is_markdown",
     "is_utf8_name",
-    "open_regular",
     "read_text",
     "readable",
     "walk_markdown",
@@ -43,33 +40,6 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 MAX_FILE_BYTES = 10 * 1024 * 1024
 PRUNED_DIRECTORIES = frozenset({"node_modules", "__pycache__"})
 NOT_UTF8_NAME = "name is not UTF-8 (bytes that are not are shown as \\xNN): rename it to load it"
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-
-
-class NotRegularFileError(OSError):
-    """The path is not a regular file (a device, a FIFO, a folder), or ``replaced``: it became
-    another file, or no longer a regular one, between the look and the open."""
-
-    def __init__(self, path: Path, *, replaced: bool) -> None:
-        super().__init__(f"{path} is not a regular file")
-        self.replaced = replaced
-
-
-def open_regular(path: Path) -> BinaryIO:
-    """The regular file at ``path``, open for reading bytes. Anything else is refused before it
-    is opened (``NotRegularFileError``: a device such as /dev/zero never ends, a FIFO blocks its
-    reader); opening never blocks (O_NONBLOCK) and the file opened must be the one looked at, so
-    one swapped in meanwhile is refused too. Other failures raise their OSError."""
-    named = os.stat(path)
-    if not stat.S_ISREG(named.st_mode):
-        raise NotRegularFileError(path, replaced=False)
-    descriptor = os.open(path, _OPEN_FLAGS)
-    opened = os.fstat(descriptor)
-    if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
-        os.close(descriptor)
-        raise NotRegularFileError(path, replaced=True)
-    os.set_blocking(descriptor, True)
-    return os.fdopen(descriptor, "rb")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,9 +147,12 @@ def read_text(path: Path) -> TextFile | Skipped:
     if not is_utf8_name(path):
         return Skipped(readable(path), f"file {NOT_UTF8_NAME}")
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return Skipped(str(path), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-        data = path.read_bytes()
+        with open_regular(path) as file:
+            if os.fstat(file.fileno()).st_size > MAX_FILE_BYTES:
+                return Skipped(str(path), f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+            data = file.read()
+    except NotRegularFileError as exc:
+        return Skipped(str(path), "replaced while it was read" if exc.replaced else "not a regular file")
     except OSError as exc:
         return Skipped(str(path), f"unreadable: {exc.strerror or exc}")
     if b"\0" in data:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.validation import check_project
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.loaders.files import NotRegularFileError, open_regular
+from cognitive_memory.regular_files import NotRegularFileError, open_regular
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.transfer import LinkRow
 from cognitive_memory.transfer import official_memory as official

@@ -4,13 +4,16 @@ Without ``MCP_AUTH_TOKEN``, an HTTP server is still private to its user, as Jupy
 HTTP start generates a token (256 random bits) into ``<data dir>/http-token``, created with mode
 0600, and every later start reuses it, so a client configured with it keeps working. A file that
 another user could have read or replaced (group or other bits, another owner, a symbolic link) is
-refused, never used or repaired silently. ``MCP_HTTP_AUTH=off`` serves loopback without a token,
-for a machine where every local user is trusted.
+refused, never used or repaired silently; so is anything but a regular file (a FIFO, a directory, a
+device), without waiting on it: the file is opened by ``open_regular``, which cannot block.
+``MCP_HTTP_AUTH=off`` serves loopback without a token, for a machine where every local user is
+trusted.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import secrets
@@ -25,6 +28,7 @@ import typer
 
 if TYPE_CHECKING:
     from cognitive_memory.errors import ConfigurationError
+    from cognitive_memory.regular_files import NotRegularFileError
     from cognitive_memory.settings import Settings
 
 __all__ = [
@@ -42,7 +46,6 @@ logger = logging.getLogger(__name__)
 
 TOKEN_FILE = "http-token"
 _MAX_TOKEN_CHARS = 512
-_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def token_path(settings: Settings) -> Path:
@@ -118,9 +121,18 @@ def read_or_create(path: Path) -> str:
 
 
 def new_token(path: Path) -> str:
-    """Replace the token in ``path`` with a new one (whatever was there)."""
+    """Replace the token in ``path`` with a new one (whatever file was there; not a directory)."""
     token = secrets.token_urlsafe(32)
-    os.replace(_private_copy(path, token), path)
+    temporary = _private_copy(path, token)
+    try:
+        os.replace(temporary, path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        what = "it is a directory" if exc.errno == errno.EISDIR else (exc.strerror or str(exc))
+        raise _configuration(
+            f"Cannot replace the HTTP token file {path}: {what}. Move it away or remove it and run "
+            "`memory_system token --new` again, or set MCP_AUTH_TOKEN."
+        ) from None
     return token
 
 
@@ -134,42 +146,51 @@ def _private_copy(path: Path, token: str) -> Path:
 
 
 def _read(path: Path) -> str:
+    """The token in ``path``: a regular file of the user's, mode 0600, not a symbolic link, opened
+    so that a FIFO or a device put there cannot block (FileNotFoundError when there is none)."""
+    from cognitive_memory.regular_files import NotRegularFileError, open_regular
+
     try:
-        descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
-    except OSError:
-        if path.is_symlink():
-            raise _refused(path, "is a symbolic link") from None
-        raise  # a missing file is made by read_or_create
-    with os.fdopen(descriptor, "rb") as file:
-        problem = _not_private(os.fstat(file.fileno()))
-        if problem:
-            raise _refused(path, problem)
-        token = file.read(_MAX_TOKEN_CHARS + 1).decode("ascii", errors="replace").strip()
+        with open_regular(path, follow_symlinks=False, owned=True) as file:
+            mode = stat.S_IMODE(os.fstat(file.fileno()).st_mode)
+            if mode & 0o077 and sys.platform != "win32":
+                raise _refused(path, f"has mode {mode:04o} (group or others may read it; 0600 expected)")
+            token = file.read(_MAX_TOKEN_CHARS + 1).decode("ascii", errors="replace").strip()
+    except NotRegularFileError as exc:
+        raise _not_a_token_file(path, exc) from None
     if not token or len(token) > _MAX_TOKEN_CHARS or not token.isprintable() or " " in token:
         raise _refused(path, "holds no usable token")
     return token
 
 
-def _not_private(state: os.stat_result) -> str | None:
-    if not stat.S_ISREG(state.st_mode):
-        return "is not a regular file"
-    if sys.platform == "win32":
-        return None
-    if state.st_uid != os.getuid():
-        return f"belongs to uid {state.st_uid}, not to you (uid {os.getuid()})"
-    if state.st_mode & 0o077:
-        return f"has mode {stat.S_IMODE(state.st_mode):04o} (group or others may read it; 0600 expected)"
-    return None
+_REPLACE = (
+    "`memory_system token --new` replaces it with a new private one (HTTP clients then need the new "
+    "token), or set MCP_AUTH_TOKEN."
+)
+
+
+def _not_a_token_file(path: Path, refused: NotRegularFileError) -> ConfigurationError:
+    """What to do about a token path that holds no private file of the user's."""
+    if refused.what == "a directory":
+        remedy = "Move it away or remove it and run `memory_system token` again, or set MCP_AUTH_TOKEN."
+    else:
+        remedy = _REPLACE
+    return _configuration(
+        f"Refusing to use the HTTP token file {path}: it is {refused.what}, not a private file of yours "
+        f"(another user may have put it there). {remedy}"
+    )
 
 
 def _refused(path: Path, problem: str) -> ConfigurationError:
+    return _configuration(
+        f"Refusing to use the HTTP token file {path}: it {problem}, so another user may know it. {_REPLACE}"
+    )
+
+
+def _configuration(message: str) -> ConfigurationError:
     from cognitive_memory.errors import ConfigurationError
 
-    return ConfigurationError(
-        f"Refusing to use the HTTP token in {path}: it {problem}, so another user may know it. "
-        "`memory_system token --new` replaces it with a new private one (HTTP clients then need the "
-        "new token), or set MCP_AUTH_TOKEN."
-    )
+    return ConfigurationError(message)
 
 
 def register(app: typer.Typer, settings: Callable[[], Settings]) -> None:

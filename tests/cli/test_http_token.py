@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 from cognitive_memory.errors import ConfigurationError
 from memory_system.cli import app
 from memory_system.http_token import read_or_create
+from tests.blocking import ends_within
+from tests.hooking import fifo
 
 runner = CliRunner()
 
@@ -91,6 +93,68 @@ def test_a_symbolic_link_or_an_empty_file_is_refused(data_dir: Path, tmp_path: P
     (data_dir / "http-token").chmod(0o600)
     with pytest.raises(ConfigurationError, match="no usable token"):
         read_or_create(data_dir / "http-token")
+
+
+def error_line(args: list[str], path: Path) -> str:
+    """The one line ``memory_system *args`` prints on stderr, ending within 2 s with status 1."""
+    result = ends_within(2, lambda: runner.invoke(app, args), [path])
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"Error: Refusing to use the HTTP token file {path}: it is ")
+    return line
+
+
+def test_a_fifo_at_the_token_path_is_refused_at_once_and_replaced_by_token_new(data_dir: Path) -> None:
+    """Issue 43: another user's `mkfifo <data dir>/http-token` hung `token` in opening it."""
+    data_dir.mkdir()
+    with fifo(data_dir / "http-token") as path:
+        line = error_line(["token"], path)
+    assert "it is a FIFO (named pipe), not a private file of yours" in line
+    assert "`memory_system token --new` replaces it" in line
+    assert runner.invoke(app, ["token", "--new"]).exit_code == 0  # the way out it names works
+    assert path.is_file()
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("command", [["serve", "mcp", "--port", "9"], ["ui", "--port", "9"]])
+def test_an_http_server_with_a_fifo_at_the_token_path_ends_with_one_error_line(
+    data_dir: Path, command: list[str]
+) -> None:
+    """It never listens; before, it hung in opening the FIFO (killed here after 60 s)."""
+    data_dir.mkdir(mode=0o700)  # no warning that others may enter it beside the error
+    with fifo(data_dir / "http-token") as path:
+        result = subprocess.run(
+            [sys.executable, "-m", "memory_system", *command], capture_output=True, text=True, timeout=60
+        )
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"Error: Refusing to use the HTTP token file {path}: it is a FIFO (named pipe)")
+
+
+def test_a_directory_at_the_token_path_is_refused_with_what_to_do(data_dir: Path) -> None:
+    (data_dir / "http-token").mkdir(parents=True)
+    line = error_line(["token"], data_dir / "http-token")
+    assert "it is a directory" in line
+    assert "Move it away or remove it and run `memory_system token` again, or set MCP_AUTH_TOKEN." in line
+    assert "may know it" not in line
+    replaced = runner.invoke(app, ["token", "--new"])
+    assert replaced.exit_code == 1
+    assert replaced.stderr == (
+        f"Error: Cannot replace the HTTP token file {data_dir / 'http-token'}: it is a directory. Move it "
+        "away or remove it and run `memory_system token --new` again, or set MCP_AUTH_TOKEN.\n"
+    )
+    assert sorted(p.name for p in data_dir.iterdir()) == ["http-token"]  # no temporary left
+
+
+def test_a_token_file_of_another_user_is_refused(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = data_dir / "http-token"
+    token = read_or_create(path)
+    mine = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: mine + 1)
+    line = error_line(["token"], path)
+    assert f"it is another user's file (owner uid {mine}; you are uid {mine + 1})" in line
+    assert token not in line
 
 
 def test_a_token_file_another_server_made_is_used_as_it_is(data_dir: Path) -> None:

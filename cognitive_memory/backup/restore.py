@@ -26,6 +26,7 @@ from pathlib import Path
 from cognitive_memory.backup.snapshot import Snapshot, file_sha256
 from cognitive_memory.errors import InvalidInputError, StorageError, StoreLockedError
 from cognitive_memory.index.vector_store import VectorStore
+from cognitive_memory.regular_files import NotRegularFileError, open_regular
 from cognitive_memory.replication import copy_vectors, unindexed_threshold
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
@@ -159,7 +160,8 @@ def _stage(snapshot: Snapshot, database: Path) -> Path:
     checked (its manifest's sha256): a snapshot swapped in between is refused."""
     staged = database.parent / f".{database.name}.restore-{uuid.uuid4().hex[:8]}"
     try:
-        shutil.copyfile(snapshot.database, staged)
+        with open_regular(snapshot.database) as source, staged.open("wb") as target:
+            shutil.copyfileobj(source, target)
         if file_sha256(staged) != snapshot.manifest.sha256:
             raise InvalidInputError(
                 f"{snapshot.database} changed after it was checked: restore it again once nothing writes it."
@@ -175,6 +177,12 @@ def _stage(snapshot: Snapshot, database: Path) -> Path:
     except InvalidInputError:
         staged.unlink(missing_ok=True)
         raise
+    except NotRegularFileError as exc:
+        staged.unlink(missing_ok=True)
+        raise InvalidInputError(
+            f"{snapshot.database} changed after it was checked (it is now {exc.what}): "
+            "restore another snapshot."
+        ) from None
     except (OSError, sqlite3.Error) as exc:
         staged.unlink(missing_ok=True)
         raise StorageError(f"Could not write the restored database beside {database}: {exc}") from exc

@@ -29,6 +29,7 @@ from typing import Any
 
 from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.processes import is_running
+from cognitive_memory.regular_files import NotRegularFileError, open_regular, read_regular
 from cognitive_memory.storage.migrations import MIGRATIONS
 from cognitive_memory.storage.schema import (
     migration_problem,
@@ -57,6 +58,7 @@ __all__ = [
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 DATABASE_NAME = "cognitive_memory.db"
+_MAX_MANIFEST_BYTES = 1 << 20
 PARTIAL_MARK = ".partial-"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # Manifest count -> the table it counts.
@@ -220,9 +222,9 @@ def _facts(conn: sqlite3.Connection) -> dict[str, Any]:
 
 
 def file_sha256(path: Path) -> str:
-    """The sha256 of a file's bytes, in hex."""
+    """The sha256 of a regular file's bytes, in hex (``open_regular``: anything else is refused)."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -266,10 +268,16 @@ def read_manifest(directory: Path) -> Manifest:
     path = directory / MANIFEST_NAME
     if not directory.is_dir():
         raise InvalidInputError(f"{directory} is not a snapshot directory.")
-    if not path.is_file():
-        raise InvalidInputError(f"{directory} is not a whole snapshot: {MANIFEST_NAME} is missing.")
     try:
-        data = json.loads(path.read_text())
+        text = read_regular(path, limit=_MAX_MANIFEST_BYTES + 1)
+    except FileNotFoundError:
+        raise InvalidInputError(f"{directory} is not a whole snapshot: {MANIFEST_NAME} is missing.") from None
+    except NotRegularFileError as exc:
+        raise _not_a_snapshot_file(directory, exc) from None
+    if len(text) > _MAX_MANIFEST_BYTES:
+        raise InvalidInputError(f"{path} is larger than a snapshot manifest can be: the snapshot is damaged.")
+    try:
+        data = json.loads(text)
         version = data.get("format_version")
         if version != FORMAT_VERSION:
             raise InvalidInputError(
@@ -287,9 +295,7 @@ def verify_snapshot(directory: Path) -> Snapshot:
     check is what keeps a planted trigger or view out of the restored store."""
     manifest = read_manifest(directory)
     snapshot = Snapshot(directory, manifest)
-    if not snapshot.database.is_file():
-        raise InvalidInputError(f"{directory} is not a whole snapshot: {DATABASE_NAME} is missing.")
-    if file_sha256(snapshot.database) != manifest.sha256:
+    if _database_sha256(snapshot) != manifest.sha256:
         raise InvalidInputError(
             f"{snapshot.database} does not match its manifest's sha256: the snapshot is damaged."
         )
@@ -307,6 +313,27 @@ def verify_snapshot(directory: Path) -> Snapshot:
             f"{snapshot.database} cannot be read ({exc}): the snapshot is damaged."
         ) from None
     return snapshot
+
+
+def _database_sha256(snapshot: Snapshot) -> str:
+    """The sha256 of the snapshot's database, or why it cannot be read."""
+    try:
+        return file_sha256(snapshot.database)
+    except FileNotFoundError:
+        raise InvalidInputError(
+            f"{snapshot.path} is not a whole snapshot: {DATABASE_NAME} is missing."
+        ) from None
+    except NotRegularFileError as exc:
+        raise _not_a_snapshot_file(snapshot.path, exc) from None
+    except OSError as exc:
+        raise InvalidInputError(f"{snapshot.database} cannot be read ({exc.strerror or exc}).") from None
+
+
+def _not_a_snapshot_file(directory: Path, refused: NotRegularFileError) -> InvalidInputError:
+    return InvalidInputError(
+        f"{directory} is not a whole snapshot: {refused.path.name} is {refused.what}, not a regular "
+        "file. Restore another snapshot (`memory_system backup --list`) or remove this one."
+    )
 
 
 def _check_database(conn: sqlite3.Connection, snapshot: Snapshot) -> None:

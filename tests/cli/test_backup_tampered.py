@@ -1,5 +1,6 @@
 """memory_system restore against crafted snapshots: a database whose manifest hash was recomputed
-after tampering is refused unless its schema and migrations are exactly what this version makes."""
+after tampering is refused unless its schema and migrations are exactly what this version makes;
+a FIFO in place of a snapshot's file is refused at once, never waited on."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import migrations
 from memory_system.cli import app
+from tests.blocking import ends_within
+from tests.hooking import fifo
 
 runner = CliRunner()
 
@@ -217,4 +220,36 @@ def test_a_snapshot_swapped_after_its_check_is_refused_before_it_replaces_anythi
         restore_snapshot(snapshot, fork / DATABASE_NAME, fork / "vectors", no_index)
 
     assert not (fork / DATABASE_NAME).exists()
+    assert [p.name for p in fork.iterdir()] == []
+
+
+@pytest.mark.parametrize("planted", [MANIFEST_NAME, DATABASE_NAME])
+def test_a_fifo_in_place_of_a_snapshot_file_is_refused_at_once_and_left_out_of_the_list(
+    data_dir: Path, planted: str
+) -> None:
+    _fill(2)
+    kept, snapshot = _backup(), _backup()
+    (snapshot / planted).unlink()
+    with fifo(snapshot / planted) as path:
+        ends_within(5, lambda: _refused(snapshot, data_dir, f"{planted} is a FIFO (named pipe)"), [path])
+        listed = ends_within(5, lambda: runner.invoke(app, ["backup", "--list", "--json"]), [path])
+    shown = [s["path"] for s in json.loads(listed.stdout)["snapshots"]]
+    assert shown == ([str(kept)] if planted == MANIFEST_NAME else [str(kept), str(snapshot)])
+
+
+def test_a_snapshot_database_swapped_for_a_fifo_after_its_check_is_refused_without_blocking(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    _fill(2)
+    snapshot = verify_snapshot(_backup())
+    snapshot.database.unlink()
+    fork = tmp_path / "fork"
+
+    def no_index() -> VectorStore:
+        raise AssertionError("the index is never opened")
+
+    with fifo(snapshot.database) as path, pytest.raises(InvalidInputError, match="now a FIFO"):
+        ends_within(
+            5, lambda: restore_snapshot(snapshot, fork / DATABASE_NAME, fork / "vectors", no_index), [path]
+        )
     assert [p.name for p in fork.iterdir()] == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import signal
@@ -35,6 +36,8 @@ __all__ = [
     "stop",
     "wait_until_ready",
 ]
+
+logger = logging.getLogger(__name__)
 
 IMAGE = "qdrant/qdrant:v1.19.0"
 DEFAULT_PORT = 6333
@@ -162,10 +165,22 @@ def wait_until_ready(url: str, seconds: float) -> bool:
 
 
 def load_state(data_dir: Path) -> ManagedServer | None:
+    """The Qdrant server `qdrant start` recorded for ``data_dir``; None when there is none. A state
+    file that is not a regular file of the user's (another user may have put it there) is ignored
+    with a warning: it must not choose the server, nor block the command in opening it."""
+    from cognitive_memory.regular_files import NotRegularFileError, read_regular
+
     path = data_dir / STATE_FILE
-    if not path.is_file():
+    try:
+        text = read_regular(path, owned=True)
+    except (FileNotFoundError, NotADirectoryError):  # a data directory that is a file is named later
         return None
-    return ManagedServer(**json.loads(path.read_text()))
+    except NotRegularFileError as exc:
+        logger.warning(
+            "Ignoring %s: it is %s, not a file `memory_system qdrant start` wrote.", path, exc.what
+        )
+        return None
+    return ManagedServer(**json.loads(text))
 
 
 def save_state(data_dir: Path, server: ManagedServer) -> None:

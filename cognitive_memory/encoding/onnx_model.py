@@ -17,6 +17,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import EncoderError
+from cognitive_memory.regular_files import read_regular
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -135,8 +136,8 @@ def _model_digest(model_dir: Path, folder: Path) -> str:
     identity = [[path.name, *_identity(path.stat())] for path in files]
     keys_file, key = folder / KEYS_FILE, f"{EXPORT_FORMAT}:{model_dir.resolve()}"
     try:
-        keys = json.loads(keys_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        keys = json.loads(read_regular(keys_file))
+    except (OSError, ValueError):  # a FIFO or a device there too: never waited on
         keys = {}
     keys = keys if isinstance(keys, dict) else {}
     kept = keys.get(key)

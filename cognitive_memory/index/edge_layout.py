@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import qdrant_edge as qe
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import SEARCH_EF, VectorFilter, VectorPoint
+from cognitive_memory.regular_files import NotRegularFileError, read_regular
 
 __all__ = [
     "edge_filter",
@@ -26,6 +28,8 @@ __all__ = [
     "stored_datatype",
     "vectors_of",
 ]
+
+logger = logging.getLogger(__name__)
 
 # Vectors, graph, word index and payload indexes memory-mapped and warmed into the page cache at
 # load, instead of read onto the heap: at 100,000 vectors a shard loaded in about half the time
@@ -100,7 +104,10 @@ def edge_words(words: SparseVector) -> Any:
 def stored_config(path: Path) -> dict[str, Any]:
     """The configuration Edge keeps beside the shard (``edge_config.json``); empty if unreadable."""
     try:
-        stored = json.loads((path / "edge_config.json").read_text(encoding="utf-8"))
+        stored = json.loads(read_regular(path / "edge_config.json"))
+    except NotRegularFileError as exc:
+        logger.warning("Ignoring %s: it is %s, not Edge's configuration.", exc.path, exc.what)
+        return {}
     except (OSError, ValueError):
         return {}
     return stored if isinstance(stored, dict) else {}
@@ -119,10 +126,10 @@ def heap_loaded(path: Path) -> int:
     count = 0
     for segment in path.glob("segments/*"):
         try:
-            config = json.loads((segment / "segment.json").read_text(encoding="utf-8"))["config"]
+            config = json.loads(read_regular(segment / "segment.json"))["config"]
             dense = config["vector_data"][""]["index"]
             words = config.get("sparse_vector_data", {}).get(WORDS, {}).get("index", {})
-            payload = json.loads((segment / "payload_index" / "config.json").read_text(encoding="utf-8"))
+            payload = json.loads(read_regular(segment / "payload_index" / "config.json"))
             fields = payload.get("indexed_fields", {}).values()
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # an unreadable segment is Edge's to report at load

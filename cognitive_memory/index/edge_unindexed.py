@@ -12,11 +12,16 @@ a crash loses what was written since the last close, and Edge's own count is lef
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Collection
 from pathlib import Path
 
+from cognitive_memory.regular_files import NotRegularFileError, read_regular
+
 __all__ = ["UnindexedPoints"]
+
+logger = logging.getLogger(__name__)
 
 
 class UnindexedPoints:
@@ -68,7 +73,12 @@ class UnindexedPoints:
 
 
 def _read_count(path: Path) -> int:
+    """The count saved in ``path``; 0 when there is none or it is damaged (a full pass finds the
+    points again), or when it is not a regular file, which is never waited on."""
     try:
-        return max(0, int(path.read_text(encoding="utf-8").strip()))
+        return max(0, int(read_regular(path, limit=64).decode("utf-8").strip()))
+    except NotRegularFileError as exc:
+        logger.warning("Ignoring %s: it is %s, not a count this store wrote.", path, exc.what)
+        return 0
     except (OSError, ValueError):
         return 0

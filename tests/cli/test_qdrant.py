@@ -15,6 +15,8 @@ from typer.testing import CliRunner
 
 from memory_system import qdrant_server
 from memory_system.cli import app
+from tests.blocking import ends_within
+from tests.hooking import fifo
 
 runner = CliRunner()
 
@@ -145,3 +147,26 @@ def test_stop_never_kills_a_process_that_is_not_the_one_it_started(data_dir: Pat
     finally:
         stranger.send_signal(signal.SIGKILL)
         stranger.wait()
+
+
+def test_a_fifo_as_the_state_file_is_ignored_with_a_warning(
+    data_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    data_dir.mkdir()
+    with fifo(data_dir / qdrant_server.STATE_FILE) as path:
+        assert ends_within(5, lambda: qdrant_server.load_state(data_dir), [path]) is None
+    assert f"Ignoring {path}: it is a FIFO (named pipe)" in caplog.text
+
+
+def test_a_state_file_of_another_user_does_not_choose_the_server(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """In a data directory others may write, their state file would send the store to their server."""
+    theirs = qdrant_server.ManagedServer(kind="binary", url="http://127.0.0.1:1", command=["qdrant"])
+    data_dir.mkdir()
+    qdrant_server.save_state(data_dir, theirs)
+    assert qdrant_server.load_state(data_dir) == theirs
+    mine = os.getuid()
+    monkeypatch.setattr(os, "getuid", lambda: mine + 1)
+    assert qdrant_server.load_state(data_dir) is None
+    assert "it is another user's file" in caplog.text

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 
 from cognitive_memory.encoding.onnx_model import KEYS_FILE, export_path
+from tests.blocking import ends_within
+from tests.hooking import fifo
 
 
 def _model(folder: Path, weights: bytes = b"w" * 4096) -> Path:
@@ -72,3 +74,14 @@ def test_a_damaged_or_unwritable_key_file_only_costs_a_hash(tmp_path: Path) -> N
     keys.unlink()
     keys.mkdir()  # cannot be read or replaced
     assert export_path(model, cache, "m") == first
+
+
+def test_a_fifo_at_the_keys_file_is_hashed_past_never_waited_on(tmp_path: Path) -> None:
+    """Reading keys.json blocked for ever when it was a FIFO; now the weights are hashed again."""
+    model, cache = _model(tmp_path / "model"), tmp_path / "cache"
+    expected = export_path(model, tmp_path / "other-cache", "m")
+    (cache / "onnx").mkdir(parents=True)
+    with fifo(cache / "onnx" / KEYS_FILE) as path:
+        assert (
+            ends_within(5, lambda: export_path(model, cache, "m"), [path]).parent.name == expected.parent.name
+        )

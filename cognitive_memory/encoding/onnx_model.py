@@ -17,7 +17,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import EncoderError
-from cognitive_memory.regular_files import read_regular
+from cognitive_memory.regular_files import open_regular, read_regular
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -75,7 +75,7 @@ def _identity(status: os.stat_result) -> FileIdentity:
 def _identified_sha256(path: Path) -> tuple[FileIdentity, str]:
     """The identity of the file ``path`` names and the sha256 of that same file's bytes."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         identity = _identity(os.fstat(handle.fileno()))
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
@@ -90,7 +90,7 @@ def check_reference(model: OnnxModel, onnx_file: Path) -> float | None:
     Raises ``EncoderError`` when either differs."""
     path = reference_path(onnx_file)
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = json.loads(read_regular(path))
         texts = [str(text) for text in saved["texts"]]
         expected = np.asarray(saved["vectors"], dtype=np.float32).reshape(len(texts), -1)
         recorded = saved.get(MODEL_SHA256)

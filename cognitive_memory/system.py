@@ -361,6 +361,7 @@ class CognitiveSystem:
         (``use_log.UseLog`` calls this behind recall)."""
         try:
             self.records.memories.record_uses(uses)
+            self.records.changes.trim()
         except StorageError as exc:
             logger.warning("Could not record memory access: %s", exc)
 
@@ -413,6 +414,14 @@ class CognitiveSystem:
             words_reweighing=self.words_upgrade.reweigh_progress(),
         )
 
+    def _trim_change_log(self) -> None:
+        """Keep the change log short (``ChangeLog.trim``) after a bulk write; a failure (a full
+        disk) only leaves it longer."""
+        try:
+            self.records.changes.trim()
+        except StorageError as exc:
+            logger.debug("The change log was not trimmed: %s", exc.message)
+
     def close(self) -> None:
         """Let the bookkeeping writes land, then close the index and the database (the database
         even when closing the index fails; its ``StorageError`` is raised then)."""
@@ -422,6 +431,7 @@ class CognitiveSystem:
         self.uses.flush()
         self._use_writer.shutdown(wait=True)
         self._bookkeeping.shutdown(wait=True)
+        self._trim_change_log()
         try:
             self.vectors.close()
         finally:

@@ -422,6 +422,64 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE CASE WHEN json_valid(row) THEN row ->> '$.memory_key' IS NOT NULL END
         """,
     ),
+    (
+        # The change log (storage/change_log.py): every write of a memory, its links or its words
+        # appends the memory's id, with a sequence number that only grows, in the write's own
+        # transaction, so whatever follows the store (a process's ranking state, an index, another
+        # server) reads what changed since it last looked. Triggers write it, so no write path can
+        # forget to (PostgreSQL has the same triggers). Links are stored in both directions in
+        # ``connections``, so its source is logged; a relation logs both ends. No AUTOINCREMENT: it
+        # writes sqlite_sequence at every row (3,000 stores took 6.81 s against 6.50 s without it,
+        # 6.11 s without the log); a row takes the largest seq + 1, and trimming always keeps the
+        # newest row, so seq only grows.
+        "0019_change_log",
+        """
+        CREATE TABLE change_log (
+            seq INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('memory', 'links', 'words'))
+        );
+        CREATE TRIGGER change_log_memory_added AFTER INSERT ON memories BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.id, 'memory');
+        END;
+        CREATE TRIGGER change_log_memory_changed AFTER UPDATE ON memories BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.id, 'memory');
+        END;
+        CREATE TRIGGER change_log_memory_removed AFTER DELETE ON memories BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (OLD.id, 'memory');
+        END;
+        CREATE TRIGGER change_log_connection_added AFTER INSERT ON connections BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.source_id, 'links');
+        END;
+        CREATE TRIGGER change_log_connection_changed AFTER UPDATE ON connections BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.source_id, 'links');
+        END;
+        CREATE TRIGGER change_log_connection_removed AFTER DELETE ON connections BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (OLD.source_id, 'links');
+        END;
+        CREATE TRIGGER change_log_relation_added AFTER INSERT ON relations BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.from_id, 'links'), (NEW.to_id, 'links');
+        END;
+        CREATE TRIGGER change_log_relation_changed AFTER UPDATE ON relations BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.from_id, 'links'), (NEW.to_id, 'links');
+        END;
+        CREATE TRIGGER change_log_relation_removed AFTER DELETE ON relations BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (OLD.from_id, 'links'), (OLD.to_id, 'links');
+        END;
+        CREATE TRIGGER change_log_words_added AFTER INSERT ON memory_words BEGIN
+            INSERT INTO change_log (memory_id, kind)
+                SELECT id, 'words' FROM memories WHERE rowid = NEW.memory_rowid;
+        END;
+        CREATE TRIGGER change_log_words_changed AFTER UPDATE ON memory_words BEGIN
+            INSERT INTO change_log (memory_id, kind)
+                SELECT id, 'words' FROM memories WHERE rowid = NEW.memory_rowid;
+        END;
+        CREATE TRIGGER change_log_words_removed AFTER DELETE ON memory_words BEGIN
+            INSERT INTO change_log (memory_id, kind)
+                SELECT id, 'words' FROM memories WHERE rowid = OLD.memory_rowid;
+        END
+        """,
+    ),
 )
 
 
@@ -454,8 +512,17 @@ def apply_migrations(conn: sqlite3.Connection, count: int | None = None) -> list
 
 
 def _statements(sql: str) -> list[str]:
-    """Split a migration into statements (migrations hold no triggers, so ';' ends a statement)."""
-    return [part.strip() for part in sql.split(";") if part.strip()]
+    """Split a migration into statements: at each ';' that ends one (a trigger's body holds
+    several, which ``sqlite3.complete_statement`` knows)."""
+    statements: list[str] = []
+    pending = ""
+    for part in sql.split(";"):
+        pending += part + ";"
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip().removesuffix(";").strip())
+            pending = ""
+    tail = pending.removesuffix(";").strip()
+    return [statement for statement in [*statements, tail] if statement]
 
 
 def _folded_key(key: object) -> str | None:

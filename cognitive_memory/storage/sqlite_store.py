@@ -3,7 +3,7 @@
 Each repository works through the one ``Database`` (connection, lock, transactions, reads):
 ``memories``, ``links``, ``sources``, ``trash``, ``words``, ``word_documents`` (what the word
 vectors are weighted from), ``indexed_words`` (whether the index holds them all), ``history``
-(versions), ``outbox``,
+(versions), ``outbox``, ``changes`` (the change log: what changed since a reader last looked),
 ``damaged`` and ``properties``; ``duplicates`` is consolidation's merge of near duplicates.
 """
 
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from cognitive_memory.storage import consolidation, damaged
+from cognitive_memory.storage.change_log import ChangeLog
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.indexed_words import IndexedWords
@@ -50,6 +51,7 @@ class SQLiteMemoryStore:
         self.word_documents = WordDocuments(self.database)
         self.history = VersionHistory(self.database)
         self.outbox = Outbox(self.database)
+        self.changes = ChangeLog(self.database)
         self.damaged = damaged.DamagedRows(self.database, self.properties.dimension)
 
     @property

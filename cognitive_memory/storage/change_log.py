@@ -1,0 +1,102 @@
+"""The change log: which memories changed, in the order their writes committed.
+
+Every write of a memory's row, its links or its words appends ``(seq, memory_id, kind)`` to
+``change_log`` in the write's own transaction (migration 0019's triggers), ``seq`` growing with
+each row. A reader that follows the store keeps the last ``seq`` it has seen and asks for what
+came after it (``since``): one point read when nothing changed, the changed ids otherwise. The
+log keeps its newest ``KEEP`` rows (``trim``); a reader whose last ``seq`` is older than what was
+trimmed, or newer than the log (a database put back from a backup), learns it (``Changes.whole``)
+and reads the store whole instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
+
+from cognitive_memory.storage.database import Database
+
+__all__ = ["KEEP", "ChangeLog", "Change", "ChangeKind", "Changes"]
+
+ChangeKind = Literal["memory", "links", "words"]
+# How many rows the log keeps: a reader that falls further behind reads the store whole.
+KEEP = 200_000
+_TRIMMED = "change_log_trimmed"  # store_meta: the last seq trimmed away
+
+
+class Change(NamedTuple):
+    """One write: ``kind`` says what of the memory changed (its row, added or removed included;
+    its links; its words)."""
+
+    seq: int
+    memory_id: str
+    kind: ChangeKind
+
+
+class Changes(NamedTuple):
+    """What changed after a reader's last ``seq``: the changes, oldest first, and ``head``, the
+    seq to ask from next. ``whole``: the changes are not all there is, so the reader must read
+    the store whole: rows it had not read were trimmed away, or the log ends before its ``seq``
+    (the database was put back from a backup)."""
+
+    changes: Sequence[Change]
+    head: int
+    whole: bool
+
+
+class ChangeLog:
+    """The ``change_log`` rows of one database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def head(self) -> int:
+        """The seq of the last change written (0 before any): one point read."""
+        return self._db.read(_head)
+
+    def since(self, seq: int, limit: int | None = None) -> Changes:
+        """The changes after ``seq`` (the first ``limit`` of them, if given), in one read."""
+        return self._db.read(lambda conn: _since(conn, seq, limit))
+
+    def trim(self, keep: int = KEEP) -> int:
+        """Drop all but the newest ``keep`` rows once the log holds a tenth more than that (so a
+        trim is one write now and then, and a look otherwise); how many went. Readers that had not
+        read them learn it from ``since`` (``whole``)."""
+        if keep < 1:  # the newest row stays: a new row's seq is the largest + 1
+            raise ValueError(f"the change log keeps at least its newest row, not {keep}")
+        if self._db.read(lambda conn: _head(conn) - _trimmed(conn)) <= keep + keep // 10:
+            return 0
+        with self._db.transaction() as conn:
+            through = _head(conn) - keep
+            if through <= _trimmed(conn):
+                return 0
+            dropped = conn.execute("DELETE FROM change_log WHERE seq <= ?", (through,)).rowcount
+            conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_TRIMMED, str(through)),
+            )
+            return int(dropped)
+
+
+def _since(conn: sqlite3.Connection, seq: int, limit: int | None) -> Changes:
+    rows = conn.execute(
+        "SELECT seq, memory_id, kind FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
+        (seq, -1 if limit is None else limit),
+    ).fetchall()
+    changes = [Change(int(row[0]), str(row[1]), row[2]) for row in rows]
+    last = _head(conn)
+    head = changes[-1].seq if changes else last
+    return Changes(changes, head, seq < _trimmed(conn) or seq > last)
+
+
+def _head(conn: sqlite3.Connection) -> int:
+    """The last seq written: the newest row's, else the last trimmed away, else 0."""
+    (newest,) = conn.execute("SELECT max(seq) FROM change_log").fetchone()
+    return int(newest) if newest is not None else _trimmed(conn)
+
+
+def _trimmed(conn: sqlite3.Connection) -> int:
+    found = conn.execute("SELECT value FROM store_meta WHERE key = ?", (_TRIMMED,)).fetchone()
+    return int(found[0]) if found else 0

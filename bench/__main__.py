@@ -7,6 +7,7 @@ import sys
 from bench import (
     answer_size,
     background_index,
+    change_log,
     dumps,
     duplicates,
     git_load,
@@ -38,6 +39,7 @@ BENCHMARKS = {
     "lived-in": lived_in.main,
     "hooks": hooks.main,
     "background-index": background_index.main,
+    "change-log": change_log.main,
     "compare-dumps": dumps.main,
     "tool-bytes": tool_bytes.main,
     "spelling": spelling.main,

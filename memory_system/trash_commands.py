@@ -29,13 +29,16 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     @trash_app.command(name="list")
     def trash_list(
         limit: Annotated[int, typer.Option(min=1, help="List at most this many, latest first.")] = 1000,
+        project: Annotated[
+            str | None, typer.Option(help="Only this project's trash and global's (default: every project).")
+        ] = None,
         as_json: JsonOption = False,
     ) -> None:
         """The memories in the trash: id, first 100 characters, when, why and by which session."""
         from cognitive_memory.service import format_trash
 
         with facade() as service:
-            result = service.trash_list(limit)
+            result = service.trash_list(limit, project=project)
         emit(result, format_trash(result), as_json)
 
     @trash_app.command(name="restore")

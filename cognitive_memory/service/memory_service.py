@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT
+from cognitive_memory.core.validation import ALL_PROJECTS
 from cognitive_memory.service import (
     browse,
     consolidate,
@@ -231,13 +232,15 @@ class MemoryService:
 
     # --- trash ------------------------------------------------------------------------------
 
-    def trash_list(self, limit: int = 1000) -> TrashListResult:
-        """The forgotten and pruned memories still restorable, the latest first."""
-        return trash.list_trash(self.system, limit)
+    def trash_list(self, limit: int = 1000, *, project: str | None = None) -> TrashListResult:
+        """The forgotten and pruned memories still restorable, the latest first: of every project,
+        or of ``project`` and the global memories."""
+        return trash.list_trash(self.system, limit, project or ALL_PROJECTS)
 
     def undo(self, memory_ids: Sequence[str] = (), *, project: str | None = None) -> UndoResult:
-        """Without ids, the trash of the project and the global memories, newest first, brief;
-        with ids, restore them (restore_memories)."""
+        """Without ids, the trash of the project and the global memories (``'*'``: of every
+        project), newest first, brief; with ids, restore them (restore_memories), whatever their
+        project."""
         return trash.undo(self.system, resolve_trashed_ids(self.system, memory_ids), self.scope(project))
 
     def trash_restore(self, memory_ids: Sequence[str], entries: Sequence[int] = ()) -> RestoreResult:

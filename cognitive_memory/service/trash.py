@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from cognitive_memory.core.memory import GLOBAL_PROJECT
 from cognitive_memory.core.pruning import DAY_SECONDS
+from cognitive_memory.core.validation import ALL_PROJECTS, check_project
 from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.service.fields import optional
 from cognitive_memory.service.records import memories
@@ -34,6 +35,7 @@ __all__ = [
     "format_undo",
     "list_trash",
     "restore",
+    "trash_projects",
     "trashed_ids",
     "undo",
 ]
@@ -66,7 +68,7 @@ class TrashEntryOut(BaseModel):
 
 class TrashListResult(BaseModel):
     success: bool = True
-    total: int = Field(description="How many entries the trash holds.")
+    total: int = Field(description="How many entries the trash holds (of the projects listed).")
     memories: int = Field(description="Of how many memories (an id forgotten twice has two entries).")
     entries: list[TrashEntryOut] = Field(description="The most recently trashed first.")
     trash_days: float = Field(description="Days a memory stays restorable (COGNITIVE_MEMORY_TRASH_DAYS).")
@@ -110,6 +112,7 @@ class TrashedOut(BaseModel):
 
     id: str
     preview: str
+    project: str
     trashed_at: str
     reason: str
 
@@ -145,22 +148,57 @@ def _entry_out(row: TrashRow) -> TrashEntryOut:
     )
 
 
-def list_trash(system: CognitiveSystem, limit: int) -> TrashListResult:
-    """The forgotten and pruned memories still restorable, the latest first."""
-    rows, total = system.records.trash.entries(limit)
-    distinct = system.records.trash.memory_count()
+def trash_projects(project: str) -> list[str]:
+    """The projects a look at the trash covers: ``project`` (checked as every project name is)
+    and the global memories; ``'*'`` (ALL_PROJECTS) every project, as the empty list."""
+    if project.strip() == ALL_PROJECTS:
+        return []
+    return list(dict.fromkeys((check_project(project), GLOBAL_PROJECT)))
+
+
+def _elsewhere(system: CognitiveSystem, projects: Sequence[str], total: int) -> int:
+    """How many trash entries lie outside ``projects`` (none when they are every project)."""
+    return system.records.trash.entries(0)[1] - total if projects else 0
+
+
+def _scope_words(projects: Sequence[str]) -> str:
+    if not projects:
+        return "every project"
+    return f"project {projects[0]!r}" + (" and global" if len(projects) > 1 else "")
+
+
+def _other_projects(count: int, listed: int) -> str:
+    """What a scoped listing says of the trash of the other projects: never "empty" when it is not."""
+    if not count:
+        return ""
+    more = " more" if listed else ""
+    return f"; {count}{more} in other projects (project '{ALL_PROJECTS}' lists them)"
+
+
+def list_trash(system: CognitiveSystem, limit: int, project: str = ALL_PROJECTS) -> TrashListResult:
+    """The forgotten and pruned memories still restorable, the latest first: of ``project`` and
+    the global memories, or (``'*'``, the default) of every project."""
+    projects = trash_projects(project)
+    rows, total = system.records.trash.entries(limit, projects)
+    distinct = system.records.trash.memory_count(projects)
     days = float(system.configuration.get("trash_days", 30))
     shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
     entries = f" in {total} entries (one per time it was forgotten)" if total != distinct else ""
+    where = f" of {_scope_words(projects)}" if projects else ""
+    elsewhere = _elsewhere(system, projects, total)
+    if total:
+        message = (
+            f"{memories(distinct)} in the trash{where}{entries}{shown}; each entry is purged {days:g} "
+            "days after it went there"
+        )
+    else:
+        message = f"Nothing in the trash{where}" if elsewhere else "The trash is empty"
     return TrashListResult(
         total=total,
         memories=distinct,
         entries=[_entry_out(row) for row in rows],
         trash_days=days,
-        message=f"{memories(distinct)} in the trash{entries}{shown}; each entry is purged {days:g} days "
-        "after it went there"
-        if total
-        else "The trash is empty",
+        message=message + _other_projects(elsewhere, total),
     )
 
 
@@ -207,27 +245,32 @@ def _restore_message(result: RestoreResult, asked: int) -> str:
 
 
 def undo(system: CognitiveSystem, memory_ids: Sequence[str], project: str) -> UndoResult:
-    """Restore ``memory_ids`` (restore_memories); without ids, the newest UNDO_SHOWN entries of
-    the trash of ``project`` and the global memories, briefly."""
+    """Restore ``memory_ids`` (restore_memories), whatever their project; without ids, the newest
+    UNDO_SHOWN entries of the trash of ``project`` and the global memories (``'*'``: of every
+    project), briefly, saying how many other projects' trash holds."""
+    projects = trash_projects(project)
     if memory_ids:
         restored = restore(system, memory_ids)
         return UndoResult(restore=restored, message=restored.message)
-    rows, total = system.records.trash.entries(UNDO_SHOWN, list(dict.fromkeys((project, GLOBAL_PROJECT))))
+    rows, total = system.records.trash.entries(UNDO_SHOWN, projects)
     listed = [
         TrashedOut(
             id=row.id,
             preview=row.content[:PREVIEW_CHARS],
+            project=row.project,
             trashed_at=datetime.fromtimestamp(row.trashed_at, UTC).isoformat(timespec="seconds"),
             reason=row.reason,
         )
         for row in rows
     ]
+    elsewhere = _elsewhere(system, projects, total)
     shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
     entries = f"{total} {'entry' if total == 1 else 'entries'}"
-    message = (
-        f"{entries} in the trash of project {project!r} and global{shown}" if total else "The trash is empty"
-    )
-    return UndoResult(trash=listed, message=message)
+    if total:
+        message = f"{entries} in the trash of {_scope_words(projects)}{shown}"
+    else:
+        message = f"Nothing in the trash of {_scope_words(projects)}" if elsewhere else "The trash is empty"
+    return UndoResult(trash=listed, message=message + _other_projects(elsewhere, total))
 
 
 def format_undo(result: UndoResult) -> str:
@@ -236,7 +279,7 @@ def format_undo(result: UndoResult) -> str:
         return format_restore(result.restore)
     lines = [f"🗑 {result.message}"]
     for entry in result.trash or []:
-        lines += [f"{entry.id}  {entry.trashed_at}  {entry.reason}", f"   {entry.preview}"]
+        lines += [f"{entry.id}  {entry.trashed_at}  {entry.reason}  [{entry.project}]", f"   {entry.preview}"]
     return "\n".join(lines)
 
 

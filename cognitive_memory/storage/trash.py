@@ -181,10 +181,13 @@ class TrashBin:
         with self._transaction() as conn:
             return trash_rows(conn, limit, projects)
 
-    def memory_count(self) -> int:
-        """Of how many memories the trash holds entries (one forgotten twice has two)."""
+    def memory_count(self, projects: Sequence[str] = ()) -> int:
+        """Of how many memories the trash holds entries (one forgotten twice has two), of
+        ``projects`` only, if given."""
+        where = f"WHERE project IN ({','.join('?' * len(projects))})" if projects else ""
         with self._transaction() as conn:
-            return int(conn.execute("SELECT COUNT(DISTINCT id) FROM trash").fetchone()[0])
+            counted = conn.execute(f"SELECT COUNT(DISTINCT id) FROM trash {where}", list(projects))
+            return int(counted.fetchone()[0])
 
     def find(self, ids: Sequence[str]) -> list[TrashRow]:
         """The trash entries of these ids."""

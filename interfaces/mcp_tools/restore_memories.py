@@ -9,6 +9,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
+from cognitive_memory.core.validation import MAX_PROJECT_CHARS
 from cognitive_memory.service import UndoResult, format_undo
 from interfaces.mcp_tools.state import ServerState, answer, call_project, off_loop, service_of
 
@@ -17,8 +18,9 @@ __all__ = ["MAX_IDS", "register"]
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Undo forget_memories or a prune. Without ids: the project's trash, newest first. "
-    "With ids: bring those memories back whole (links and versions too)."
+    "Undo forget_memories or a prune. Without ids: the trash of the project and global, newest "
+    "first ('*': every project). With ids (of any project): bring those memories back whole "
+    "(links and versions too)."
 )
 
 
@@ -37,8 +39,9 @@ def register(server: MCPServer[ServerState]) -> None:
             list[Annotated[str, Field(min_length=1, max_length=100)]] | None,
             Field(max_length=MAX_IDS, description="The ids to restore; omit to list the trash."),
         ] = None,
+        project: Annotated[str | None, Field(min_length=1, max_length=MAX_PROJECT_CHARS)] = None,
     ) -> Annotated[CallToolResult, UndoResult]:
-        project = None if memory_ids else await call_project(ctx, None)
+        scope = project if memory_ids else await call_project(ctx, project)
         service = service_of(ctx)
-        result = await off_loop(lambda: service.undo(memory_ids or [], project=project))
+        result = await off_loop(lambda: service.undo(memory_ids or [], project=scope))
         return answer(result, format_undo(result))

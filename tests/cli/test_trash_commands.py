@@ -220,3 +220,22 @@ def test_each_trash_entry_is_purged_on_its_own(data_dir: Path, monkeypatch: pyte
     assert json.loads(purged.output)["purged"] == 1
     entries = json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)["entries"]
     assert [(e["id"], e["preview"]) for e in entries] == [(memory_id, old)]
+
+
+def test_trash_list_takes_a_project_and_counts_the_other_projects(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored("Lint with ruff.", "--project", "programming")
+    runner.invoke(app, ["forget", memory_id])
+
+    every = json.loads(runner.invoke(app, ["trash", "list", "--json"]).output)
+    here = runner.invoke(app, ["trash", "list", "--project", "default"])
+    there = json.loads(runner.invoke(app, ["trash", "list", "--project", "programming", "--json"]).output)
+    refused = runner.invoke(app, ["trash", "list", "--project", "web*"])
+
+    assert [e["id"] for e in every["entries"]] == [e["id"] for e in there["entries"]] == [memory_id]
+    assert here.exit_code == 0 and memory_id not in here.output
+    assert "Nothing in the trash of project 'default' and global; 1 in other projects" in here.output
+    assert there["message"].startswith("1 memory in the trash of project 'programming' and global;")
+    assert refused.exit_code == 1 and refused.output.startswith("Error: "), refused.output

@@ -1,5 +1,5 @@
-"""restore_memories through the SDK's in-memory client: without ids the project's trash, newest
-first and brief; with ids the memories come back whole, in recall and by id."""
+"""restore_memories through the SDK's in-memory client: without ids the project's trash (or every
+project's), newest first and brief; with ids the memories come back whole, in recall and by id."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def test_the_trash_is_listed_newest_first_then_restored_by_id(
     listed = await call(client, "restore_memories", {})
 
     assert [entry["id"] for entry in listed["trash"]] == [second["memory_id"], first["memory_id"]]
-    assert set(listed["trash"][0]) == {"id", "preview", "trashed_at", "reason"}
+    assert set(listed["trash"][0]) == {"id", "preview", "project", "trashed_at", "reason"}
     assert listed["trash"][0]["reason"] == "forgotten" and "restore" not in listed
     body = await call(client, "restore_memories", {"memory_ids": [first["memory_id"], "no-such-memory"]})
     assert (body["restore"]["restored"], body["restore"]["missing"]) == (
@@ -64,3 +64,48 @@ async def test_it_restores_without_destroying_and_refuses_unknown_arguments(clie
     body = json.loads(block.text)
     assert body["error"] == "unknown_field" and "`ids`: unknown argument" in body["message"]
     assert "restore_memories takes memory_ids" in body["message"]
+
+
+async def test_the_trash_of_other_projects_is_counted_listed_with_star_and_restored_by_id(
+    client: Client,
+) -> None:
+    stored = await call(
+        client, "store_memory", {"text": "Lint with ruff.", "context": {"project": "programming"}}
+    )
+    await call(client, "forget_memories", {"memory_ids": [stored["memory_id"]]})
+
+    here = await call(client, "restore_memories", {})
+    everywhere = await call(client, "restore_memories", {"project": "*"})
+    there = await call(client, "restore_memories", {"project": "programming"})
+
+    assert here["trash"] == []
+    assert here["message"] == (
+        "Nothing in the trash of project 'default' and global; 1 in other projects (project '*' lists them)"
+    )
+    for listing in (everywhere, there):
+        (entry,) = listing["trash"]
+        assert (entry["id"], entry["project"]) == (stored["memory_id"], "programming")
+    assert everywhere["message"] == "1 entry in the trash of every project"
+    assert there["message"] == "1 entry in the trash of project 'programming' and global"
+    back = await call(client, "restore_memories", {"memory_ids": [stored["memory_id"]]})
+    assert back["restore"]["restored"] == [stored["memory_id"]]
+    assert (await call(client, "restore_memories", {"project": "*"}))["message"] == "The trash is empty"
+
+
+async def test_a_listing_of_the_project_says_how_many_more_other_projects_hold(client: Client) -> None:
+    for text, project in (("Deploy on Fridays.", "default"), ("Lint with ruff.", "programming")):
+        stored = await call(client, "store_memory", {"text": text, "context": {"project": project}})
+        await call(client, "forget_memories", {"memory_ids": [stored["memory_id"]]})
+
+    listed = await client.call_tool("restore_memories", {})
+    refused = await client.call_tool("restore_memories", {"project": "web*"})
+
+    assert listed.structured_content is not None
+    assert listed.structured_content["message"] == (
+        "1 entry in the trash of project 'default' and global; 1 more in other projects "
+        "(project '*' lists them)"
+    )
+    assert "[default]" in listed.content[0].text  # type: ignore[union-attr]  # the text block
+    assert refused.is_error
+    (block,) = refused.content
+    assert isinstance(block, TextContent) and json.loads(block.text)["error"] == "invalid_project"

@@ -259,14 +259,18 @@ def recall(
 
 @app.command()
 def forget(
-    memory_ids: Annotated[list[str], typer.Argument(help="The ids of the memories to forget.")],
+    memory_ids: Annotated[list[str] | None, typer.Argument(help="The ids of the memories to forget.")] = None,
+    key: Annotated[
+        list[str] | None, typer.Option("--key", help="Forget the memory stored under this key (repeatable).")
+    ] = None,
+    project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Forget memories by id (exit 3 if some were not found or are loaded from files)."""
+    """Forget memories by id or key (exit 3 if some were not found or are loaded from files)."""
     from cognitive_memory.service import format_forget
 
     with open_facade() as service:
-        result = service.forget_memories(memory_ids)
+        result = service.forget_memories(memory_ids or [], key or [], project=project)
         emit(result, format_forget(result), as_json)
     if result.missing or result.kept:
         raise typer.Exit(EXIT_MISSING)

@@ -36,6 +36,7 @@ __all__ = [
     "format_get",
     "format_list",
     "get",
+    "key_holders",
     "list_page",
     "read",
 ]
@@ -140,7 +141,7 @@ def get(
     named = list(dict.fromkeys(check_key(key) for key in keys))
     if not ids and not named:
         raise InvalidInputError("Give memory ids or keys: the memories to read.", code="missing_field")
-    holders = _holders(system, named, project)
+    holders = key_holders(system, named, project)
     asked = list(dict.fromkeys([*ids, *holders.values()]))
     found, now = system.open(asked), system.now()
     history = system.records.history.of([m.id for m in found]) if include_history else None
@@ -153,7 +154,7 @@ def get(
     return GetResult(memories=records, missing=missing, in_trash=trashed, message=message)
 
 
-def _holders(system: CognitiveSystem, keys: Sequence[str], project: str) -> dict[str, str]:
+def key_holders(system: CognitiveSystem, keys: Sequence[str], project: str) -> dict[str, str]:
     """The id of the memory holding each key found, in ``project`` first, else among the global ones."""
     held = system.records.memories.keyed(keys, list(dict.fromkeys((project, GLOBAL_PROJECT))))
     by_key = {m.key: m.id for m in held if m.project != project and m.key}

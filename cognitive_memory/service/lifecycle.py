@@ -9,11 +9,12 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from cognitive_memory.core.memory import CognitiveMemory, SourceKind
+from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind
 from cognitive_memory.core.records import MemoryEdit
-from cognitive_memory.core.validation import MAX_TEXT_CHARS
+from cognitive_memory.core.validation import MAX_TEXT_CHARS, check_key
 from cognitive_memory.errors import InvalidInputError, LoadedMemoryError
 from cognitive_memory.lifecycle.forgetting import trash
+from cognitive_memory.service.browse import key_holders
 from cognitive_memory.service.fields import Importance, KeyChange, Kind, Level, SourceInfo, Tags
 from cognitive_memory.service.records import MemoryOut, memory_out
 from cognitive_memory.system import CognitiveSystem
@@ -79,7 +80,7 @@ class KeptOut(BaseModel):
 class ForgetResult(BaseModel):
     success: bool = True
     forgotten: list[str]
-    missing: list[str]
+    missing: list[str] = Field(description="Ids and keys that name no memory (never stored, or forgotten).")
     kept: list[KeptOut]
     message: str
 
@@ -176,16 +177,29 @@ def _update_message(changed: list[str], version: int | None) -> str:
     return f"Updated {', '.join(changed)}; the previous state is version {version}"
 
 
-def forget(system: CognitiveSystem, memory_ids: Sequence[str], session_id: str) -> ForgetResult:
-    """Move memories stored by hand or by an assistant to the trash. Loaded memories are kept,
-    with the reason: their file or repository is their source, and the next load would disagree."""
-    ids = list(dict.fromkeys(memory_ids))
+def forget(
+    system: CognitiveSystem,
+    memory_ids: Sequence[str],
+    session_id: str,
+    keys: Sequence[str] = (),
+    project: str = DEFAULT_PROJECT,
+) -> ForgetResult:
+    """Move memories stored by hand or by an assistant to the trash: those with these ids, and
+    those holding these ``keys`` in ``project`` (else among the global memories), as get_memories
+    finds them; ids and keys not found are ``missing``. Loaded memories are kept, with the reason:
+    their file or repository is their source, and the next load would disagree."""
+    named = list(dict.fromkeys(check_key(key) for key in keys))
+    if not memory_ids and not named:
+        raise InvalidInputError("Give memory ids or keys: the memories to forget.", code="missing_field")
+    holders = key_holders(system, named, project)
+    asked = list(dict.fromkeys(memory_ids))
+    ids = list(dict.fromkeys([*asked, *holders.values()]))
     found = {memory.id: memory for memory in system.records.memories.get(ids)}
     kept = [KeptOut(id=i, reason=_loaded_reason(found[i])) for i in ids if _is_loaded(found.get(i))]
     held = {k.id for k in kept}
     forgotten = trash(system, [i for i in found if i not in held], "forgotten", session_id)
-    missing = [i for i in ids if i not in found]
-    message = f"Forgot {len(forgotten)} of {len(ids)} memories"
+    missing = [i for i in asked if i not in found] + [key for key in named if key not in holders]
+    message = f"Forgot {len(forgotten)} of {len(asked) + len(named)} memories"
     return ForgetResult(forgotten=forgotten, missing=missing, kept=kept, message=message)
 
 

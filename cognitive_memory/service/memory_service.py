@@ -203,9 +203,14 @@ class MemoryService:
             expected_revision=expected_revision,
         )
 
-    def forget_memories(self, memory_ids: Sequence[str]) -> ForgetResult:
-        """Move memories stored by hand or by an assistant to the trash (loaded ones are kept)."""
-        return lifecycle.forget(self.system, resolve_memory_ids(self.system, memory_ids), self.session_id)
+    def forget_memories(
+        self, memory_ids: Sequence[str], keys: Sequence[str] = (), *, project: str | None = None
+    ) -> ForgetResult:
+        """Move memories stored by hand or by an assistant to the trash (loaded ones are kept):
+        those with these ids, and those holding these keys in the project (else among the global
+        memories)."""
+        ids = resolve_memory_ids(self.system, memory_ids)
+        return lifecycle.forget(self.system, ids, self.session_id, keys, self.scope(project))
 
     def delete_memories(self, memory_ids: Sequence[str]) -> DeleteResult:
         """Forget these memories everywhere (SQLite, lexical index, links, vector index)."""

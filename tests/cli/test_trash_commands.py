@@ -239,3 +239,25 @@ def test_trash_list_takes_a_project_and_counts_the_other_projects(
     assert "Nothing in the trash of project 'default' and global; 1 in other projects" in here.output
     assert there["message"].startswith("1 memory in the trash of project 'programming' and global;")
     assert refused.exit_code == 1 and refused.output.startswith("Error: "), refused.output
+
+
+def test_forget_takes_keys_of_the_project_and_names_the_unknown_ones(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    memory_id = stored("Indent with four spaces.", "--key", "Coding-Style", "--project", "programming")
+
+    elsewhere = runner.invoke(app, ["forget", "--key", "coding-style"])
+    forgot = runner.invoke(
+        app, ["forget", "--key", "CODING-STYLE", "--key", "nope", "--project", "programming", "--json"]
+    )
+    nothing = runner.invoke(app, ["forget"])
+
+    assert elsewhere.exit_code == 3 and "Not found: coding-style" in elsewhere.output
+    assert forgot.exit_code == 3, forgot.output
+    assert (json.loads(forgot.output)["forgotten"], json.loads(forgot.output)["missing"]) == (
+        [memory_id],
+        ["nope"],
+    )
+    assert nothing.exit_code == 1 and nothing.output.startswith("Error: "), nothing.output
+    assert "Error: Give memory ids or keys" in nothing.output

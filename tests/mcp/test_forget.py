@@ -1,12 +1,14 @@
-"""forget_memories through the SDK's in-memory client: gone everywhere, missing ids named, loaded
-memories kept with the reason."""
+"""forget_memories through the SDK's in-memory client: gone everywhere, by id or by key, missing ids
+and keys named, loaded memories kept with the reason."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.types import TextContent
 
 from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
@@ -75,3 +77,42 @@ async def test_forgetting_nothing_or_too_many_is_refused(client: Client) -> None
     empty = await client.call_tool("forget_memories", {"memory_ids": []})
     many = await client.call_tool("forget_memories", {"memory_ids": [f"id-{n}" for n in range(101)]})
     assert empty.is_error and many.is_error
+
+
+async def test_memories_are_forgotten_by_key_in_the_project_else_global_and_unknown_keys_are_missing(
+    client: Client,
+) -> None:
+    api = await call(
+        client,
+        "store_memory",
+        {"text": "API deploys on Fridays.", "context": {"project": "api", "key": "deploy"}},
+    )
+    web = await call(
+        client, "store_memory", {"text": "Web deploys daily.", "context": {"project": "web", "key": "deploy"}}
+    )
+    shared = await call(
+        client, "store_memory", {"text": "Tabs are banned.", "context": {"project": "global", "key": "style"}}
+    )
+
+    body = await call(
+        client,
+        "forget_memories",
+        {"keys": ["DEPLOY", "style", "no-such-key"], "memory_ids": [api["memory_id"]], "project": "api"},
+    )
+
+    assert sorted(body["forgotten"]) == sorted([api["memory_id"], shared["memory_id"]])
+    assert (body["missing"], body["message"]) == (["no-such-key"], "Forgot 2 of 4 memories")
+    left = await call(client, "get_memories", {"keys": ["deploy"], "project": "web"})
+    assert [m["id"] for m in left["memories"]] == [web["memory_id"]]
+    gone = await call(client, "get_memories", {"keys": ["deploy"], "project": "api"})
+    assert gone["missing"] == ["deploy"]
+    nothing = await call(client, "forget_memories", {"keys": ["deploy"], "project": "api"})
+    assert (nothing["forgotten"], nothing["missing"]) == ([], ["deploy"])
+
+
+async def test_forgetting_needs_ids_or_keys_and_refuses_a_key_with_spaces(client: Client) -> None:
+    for arguments, code in (({}, "missing_field"), ({"keys": ["two words"]}, "invalid_value")):
+        result = await client.call_tool("forget_memories", arguments)
+        assert result.is_error, arguments
+        (block,) = result.content
+        assert isinstance(block, TextContent) and json.loads(block.text)["error"] == code

@@ -81,6 +81,14 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         after: AfterOption = None,
         before: BeforeOption = None,
         session: SessionOption = None,
+        overview: Annotated[
+            bool,
+            typer.Option(
+                "--overview",
+                help="Also show the tags in use and the sessions (counts, first and last times) of "
+                "every matching memory.",
+            ),
+        ] = False,
         as_json: JsonOption = False,
     ) -> None:
         """List memories of the project (and global ones) without a query, a page at a time."""
@@ -88,5 +96,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
 
         filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
         with facade() as service:
-            result = service.list_memories(filters, order_by, limit, cursor, project=project, text=text)
+            result = service.list_memories(
+                filters, order_by, limit, cursor, project=project, text=text, overview=overview
+            )
         emit(result, format_list(result), as_json)

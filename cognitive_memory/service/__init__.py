@@ -1,9 +1,9 @@
 """The use-case layer: what every transport (MCP, HTTP, dashboard, hooks, CLI) calls.
 
 ``MemoryService`` is the one object a transport holds; each of its methods calls one use case.
-A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``lifecycle``,
-``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``, ``status``) with its
-request, its result and its text (``format_*``); ``records``, ``fields``, ``filters``,
+A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``overview``,
+``lifecycle``, ``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``,
+``status``) with its request, its result and its text (``format_*``); ``records``, ``fields``, ``filters``,
 ``paging`` and ``ids`` (short memory ids, resolved by ``MemoryService``) hold what several
 share. Transports import from this package only; nothing above it reaches into storage, the
 index or retrieval.
@@ -60,6 +60,7 @@ from cognitive_memory.service.links import (
     format_unlink,
 )
 from cognitive_memory.service.memory_service import MemoryService
+from cognitive_memory.service.overview import OVERVIEW_SIZE, OverviewOut, SessionOut, TagOut
 from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE, MAX_CURSOR_CHARS, MAX_PAGE_SIZE, OrderBy
 from cognitive_memory.service.prune import (
     KeepLatest,
@@ -165,6 +166,8 @@ __all__ = [
     "MemoryRecordOut",
     "MemoryService",
     "MemoryTypeName",
+    "OVERVIEW_SIZE",
+    "OverviewOut",
     "NewText",
     "NotAccessedDays",
     "OlderThanDays",
@@ -186,6 +189,7 @@ __all__ = [
     "RestoreResult",
     "UndoResult",
     "ScoreOut",
+    "SessionOut",
     "SourceInfo",
     "StatusResult",
     "StoreContext",
@@ -195,6 +199,7 @@ __all__ = [
     "UnlinkRequest",
     "UnlinkResult",
     "UpdateResult",
+    "TagOut",
     "VersionOut",
     "WatchResult",
     "format_consolidate",

@@ -15,6 +15,8 @@ from cognitive_memory.core.validation import MAX_QUERY_CHARS, check_key, check_t
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service.fields import optional
 from cognitive_memory.service.filters import RecallFilters, scope_filter
+from cognitive_memory.service.overview import OverviewOut, format_overview
+from cognitive_memory.service.overview import overview as overview_of
 from cognitive_memory.service.paging import (
     OrderBy,
     checked_order,
@@ -90,6 +92,9 @@ class ListResult(BaseModel):
     next_cursor: str | None = Field(
         default=None,
         description="Pass it as cursor (with the same order_by) for the next page; None on the last page.",
+    )
+    overview: OverviewOut | None = Field(
+        default=None, description="With overview: the tags and sessions of every matching memory."
     )
     message: str
 
@@ -182,12 +187,14 @@ def list_page(
     project: str,
     session: str | None = None,
     text: str | None = None,
+    overview: bool = False,
 ) -> ListResult:
     """A page of the memories of ``project`` and the global ones (as recall scopes them), highest
     ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page;
     ``session`` is the caller's (``filters.session`` 'current'). With ``text``, only memories whose
     own text holds each of its words, a misspelt word matching its corrections from the store's
-    vocabulary too; exact matches come first."""
+    vocabulary too; exact matches come first. With ``overview``, the tags and sessions of all the
+    matching memories (``overview.py``)."""
     order = checked_order(order_by)
     where = scope_filter(filters, project, session)
     after = decode_cursor(cursor, order) if cursor is not None else None
@@ -198,6 +205,7 @@ def list_page(
         total=page.total,
         memories=[memory_out(m, system.now()) for m in page.memories],
         next_cursor=encode_cursor(order, page.next_key) if page.next_key else None,
+        overview=overview_of(system, where, match) if overview else None,
         message=f"{len(page.memories)} of {page.total} memories, {_ORDER_NAMES[order]}"
         if page.total
         else "No memories match",
@@ -257,6 +265,8 @@ def format_list(result: ListResult) -> str:
         lines += ["", *_memory_lines(number, memory)]
     if result.next_cursor:
         lines += ["", f"Next page: cursor {result.next_cursor}"]
+    if result.overview is not None:
+        lines += ["", *format_overview(result.overview)]
     return "\n".join(lines)
 
 

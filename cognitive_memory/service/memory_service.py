@@ -172,10 +172,12 @@ class MemoryService:
         project: str | None = None,
         session: str | None = None,
         text: str | None = None,
+        overview: bool = False,
     ) -> ListResult:
         """A page of the memories of the project and the global ones (as recall scopes them),
         highest ``order_by`` first; ``cursor`` (a page's ``next_cursor``) continues after that page.
-        ``text``: only memories holding each of its words (typo tolerant, exact matches first)."""
+        ``text``: only memories holding each of its words (typo tolerant, exact matches first).
+        ``overview``: also the tags in use and the sessions of every matching memory, with counts."""
         return browse.list_page(
             self.system,
             filters,
@@ -185,6 +187,7 @@ class MemoryService:
             project=self.scope(project),
             session=self.session(session),
             text=text,
+            overview=overview,
         )
 
     # --- lifecycle --------------------------------------------------------------------------

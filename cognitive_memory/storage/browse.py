@@ -27,6 +27,7 @@ __all__ = [
     "TextMatch",
     "VersionRow",
     "filter_sql",
+    "matching_sql",
     "page_rows",
     "versions_of",
 ]
@@ -125,6 +126,14 @@ def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:
     return " AND ".join(clauses) or "1", params
 
 
+def matching_sql(where: VectorFilter, text: TextMatch | None) -> tuple[str, list[Any]]:
+    """The memories matching ``where`` and, if given, holding ``text``'s words (with corrections)."""
+    condition, params = filter_sql(where)
+    if text is None:
+        return condition, params
+    return f"{condition} AND rowid IN ({_MATCHING})", [*params, text.loose or text.exact]
+
+
 def _after_sql(column: str, after: PageKey) -> tuple[str, list[Any]]:
     """Rows that sort after ``after`` in ``column`` DESC (NULLs last), rowid DESC."""
     if after.value is None:
@@ -148,9 +157,7 @@ def page_rows(
     first (exact text matches before corrected ones), starting after ``after``. ``order_by`` is a
     key of ORDER_COLUMNS."""
     column = ORDER_COLUMNS[order_by]
-    condition, params = filter_sql(where)
-    if text is not None:
-        condition, params = f"{condition} AND rowid IN ({_MATCHING})", [*params, text.loose or text.exact]
+    condition, params = matching_sql(where, text)
     tier, tier_params = (f"(rowid IN ({_MATCHING}))", [text.exact]) if text and text.loose else ("0", [])
     total = conn.execute(f"SELECT COUNT(*) FROM memories WHERE {condition}", params).fetchone()[0]
     if after is not None:

@@ -14,7 +14,9 @@ from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import associations, browse, identifiers, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
+from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.overview import Overview, overview_of
 from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
@@ -184,6 +186,11 @@ class Memories:
             lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after, text)
         )
         return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
+
+    def overview(self, where: VectorFilter, text: TextMatch | None, size: int) -> Overview:
+        """The tags in use and the sessions of the memories matching ``where`` (and ``text``), at
+        most ``size`` of each named (``storage/overview.py``): two statements in one read."""
+        return self._db.read(lambda conn: overview_of(conn, where, text, size))
 
     def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
         """The few fields ranking needs, for many candidates at once (``storage/ranking.py``)."""

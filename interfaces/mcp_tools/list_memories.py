@@ -28,7 +28,8 @@ __all__ = ["register"]
 DESCRIPTION = (
     "Browse memories without a query: newest first, or by last access, importance or access count, "
     "with recall_memories' filters and scope. Returns a page, the total and next_cursor: pass it "
-    "back as cursor (same order_by and filters) for the next page."
+    "back as cursor (same order_by and filters) for the next page. overview: also the tags in use "
+    "and the sessions (counts, first and last times) of every match."
 )
 
 
@@ -60,12 +61,20 @@ def register(server: MCPServer[ServerState]) -> None:
             ),
         ] = None,
         project: ProjectName | None = None,
+        overview: bool = False,
     ) -> Annotated[CallToolResult, ListResult]:
         scope = await call_project(ctx, project)
         service, session = service_of(ctx), call_session(ctx)
         result = await off_loop(
             lambda: service.list_memories(
-                filters, order_by, limit, cursor, project=scope, session=session, text=text
+                filters,
+                order_by,
+                limit,
+                cursor,
+                project=scope,
+                session=session,
+                text=text,
+                overview=overview,
             )
         )
         return answer(result, format_list(result))

@@ -197,3 +197,21 @@ def test_update_gives_and_removes_a_key(data_dir: Path, monkeypatch: pytest.Monk
     assert given.exit_code == 0 and json.loads(given.output)["changed"] == ["key"]
     assert [m["id"] for m in json.loads(read.output)["memories"]] == [memory_id]
     assert json.loads(removed.output)["changed"] == ["key"] and gone.exit_code == 3
+
+
+def test_list_overview_prints_the_tags_in_use_and_the_sessions(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    stored_id("Stored in the nightly run.", "--session", "nightly-7", "--tag", "ops")
+    stored_id("Also nightly.", "--session", "nightly-7", "--tag", "ops", "--tag", "db")
+    stored_id("Stored by hand.", "--session", "by-hand")
+
+    shown = runner.invoke(app, ["list", "--overview", "--in-project", "*"])
+    body = json.loads(runner.invoke(app, ["list", "--overview", "--json"]).output)["overview"]
+
+    assert shown.exit_code == 0, shown.output
+    assert "🏷️ Tags, most used first: ops (2), db (1)" in shown.output
+    assert "1 memory without a tag" in shown.output
+    assert "nightly-7: 2 memories" in shown.output and "by-hand: 1 memory" in shown.output
+    assert [s["session"] for s in body["sessions"]] == ["by-hand", "nightly-7"]

@@ -331,3 +331,35 @@ async def test_list_memories_refuses_a_text_without_a_word(client: Client) -> No
     body = await refusal(client, "list_memories", {"text": "?!"})
 
     assert body["error"] == "invalid_value" and "no word" in body["message"]
+
+
+async def test_list_memories_overview_counts_the_tags_and_sessions_of_the_project_or_of_all(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    for text, tags, project in (
+        ("Kafka lag alert fired at noon.", ["ops", "kafka"], "web"),
+        ("The ops runbook moved to the wiki.", ["ops"], "web"),
+        ("Billing invoices are sent monthly.", ["billing"], "api"),
+    ):
+        await call(client, "store_memory", {"text": text, "context": {"tags": tags, "project": project}})
+
+    web = await page(client, project="web", overview=True, limit=1)
+    every = await page(client, filters={"projects": ["*"]}, overview=True)
+    plain = await page(client, project="web")
+    text = await client.call_tool("list_memories", {"project": "web", "overview": True})
+
+    assert web["overview"]["tags"] == [{"tag": "ops", "memories": 2}, {"tag": "kafka", "memories": 1}]
+    (session,) = web["overview"]["sessions"]
+    assert session["session"] == "session-under-test" and session["memories"] == 2
+    assert session["first"] <= session["last"]
+    assert {t["tag"]: t["memories"] for t in every["overview"]["tags"]} == {
+        "ops": 2,
+        "kafka": 1,
+        "billing": 1,
+    }
+    assert every["overview"]["sessions"][0]["memories"] == 3
+    assert plain.get("overview") is None
+    block = text.content[0]
+    assert isinstance(block, TextContent)
+    assert "🏷️ Tags, most used first: ops (2), kafka (1)" in block.text
+    assert "session-under-test: 2 memories" in block.text

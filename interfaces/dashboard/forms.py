@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 MAX_FORM_BYTES = 256 * 1024
-FILTER_FIELDS = ("project", "tags", "level", "type", "source", "after", "before")
+FILTER_FIELDS = ("project", "tags", "level", "type", "source", "after", "before", "session")
 EDIT_FIELDS = {
     "text": "Text",
     "tags": "Tags",
@@ -87,6 +87,7 @@ class FilterForm:
             "sources": split_list(v["source"]),
             "created_after": v["after"] or None,
             "created_before": v["before"] or None,
+            "session": v["session"] or None,
         }
         try:
             return RecallFilters.model_validate(data)

@@ -120,15 +120,17 @@ async def search(request: Request) -> Response:
 
 
 async def browse(request: Request) -> Response:
-    """A page of memories, filtered and sorted, with a link to the next page."""
+    """A page of memories, filtered and sorted, with a link to the next page; the first page also
+    shows the tags in use and the sessions of every matching memory (each a link that filters)."""
     state, params = state_of(request), request.query_params
     form = FilterForm.of(params)
     order = params.get("order") or "created"
     error, result = None, None
     try:
         limit = _number(params.get("limit"), DEFAULT_PAGE_SIZE, 1, 200)
+        cursor = params.get("cursor") or None
         result = await blocking(
-            state.service.list_memories, form.filters(), order, limit, params.get("cursor") or None
+            state.service.list_memories, form.filters(), order, limit, cursor, overview=cursor is None
         )
     except FormError as exc:
         error = exc.message
@@ -139,6 +141,7 @@ async def browse(request: Request) -> Response:
     )
     context = {"form": form, "order": order, "orders": ORDERS, "result": result, "error": error}
     context |= {"next_query": next_query, "first_query": form.query(order=order)}
+    context["narrow"] = lambda name, value: form.query(order=order, **{name: value})
     return state.renderer.page(request, "browse.html", context, 400 if error else 200)
 
 

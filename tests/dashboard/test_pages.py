@@ -129,6 +129,27 @@ def test_browse_sorts_and_pages(client: TestClient, service: MemoryService) -> N
     assert re.findall(r"Browse note number (\d)", second.text) == ["2", "1"]
 
 
+def test_browse_shows_the_tags_and_sessions_and_each_narrows_the_list(
+    client: TestClient, service: MemoryService
+) -> None:
+    night = "night-3"
+    service.store_experience("Kafka lag alert at noon.", StoreContext(tags=["ops", "kafka"]), session=night)
+    service.store_experience("The ops runbook moved to the wiki.", StoreContext(tags=["ops"]), session=night)
+    service.store_experience("Invoices go out monthly.", session="day-1")
+
+    first = client.get("/memories")
+    tag_link = re.search(r'href="/memories\?([^"]*tags=kafka[^"]*)"', first.text)
+    session_link = re.search(r'href="/memories\?([^"]*session=day-1[^"]*)"', first.text)
+    assert tag_link and session_link, first.text
+    narrowed = client.get("/memories?" + tag_link.group(1).replace("&amp;", "&"))
+    by_session = client.get("/memories?" + session_link.group(1).replace("&amp;", "&"))
+
+    assert "#ops 2</a>" in first.text and "#kafka 1</a>" in first.text and "1 without a tag" in first.text
+    assert re.search(r">night-3</a></td><td>2</td>", first.text)
+    assert "Kafka lag alert" in narrowed.text and "runbook" not in narrowed.text
+    assert "Invoices go out monthly." in by_session.text and "Kafka" not in by_session.text
+
+
 def test_the_memory_page_shows_text_metadata_versions_and_links(
     client: TestClient, service: MemoryService
 ) -> None:

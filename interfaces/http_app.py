@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from interfaces.dashboard import DashboardSource, create_dashboard
+from interfaces.handshake import SessionFirstMiddleware
 from interfaces.http_streams import MAX_STREAMS, StreamCapMiddleware
 from interfaces.mcp_server import MemoryServer
 from interfaces.stdio_lines import judge_body
@@ -303,7 +304,8 @@ def create_http_app(
             yield
 
     routes = Starlette(routes=[*streamable.routes, *sse.routes], lifespan=lifespan)
-    messages = RequestBodyLimitMiddleware(MalformedMessageMiddleware(routes), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    sessions = SessionFirstMiddleware(routes, MCP_PATH)
+    messages = RequestBodyLimitMiddleware(MalformedMessageMiddleware(sessions), DEFAULT_MAX_REQUEST_BODY_SIZE)
     app: ASGIApp = StreamCapMiddleware(HostHintMiddleware(messages), max_streams)
     mcp = BearerTokenMiddleware(app, token) if token else app
     if dashboard is None:

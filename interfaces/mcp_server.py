@@ -32,6 +32,7 @@ from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.service import ErrorResult, MemoryService
 from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
+from interfaces.handshake import handshake_first
 from interfaces.mcp_tools import ServerState, register_tools
 from interfaces.mcp_tools.arguments import closed, names_at
 from interfaces.stdio_lines import MAX_NAMES, AnsweringBadLines, StdinLines, claimed_stdin, crowded
@@ -241,7 +242,8 @@ def create_server(
         lifespan=lifespan,
         tools=list(_tools(max_results)),
     )
-    server._lowlevel_server.middleware.append(_opening_index_after_first_answer(service))  # noqa: SLF001 - no public hook
+    middleware = server._lowlevel_server.middleware  # noqa: SLF001 - no public hook
+    middleware += [_opening_index_after_first_answer(service), handshake_first()]
     mcp_prompts.register(server)
     mcp_resources.register(server)
     return server

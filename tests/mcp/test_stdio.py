@@ -56,8 +56,12 @@ def spawn_raw_server(data_dir: Path, stderr: int = subprocess.PIPE) -> subproces
 
 
 def server_parameters(data_dir: Path) -> StdioServerParameters:
+    """`serve mcp` in ``data_dir``; ``PYTHONPATH`` is kept so that a server started from a worktree
+    runs that worktree's code, not the checkout the venv was installed from."""
+    kept = {name: os.environ[name] for name in ("PYTHONPATH",) if name in os.environ}
     env = {
         "PATH": os.environ.get("PATH", ""),
+        **kept,
         "HOME": os.environ.get("HOME", str(data_dir)),
         "COGNITIVE_MEMORY_DATA_DIR": str(data_dir),
     }

@@ -21,8 +21,9 @@ class StoreOutcome:
     ``duplicate``: the same text was already in the project, and ``memory`` is that memory (nothing
     was stored). ``novelty`` is 1 minus the highest cosine to another memory of the project (None
     when the index could not be asked); ``similar`` the memories at or above the near-duplicate
-    threshold, most similar first. ``updated``: a memory held the key, and ``memory`` is it as
-    updated (``version`` the number its previous state was kept as; none in a dry run).
+    threshold, most similar first; ``nearest`` the memory of the highest cosine, whatever it is.
+    ``updated``: a memory held the key, and ``memory`` is it as updated (``version`` the number its
+    previous state was kept as; none in a dry run).
     """
 
     memory: CognitiveMemory
@@ -30,6 +31,7 @@ class StoreOutcome:
     duplicate: bool = False
     novelty: float | None = None
     similar: tuple[VectorHit, ...] = ()
+    nearest: VectorHit | None = None
     updated: bool = False
     version: int | None = None
 

@@ -179,9 +179,9 @@ class CognitiveSystem:
     def _add(self, memory: CognitiveMemory, vector: Vector, edit: MemoryEdit, dry_run: bool) -> StoreOutcome:
         """Commit a new memory (unless ``dry_run``) with its novelty and near duplicates; its key
         taken by another store meanwhile makes it an update of that one."""
-        novelty, similar = self._novelty(vector, memory.project)
+        novelty, similar, nearest = self._novelty(vector, memory.project)
         if dry_run:
-            return StoreOutcome(memory, novelty=novelty, similar=similar)
+            return StoreOutcome(memory, novelty=novelty, similar=similar, nearest=nearest)
         try:
             outcome = self._commit([memory])[0]
         except StorageError:
@@ -189,7 +189,7 @@ class CognitiveSystem:
             if held is None:
                 raise
             return self._store_over(held, edit, memory.session_id, dry_run)
-        return dataclasses.replace(outcome, novelty=novelty, similar=similar)
+        return dataclasses.replace(outcome, novelty=novelty, similar=similar, nearest=nearest)
 
     def _holder(self, key: str | None, project: str) -> CognitiveMemory | None:
         """The memory of ``project`` holding ``key``, if any."""
@@ -207,12 +207,13 @@ class CognitiveSystem:
         vector = held.cognitive_embedding
         if "content" in changed_fields or vector is None:
             vector = self.encoder.encode([memory.content])[0]
-        novelty, similar = self._novelty(vector, held.project, excluding=held.id)
+        novelty, similar, nearest = self._novelty(vector, held.project, excluding=held.id)
         return StoreOutcome(
             memory,
             duplicate=not changed_fields,
             novelty=novelty,
             similar=similar,
+            nearest=nearest,
             updated=bool(changed_fields),
         )
 
@@ -233,19 +234,20 @@ class CognitiveSystem:
 
     def _novelty(
         self, vector: Vector, project: str, excluding: str | None = None
-    ) -> tuple[float | None, tuple[VectorHit, ...]]:
+    ) -> tuple[float | None, tuple[VectorHit, ...], VectorHit | None]:
         """1 minus the highest cosine to a memory of ``project`` (other than ``excluding``), within
-        0..1 (a memory pointing away is no more novel than none), and the near duplicates."""
+        0..1 (a memory pointing away is no more novel than none), the near duplicates, and the
+        nearest memory whatever its cosine."""
         try:
             where = self.records.memories.index_filter(VectorFilter(projects=(project,)))
             hits = self.vectors.search(vector, SIMILAR_LIMIT + (excluding is not None), where)
         except StorageError:
-            return None, ()
+            return None, (), None
         hits = [hit for hit in hits if hit.id != excluding][:SIMILAR_LIMIT]
         if not hits:
-            return 1.0, ()
+            return 1.0, (), None
         similar = tuple(hit for hit in hits if hit.score >= self.near_duplicate)
-        return min(1.0, max(0.0, 1.0 - hits[0].score)), similar
+        return min(1.0, max(0.0, 1.0 - hits[0].score)), similar, hits[0]
 
     def store_many(self, texts: Sequence[str], *, session_id: str | None = None) -> list[StoreOutcome]:
         """Store texts in order with one batched embedding and one SQLite transaction (the bulk

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from cognitive_memory.core.memory import SourceKind
+from cognitive_memory.index.vector_store import VectorHit
 from cognitive_memory.outcomes import StoreOutcome
 from cognitive_memory.service.fields import (
     Importance,
@@ -66,6 +68,9 @@ LESSON_SUGGESTIONS = {
 
 # Characters of a similar memory shown in a store's answer.
 SIMILAR_PREVIEW = 200
+# Below this novelty (a cosine above 0.7) a store names its nearest memory even when it is under
+# the near-duplicate threshold, which a paraphrase of a stored fact often is (docs/tools.md).
+NEAREST_BELOW_NOVELTY = 0.3
 
 MAX_SPEAKER_CHARS = 100
 SpeakerName = Annotated[
@@ -121,6 +126,7 @@ class StoreResult(BaseModel):
     similar: list[SimilarOut] = Field(
         default_factory=list, description="Near duplicates: consider update_memory on one of them instead."
     )
+    nearest: SimilarOut | None = optional("The most similar memory, when novelty is under 0.3.")
     key: str | None = optional()
     updated: bool = flag("Its key was held: memory_id was updated, its previous state kept as a version.")
     dry_run: bool = flag("Nothing was stored.")
@@ -178,6 +184,7 @@ def store(
 def _store_result(system: CognitiveSystem, outcome: StoreOutcome, dry_run: bool) -> StoreResult:
     memory = outcome.memory
     new = dry_run and not outcome.duplicate and not outcome.updated
+    nearest = _nearest(system, outcome)
     return StoreResult(
         memory_id=None if new else memory.id,
         hierarchy_level=int(memory.hierarchy_level),
@@ -190,16 +197,26 @@ def _store_result(system: CognitiveSystem, outcome: StoreOutcome, dry_run: bool)
         retry_in_seconds=system.retry_seconds if outcome.queued else None,
         duplicate=outcome.duplicate,
         novelty=_rounded(outcome.novelty),
-        similar=_similar(system, outcome),
+        similar=_similar(system, outcome.similar),
+        nearest=nearest,
         key=memory.key,
         updated=outcome.updated,
         dry_run=dry_run,
-        message=_store_message(outcome, dry_run),
+        message=_store_message(outcome, dry_run, nearest),
     )
 
 
-def _similar(system: CognitiveSystem, outcome: StoreOutcome) -> list[SimilarOut]:
-    hits = {hit.id: hit.score for hit in outcome.similar}
+def _nearest(system: CognitiveSystem, outcome: StoreOutcome) -> SimilarOut | None:
+    """The nearest memory when the text is close to it (novelty under ``NEAREST_BELOW_NOVELTY``),
+    near duplicate or not; None for a duplicate, which ``memory_id`` names already."""
+    close = outcome.novelty is not None and outcome.novelty < NEAREST_BELOW_NOVELTY
+    if outcome.nearest is None or outcome.duplicate or not close:
+        return None
+    return next(iter(_similar(system, (outcome.nearest,))), None)
+
+
+def _similar(system: CognitiveSystem, found: Sequence[VectorHit]) -> list[SimilarOut]:
+    hits = {hit.id: hit.score for hit in found}
     return [
         SimilarOut(
             id=memory.id, similarity=round(hits[memory.id], 4), preview=memory.content[:SIMILAR_PREVIEW]
@@ -212,14 +229,15 @@ def _rounded(value: float | None) -> float | None:
     return round(value, 4) if value is not None else None
 
 
-def _store_message(outcome: StoreOutcome, dry_run: bool) -> str:
+def _store_message(outcome: StoreOutcome, dry_run: bool, nearest: SimilarOut | None) -> str:
     memory = outcome.memory
+    close = f"memory {nearest.id} is close (cosine {nearest.similarity:.2f})" if nearest else ""
     if dry_run:
         if outcome.updated:
             return f"Dry run, nothing stored: it would update memory {memory.id} (key {memory.key!r})"
         if outcome.duplicate:
             return f"Dry run, nothing stored: memory {memory.id} already holds this text"
-        alike = " (similar memories exist)" if outcome.similar else ""
+        alike = " (similar memories exist)" if outcome.similar else f"; {close}" if close else ""
         return f"Dry run, nothing stored: it would be stored as a new memory{alike}"
     if outcome.updated:
         return (
@@ -232,6 +250,11 @@ def _store_message(outcome: StoreOutcome, dry_run: bool) -> str:
         return (
             "Experience stored successfully. Similar memories exist: if this one corrects or extends "
             "one of them, update_memory (memory_system update) on that id keeps one memory instead of two."
+        )
+    if close:
+        return (
+            f"Experience stored successfully; {close}: if this one corrects or extends it, "
+            "update_memory (memory_system update) on that id keeps one memory instead of two."
         )
     return "Experience stored successfully"
 
@@ -308,6 +331,9 @@ def format_store(result: StoreResult) -> str:
         lines.append(f"Tags: {', '.join(result.tags)}")
     if result.novelty is not None and not result.duplicate:
         lines.append(f"Novelty: {result.novelty:.2f}")
+    nearest = result.nearest
+    if nearest is not None and nearest.id not in {s.id for s in result.similar}:
+        lines.append(f"Nearest Memory: {nearest.id} ({nearest.similarity:.2f}): {preview(nearest.preview)}")
     if result.similar:
         lines += ["", "Similar memories:"]
         lines += [f"  {s.id} ({s.similarity:.2f}): {preview(s.preview)}" for s in result.similar]

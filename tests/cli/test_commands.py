@@ -260,6 +260,20 @@ def test_store_dash_reads_the_text_from_stdin() -> None:
     assert json.loads(shown.output)["memories"][0]["content"] == "The nightly job writes to s3://backups."
 
 
+def test_a_dry_run_store_of_a_close_text_names_its_nearest_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(main, "model_encoder", lambda settings: HashEncoder())
+    kept = runner.invoke(app, ["store", "The staging database password rotates monthly.", "--json"])
+    memory_id = json.loads(kept.output)["memory_id"]
+
+    planned = runner.invoke(app, ["store", "The staging database password rotates weekly.", "--dry-run"])
+
+    assert planned.exit_code == 0, planned.output
+    assert f"it would be stored as a new memory; memory {memory_id} is close (cosine 0.83)" in planned.output
+    assert f"Nearest Memory: {memory_id} (0.83): The staging database password rotates monthly." in (
+        planned.output
+    )
+
+
 @pytest.mark.subprocess
 def test_store_dash_reads_no_more_of_an_endless_stdin_than_a_memory_holds(data_dir: Path) -> None:
     # `store - < /dev/zero` read it all: 10 GB in 15 s, then a MemoryError traceback.

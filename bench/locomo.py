@@ -118,13 +118,16 @@ def _conversation(
     vector index (off: in FTS5)."""
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
-    system = build_system(settings, encoder=encoder, clock=dumps.fixed_clock if dump is not None else None)
+    clock = dumps.fixed_clock if dump is not None else None
+    system = build_system(settings, encoder=encoder, clock=clock, follow_links=True)
     system.retriever.config = replace(system.retriever.config, words_in_index=words_in_index)
     try:
         service = MemoryService(system, session_id=sample["sample_id"])
         started = time.perf_counter()
         dia_of = store_conversation(service, sample)
         store_seconds = time.perf_counter() - started
+        if system.followed_links is not None:
+            system.followed_links.build()  # as a server has them by its first recall
         rows, latencies = [], []
         for number, question in enumerate(questions(sample)):
             asked = misspell(question.text) if misspelt else question.text

@@ -16,6 +16,7 @@ from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.edge_store import keep_shards_until_exit
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
+from cognitive_memory.replicas import FollowedLinks
 from cognitive_memory.replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
@@ -35,11 +36,15 @@ def build_system(
     encoder: Encoder | None = None,
     open_index_later: bool = False,
     clock: Clock | None = None,
+    follow_links: bool = False,
 ) -> CognitiveSystem:
     """Assemble stores, encoder and retriever from ``settings``. With ``open_index_later`` the
     embedded vector store opens (or reaches its owner) at its first use, not here: a server
     answers its handshake without waiting for a large shard to load. ``clock`` replaces the
-    system's clock (the benchmarks' ranking dumps fix it, so recency does not drift between runs)."""
+    system's clock (the benchmarks' ranking dumps fix it, so recency does not drift between runs).
+    With ``follow_links`` (a process that serves many recalls) recall reads the links from memory
+    (``replicas.FollowedLinks``), built on a thread once the system is up and kept in step by the
+    change log; a one-shot command reads them from the store."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
@@ -66,7 +71,10 @@ def build_system(
     )
     if recall.words is not None:
         config = replace(config, words_in_index=recall.words == "index")
-    retriever = Retriever(records, vectors, config, IndexCoverage(vectors, records.outbox.to_be_indexed))
+    links = FollowedLinks(records) if follow_links else None
+    retriever = Retriever(
+        records, vectors, config, IndexCoverage(vectors, records.outbox.to_be_indexed), links=links
+    )
     configuration = {
         "profile": profile,
         "data_dir": str(settings.storage.data_dir),
@@ -90,6 +98,7 @@ def build_system(
             configuration=configuration,
             near_duplicate=settings.scope.near_duplicate,
             clock=clock or (lambda: datetime.now(UTC)),
+            followed_links=links,
         )
     except CognitiveMemoryError:
         vectors.close()
@@ -103,6 +112,8 @@ def build_system(
         system.close()
         raise
     system.words_upgrade.start(_owns_index(vectors))
+    if links is not None:
+        links.build_in_background()
     return system
 
 

@@ -61,7 +61,8 @@ def resolve_settings() -> Settings:
 @contextmanager
 def open_system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
     """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
-    (``serving``) opens the vector store at its first store or recall, not before its handshake."""
+    (``serving``) opens the vector store at its first store or recall, not before its handshake,
+    and reads the links recall spreads over into memory on a thread (``replicas``)."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system, keep_shards_until_exit
     from memory_system.serving import ending_with_exit_now
@@ -69,7 +70,7 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
     if ending_with_exit_now():
         keep_shards_until_exit()
     try:
-        system = build_system(settings or load_settings(), open_index_later=serving)
+        system = build_system(settings or load_settings(), open_index_later=serving, follow_links=serving)
     except CognitiveMemoryError as exc:
         raise fail(exc.message) from exc
     answered = False

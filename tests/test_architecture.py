@@ -53,6 +53,7 @@ CORE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("main",),
     ("system",),
     ("loaders",),
+    ("replicas",),
     ("retrieval",),
     ("storage",),
     ("index",),

@@ -19,7 +19,7 @@ from cognitive_memory.retrieval.candidates import RecallQuery, Search, gather, r
 from cognitive_memory.retrieval.conversation import ConversationStage
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
-from cognitive_memory.retrieval.reading import RecallReads
+from cognitive_memory.retrieval.reading import LinkReads, RecallReads
 from cognitive_memory.retrieval.results import RankedMemory, RetrievalResult, split_core
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.succession import successors_first
@@ -81,10 +81,13 @@ class Retriever:
         vectors: VectorStore,
         config: RetrievalConfig,
         coverage: IndexCoverage | None = None,
+        links: LinkReads | None = None,
     ) -> None:
+        """``links``: where the links are read (links kept in memory by ``replicas``), else the
+        store's."""
         self._records = records
         self._memories = records.memories
-        self._links = records.links
+        self._links = links or records.links
         self._words = records.words
         self._vectors = vectors
         self.config = config

@@ -6,7 +6,7 @@ import re
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from cognitive_memory.storage import words
 
@@ -16,7 +16,9 @@ __all__ = [
     "TEMPORAL_NEIGHBOURS",
     "TEMPORAL_WINDOW_SECONDS",
     "connect",
+    "every_neighbourhood",
     "Graph",
+    "NeighbourRow",
     "neighbourhood",
     "query_words",
     "text_words",
@@ -247,6 +249,9 @@ def strengthen(
 
 # Each memory's linked memories and the weight of the link.
 Graph = dict[str, list[tuple[str, float]]]
+# A memory, one memory it is linked to, the strongest weight of their links, and the strongest of
+# those not in time (None when they are linked only in time).
+NeighbourRow = tuple[str, str, float, float | None]
 
 
 def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: float) -> tuple[Graph, Graph]:
@@ -280,3 +285,16 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
     graph: Graph = {source: sorted(edges.items()) for source, edges in best.items()}
     timeless: Graph = {source: sorted(edges.items()) for source, edges in untimed.items()}
     return graph, timeless
+
+
+def every_neighbourhood(conn: sqlite3.Connection, user_weight: float) -> Iterator[NeighbourRow]:
+    """Every linked pair as ``neighbourhood`` weighs it, by memory then neighbour id (the order
+    ``neighbourhood`` sorts each memory's links in), read as they are taken."""
+    yield from conn.execute(
+        "SELECT source, target, max(weight), max(CASE WHEN not_in_time THEN weight END) FROM ("
+        "SELECT source_id AS source, target_id AS target, weight, kind != 'temporal' AS not_in_time "
+        "FROM connections UNION ALL SELECT from_id, to_id, ?1, 1 FROM relations "
+        "UNION ALL SELECT to_id, from_id, ?1, 1 FROM relations) "
+        "GROUP BY source, target ORDER BY source, target",
+        (user_weight,),
+    )

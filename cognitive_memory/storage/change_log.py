@@ -17,7 +17,7 @@ from typing import Literal, NamedTuple
 
 from cognitive_memory.storage.database import Database
 
-__all__ = ["KEEP", "ChangeLog", "Change", "ChangeKind", "Changes"]
+__all__ = ["KEEP", "Change", "ChangeKind", "ChangeLog", "Changes", "head_in"]
 
 ChangeKind = Literal["memory", "links", "words"]
 # How many rows the log keeps: a reader that falls further behind reads the store whole.
@@ -53,7 +53,7 @@ class ChangeLog:
 
     def head(self) -> int:
         """The seq of the last change written (0 before any): one point read."""
-        return self._db.read(_head)
+        return self._db.read(head_in)
 
     def since(self, seq: int, limit: int | None = None) -> Changes:
         """The changes after ``seq`` (the first ``limit`` of them, if given), in one read."""
@@ -65,10 +65,10 @@ class ChangeLog:
         read them learn it from ``since`` (``whole``)."""
         if keep < 1:  # the newest row stays: a new row's seq is the largest + 1
             raise ValueError(f"the change log keeps at least its newest row, not {keep}")
-        if self._db.read(lambda conn: _head(conn) - _trimmed(conn)) <= keep + keep // 10:
+        if self._db.read(lambda conn: head_in(conn) - _trimmed(conn)) <= keep + keep // 10:
             return 0
         with self._db.transaction() as conn:
-            through = _head(conn) - keep
+            through = head_in(conn) - keep
             if through <= _trimmed(conn):
                 return 0
             dropped = conn.execute("DELETE FROM change_log WHERE seq <= ?", (through,)).rowcount
@@ -86,12 +86,12 @@ def _since(conn: sqlite3.Connection, seq: int, limit: int | None) -> Changes:
         (seq, -1 if limit is None else limit),
     ).fetchall()
     changes = [Change(int(row[0]), str(row[1]), row[2]) for row in rows]
-    last = _head(conn)
+    last = head_in(conn)
     head = changes[-1].seq if changes else last
     return Changes(changes, head, seq < _trimmed(conn) or seq > last)
 
 
-def _head(conn: sqlite3.Connection) -> int:
+def head_in(conn: sqlite3.Connection) -> int:
     """The last seq written: the newest row's, else the last trimmed away, else 0."""
     (newest,) = conn.execute("SELECT max(seq) FROM change_log").fetchone()
     return int(newest) if newest is not None else _trimmed(conn)

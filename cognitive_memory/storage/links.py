@@ -3,15 +3,18 @@ activation over (``associations``: links in time, structure, co-recall)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from typing import TypeVar
 
-from cognitive_memory.storage import associations
+from cognitive_memory.storage import associations, change_log
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.database import Database
 
 __all__ = ["Links"]
+
+T = TypeVar("T")
 
 
 class Links:
@@ -58,6 +61,17 @@ class Links:
         weight over the other kinds; pairs linked only in time are left out)."""
         return self._db.read(
             lambda conn: associations.neighbourhood(conn, ids, relation_sql.USER_LINK_WEIGHT)
+        )
+
+    def every_neighbourhood(self, take: Callable[[int, Iterator[associations.NeighbourRow]], T]) -> T:
+        """What ``take`` makes of the change log's head and every memory's ``neighbourhood`` (by
+        memory, then neighbour id, read as it takes them), both in one read apart from the others
+        (``Database.read_apart``): recalls do not wait for it."""
+        return self._db.read_apart(
+            lambda conn: take(
+                change_log.head_in(conn),
+                associations.every_neighbourhood(conn, relation_sql.USER_LINK_WEIGHT),
+            )
         )
 
     def answers(self, ids: Sequence[str]) -> dict[str, str]:

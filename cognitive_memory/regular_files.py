@@ -6,6 +6,10 @@ older version was made 0777; a user's notes; an import; a hook's transcript) goe
 /dev/zero never ends, so such a file is refused before it is opened, opened with ``O_NONBLOCK``
 (a FIFO swapped in after the look opens at once), and looked at again through the descriptor: the
 file opened must be the regular file looked at. The refusal names the file and says what it is.
+
+Writing is the same: a lock file is opened with ``open_lock`` (a FIFO opened for writing blocks
+until a reader comes), and a file replaced whole is written with ``write_replacing``, which
+opens nothing already there.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import errno
 import os
 import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["NotRegularFileError", "open_regular", "read_regular"]
+__all__ = ["NotRegularFileError", "open_lock", "open_regular", "read_regular", "write_replacing"]
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -94,3 +99,38 @@ def _kind(mode: int) -> str | None:
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
     return "not a regular file"
+
+
+def open_lock(path: Path) -> BinaryIO:
+    """The lock file at ``path`` (made, 0600, when missing), open for appending, for ``flock``.
+    Opening never blocks: a FIFO, a directory, a device or a symbolic link in its place raises
+    ``NotRegularFileError`` naming it."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | _NO_FOLLOW
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_NOCTTY", 0), 0o600)
+    except OSError as exc:
+        # ENXIO: a FIFO no process reads; EISDIR: a directory; ELOOP: a symbolic link.
+        if exc.errno not in (errno.ENXIO, errno.EISDIR, errno.ELOOP):
+            raise
+        raise NotRegularFileError(path, _kind(os.lstat(path).st_mode) or "not a regular file") from None
+    try:
+        _check(path, os.fstat(descriptor), owned=False)
+        os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return os.fdopen(descriptor, "ab")
+
+
+def write_replacing(path: Path, text: str) -> None:
+    """Put ``text`` (UTF-8) at ``path`` whole: written to a new file beside it, then moved over it,
+    so a reader sees the old file or the new one, and whatever was at ``path`` (a FIFO another user
+    put there) is never opened."""
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise

@@ -184,7 +184,9 @@ def load_state(data_dir: Path) -> ManagedServer | None:
 
 
 def save_state(data_dir: Path, server: ManagedServer) -> None:
-    (data_dir / STATE_FILE).write_text(json.dumps(asdict(server), indent=2) + "\n")
+    from cognitive_memory.regular_files import write_replacing
+
+    write_replacing(data_dir / STATE_FILE, json.dumps(asdict(server), indent=2) + "\n")
 
 
 def launch(plan: StartPlan, data_dir: Path) -> ManagedServer:

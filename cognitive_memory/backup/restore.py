@@ -25,6 +25,7 @@ from pathlib import Path
 
 from cognitive_memory.backup.snapshot import Snapshot, file_sha256
 from cognitive_memory.errors import InvalidInputError, StorageError, StoreLockedError
+from cognitive_memory.index.edge_errors import lock_file
 from cognitive_memory.index.vector_store import VectorStore
 from cognitive_memory.regular_files import NotRegularFileError, open_regular
 from cognitive_memory.replication import copy_vectors, unindexed_threshold
@@ -114,7 +115,7 @@ def _check_vector_lock(vector_path: Path) -> None:
     lock = vector_path.parent / f".{vector_path.name}.lock"
     if not lock.exists():
         return
-    with lock.open("a") as guard:
+    with lock_file(vector_path) as guard:
         try:
             fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -193,7 +194,7 @@ def _set_aside(vector_path: Path) -> Path | None:
     """Rename the embedded store out of the way, holding its lock; None if there is none."""
     if not vector_path.exists():
         return None
-    with (vector_path.parent / f".{vector_path.name}.lock").open("a") as guard:
+    with lock_file(vector_path) as guard:
         try:
             fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

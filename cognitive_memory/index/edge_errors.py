@@ -7,10 +7,27 @@ from __future__ import annotations
 import fcntl
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from cognitive_memory.errors import IndexMismatchError, StorageError, StoreLockedError
+from cognitive_memory.regular_files import NotRegularFileError, open_lock
 
-__all__ = ["classify", "damaged", "locked", "set_aside"]
+__all__ = ["classify", "damaged", "lock_file", "locked", "set_aside"]
+
+
+def lock_file(path: Path) -> BinaryIO:
+    """The shard's lock file (``.<name>.lock`` beside it), open for ``flock``; something else in its
+    place (a FIFO another user made, which would block the open) is refused saying what to do."""
+    lock = path.parent / f".{path.name}.lock"
+    try:
+        return open_lock(lock)
+    except NotRegularFileError as exc:
+        raise StorageError(
+            f"Cannot lock the vector store in {path}: {lock} is {exc.what}, not the lock file this "
+            "program makes (another user may have put it there). Remove it and try again; the data "
+            "directory should be yours alone (`chmod 700` it).",
+            code="lock_file",
+        ) from None
 
 
 def locked(path: Path) -> StoreLockedError:
@@ -34,7 +51,7 @@ def damaged(path: Path, exc: Exception) -> StorageError:
 def set_aside(path: Path) -> Path:
     """Rename a damaged shard to ``<name>.damaged-<UTC time>`` (kept, not deleted) while holding
     its lock, so no process opens it meanwhile; returns the new path."""
-    with (path.parent / f".{path.name}.lock").open("a") as guard:
+    with lock_file(path) as guard:
         try:
             fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

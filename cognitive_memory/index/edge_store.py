@@ -14,7 +14,7 @@ import qdrant_edge as qe
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index.edge_errors import classify, damaged, locked
+from cognitive_memory.index.edge_errors import classify, damaged, lock_file, locked
 from cognitive_memory.index.edge_layout import (
     edge_filter,
     edge_words,
@@ -133,7 +133,7 @@ class EdgeVectorStore:
         # The owner holds this lock from before opening the shard until after it is flushed and
         # closed: the shard's own WAL lock is released while close() still writes, and a process
         # loading it in that moment saw points vanish. The OS drops the lock if the owner dies.
-        self._guard = (path.parent / f".{path.name}.lock").open("a")
+        self._guard = lock_file(path)
         try:
             fcntl.flock(self._guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Collection
 from pathlib import Path
 
-from cognitive_memory.regular_files import NotRegularFileError, read_regular
+from cognitive_memory.regular_files import NotRegularFileError, read_regular, write_replacing
 
 __all__ = ["UnindexedPoints"]
 
@@ -67,9 +66,7 @@ class UnindexedPoints:
             with contextlib.suppress(FileNotFoundError):
                 self._file.unlink()
             return
-        partial = self._file.with_name(self._file.name + ".partial")
-        partial.write_text(f"{count}\n", encoding="utf-8")
-        os.replace(partial, self._file)
+        write_replacing(self._file, f"{count}\n")
 
 
 def _read_count(path: Path) -> int:

@@ -158,6 +158,14 @@ def test_a_fifo_as_the_state_file_is_ignored_with_a_warning(
     assert f"Ignoring {path}: it is a FIFO (named pipe)" in caplog.text
 
 
+def test_the_state_is_saved_over_a_fifo_without_opening_it(data_dir: Path) -> None:
+    state = qdrant_server.ManagedServer(kind="binary", url="http://127.0.0.1:1", command=["qdrant"])
+    data_dir.mkdir()
+    with fifo(data_dir / qdrant_server.STATE_FILE) as path:
+        ends_within(5, lambda: qdrant_server.save_state(data_dir, state), [path])
+    assert qdrant_server.load_state(data_dir) == state
+
+
 def test_a_state_file_of_another_user_does_not_choose_the_server(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -1,0 +1,112 @@
+"""Recall's links from the store against the links kept in memory, on a copy of a kept store.
+
+    python -m bench links --store DIR [--questions 400]
+
+DIR is a store kept by ``python -m bench lived-in --keep DIR`` (it is copied, never changed). In one
+process: the links are read into memory (``replicas.FollowedLinks``, its build timed), then the
+LoCoMo questions (their vectors embedded first) are recalled twice over through the retriever with
+the store's links and with the links in memory, the two ways interleaved per question and their
+order swapped in the second pass; no bookkeeping is written, so both rank on the same store. Then
+the links of 100 random memories are read both ways, 300 times. Results:
+``bench/results/links-<memories>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.latency import RESULTS
+from bench.locomo import DEFAULT_DATA, questions
+from cognitive_memory.encoding import Encoder
+from cognitive_memory.main import build_system
+from cognitive_memory.replicas import FollowedLinks
+from cognitive_memory.retrieval import Retriever
+from cognitive_memory.settings import Settings
+
+__all__ = ["main", "run"]
+
+
+def run(store: Path, count: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as folder:
+        copy = Path(folder) / "store"
+        shutil.copytree(store, copy)
+        settings = Settings(env_file=None)
+        settings.storage.data_dir = copy
+        system = build_system(settings)
+        try:
+            system.encoder.warm_up()
+            links = FollowedLinks(system.records)
+            started = time.perf_counter()
+            links.build()
+            build = time.perf_counter() - started
+            store_way = system.retriever
+            memory_way = Retriever(
+                system.records, system.vectors, store_way.config, store_way.coverage, links=links
+            )
+            recall = _recalls(system.encoder, store_way, memory_way, count)
+            ids = [m.id for batch in system.records.memories.batches() for m in batch]
+            reads = _reads(system.records.links.neighbourhood, links.neighbourhood, ids)
+            memories = len(ids)
+        finally:
+            system.close()
+    return {"benchmark": "links", "memories": memories, "build_s": round(build, 3), **recall, **reads}
+
+
+def _recalls(encoder: Encoder, store_way: Retriever, memory_way: Retriever, count: int) -> dict[str, Any]:
+    """Recall p50 and p95 each way (the first 50 of each left out: warming up)."""
+    samples = json.loads(DEFAULT_DATA.read_text())
+    cues = [question.text for sample in samples for question in questions(sample)][:count]
+    vectors = encoder.encode(cues)
+    now = datetime.now(UTC)
+    timed: dict[str, list[float]] = {"store": [], "memory": []}
+    ways = [("store", store_way), ("memory", memory_way)]
+    for turn in range(2):
+        for cue, vector in zip(cues, vectors, strict=True):
+            for name, way in ways if turn == 0 else ways[::-1]:
+                started = time.perf_counter()
+                way.retrieve(cue, vector, max_results=10, include_bridges=True, now=now)
+                timed[name].append(1000 * (time.perf_counter() - started))
+    report: dict[str, Any] = {"questions": len(cues)}
+    for name, times in timed.items():
+        kept = sorted(times[50:])
+        report[f"recall_{name}_p50_ms"] = round(statistics.median(kept), 2)
+        report[f"recall_{name}_p95_ms"] = round(kept[int(0.95 * len(kept))], 2)
+    return report
+
+
+def _reads(
+    from_store: Callable[[Sequence[str]], object],
+    from_memory: Callable[[Sequence[str]], object],
+    ids: list[str],
+) -> dict[str, Any]:
+    rng = random.Random(2)
+    sets = [rng.sample(ids, min(100, len(ids))) for _ in range(300)]
+    timed: dict[str, list[float]] = {"store": [], "memory": []}
+    for _ in range(2):
+        for name, read in (("store", from_store), ("memory", from_memory)):
+            started = time.perf_counter()
+            for chosen in sets:
+                read(chosen)
+            timed[name].append(1000 * (time.perf_counter() - started) / len(sets))
+    return {f"links_of_100_{name}_ms": [round(t, 3) for t in times] for name, times in timed.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench links", description=__doc__)
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--questions", type=int, default=400)
+    args = parser.parse_args(argv)
+    result = run(args.store, args.questions)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"links-{result['memories']}.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))  # noqa: T201 - the benchmark's report goes to stdout

@@ -10,7 +10,7 @@ over the links not in time, each memory's neighbours sorted by id: in compressed
 from one read of the store, and a table of the memories whose links changed since, read again.
 
 Before each read it asks the change log what changed since the last sequence number it has seen
-(one point read when nothing did) and reads again the links of the memories the log names, in the
+(two index lookups when nothing did) and reads again the links of the memories the log names, in the
 recall's own read of the store, so a link written by any process is in the very next recall.
 Until it is built (``build``, on a thread at start), and while a log it can no longer follow
 (trimmed past it, or a database put back) has it built again, reads go to the store.

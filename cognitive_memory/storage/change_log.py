@@ -3,7 +3,7 @@
 Every write of a memory's row, its links or its words appends ``(seq, memory_id, kind)`` to
 ``change_log`` in the write's own transaction (migration 0019's triggers), ``seq`` growing with
 each row. A reader that follows the store keeps the last ``seq`` it has seen and asks for what
-came after it (``since``): one point read when nothing changed, the changed ids otherwise. The
+came after it (``since``): two index lookups when nothing changed, the changed ids otherwise. The
 log keeps its newest ``KEEP`` rows (``trim``); a reader whose last ``seq`` is older than what was
 trimmed, or newer than the log (a database put back from a backup), learns it (``Changes.whole``)
 and reads the store whole instead.
@@ -65,11 +65,13 @@ class ChangeLog:
         read them learn it from ``since`` (``whole``)."""
         if keep < 1:  # the newest row stays: a new row's seq is the largest + 1
             raise ValueError(f"the change log keeps at least its newest row, not {keep}")
-        if self._db.read(lambda conn: head_in(conn) - _trimmed(conn)) <= keep + keep // 10:
+        head, trimmed = self._db.read(_bounds)
+        if head - trimmed <= keep + keep // 10:
             return 0
         with self._db.transaction() as conn:
-            through = head_in(conn) - keep
-            if through <= _trimmed(conn):
+            head, trimmed = _bounds(conn)
+            through = head - keep
+            if through <= trimmed:
                 return 0
             dropped = conn.execute("DELETE FROM change_log WHERE seq <= ?", (through,)).rowcount
             conn.execute(
@@ -86,17 +88,21 @@ def _since(conn: sqlite3.Connection, seq: int, limit: int | None) -> Changes:
         (seq, -1 if limit is None else limit),
     ).fetchall()
     changes = [Change(int(row[0]), str(row[1]), row[2]) for row in rows]
-    last = head_in(conn)
+    last, trimmed = _bounds(conn)
     head = changes[-1].seq if changes else last
-    return Changes(changes, head, seq < _trimmed(conn) or seq > last)
+    return Changes(changes, head, seq < trimmed or seq > last)
 
 
 def head_in(conn: sqlite3.Connection) -> int:
     """The last seq written: the newest row's, else the last trimmed away, else 0."""
-    (newest,) = conn.execute("SELECT max(seq) FROM change_log").fetchone()
-    return int(newest) if newest is not None else _trimmed(conn)
+    return _bounds(conn)[0]
 
 
-def _trimmed(conn: sqlite3.Connection) -> int:
-    found = conn.execute("SELECT value FROM store_meta WHERE key = ?", (_TRIMMED,)).fetchone()
-    return int(found[0]) if found else 0
+def _bounds(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(the last seq written, the last seq trimmed away), in one statement."""
+    newest, trimmed = conn.execute(
+        "SELECT (SELECT max(seq) FROM change_log), (SELECT value FROM store_meta WHERE key = ?)",
+        (_TRIMMED,),
+    ).fetchone()
+    through = int(trimmed) if trimmed is not None else 0
+    return (int(newest) if newest is not None else through), through

@@ -22,11 +22,11 @@ from typing import Any
 
 from bench.corpus import memory_texts, query_texts
 from bench.latency import RESULTS, percentiles
-from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder
 from cognitive_memory.index import EdgeVectorStore
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.main import build_system, model_encoder
+from cognitive_memory.replicas.index_build import BackgroundIndexer
 from cognitive_memory.settings import Settings
 
 __all__ = ["main", "run"]

@@ -6,7 +6,7 @@ Fills a store in bulk with short notes (the hash encoder), then stores long note
 one of them drifts the store's average length from the one its word vectors were weighed against.
 The report gives that store call's milliseconds against the p50 of the store calls before it, and
 how long the background pass took to weigh every memory's words again. ``--inline`` sets
-``replication.REWEIGH_INLINE`` (stores up to that size weigh them again inside the call; the
+``index_replication.REWEIGH_INLINE`` (stores up to that size weigh them again inside the call; the
 release before 2026-11-26 evening did it up to 20,000).
 """
 
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.latency import RESULTS
-from cognitive_memory import replication
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
+from cognitive_memory.replicas import index_replication as replication
 from cognitive_memory.settings import Settings
 
 __all__ = ["main", "run"]

@@ -13,7 +13,7 @@ from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import EditConflictError, InvalidInputError, NotFoundError
 from cognitive_memory.linking import unknown
 from cognitive_memory.outcomes import UpdateOutcome
-from cognitive_memory.replication import IndexReplication
+from cognitive_memory.replicas.index_replication import IndexReplication
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["UPDATE_ATTEMPTS", "Edits"]

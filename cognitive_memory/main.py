@@ -8,7 +8,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cognitive_memory.background_index import BackgroundIndexer
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
@@ -17,7 +16,8 @@ from cognitive_memory.index.edge_store import keep_shards_until_exit
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.replicas import FollowedLinks
-from cognitive_memory.replication import background_threshold
+from cognitive_memory.replicas.index_build import BackgroundIndexer
+from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore

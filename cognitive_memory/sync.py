@@ -24,7 +24,7 @@ from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts,
 from cognitive_memory.core.validation import check_text
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.replication import IndexReplication
+from cognitive_memory.replicas.index_replication import IndexReplication
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord, SourceWrite
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 

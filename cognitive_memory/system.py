@@ -32,13 +32,13 @@ from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorS
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.processes import yield_cpu
 from cognitive_memory.replicas import FollowedLinks
-from cognitive_memory.replication import IndexReplication
+from cognitive_memory.replicas.index_replication import IndexReplication
+from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.retrieval.results import RetrievalResult
 from cognitive_memory.retrieval.retriever import Retriever
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.sync import LoadedSources
 from cognitive_memory.use_log import UseLog
-from cognitive_memory.words_upgrade import WordsUpgrade
 
 __all__ = ["CognitiveSystem"]
 

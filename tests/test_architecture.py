@@ -45,7 +45,7 @@ FORBIDDEN = {
 
 # The core's parts from the top down, as docs/architecture.md draws them: a module imports only
 # modules of its own part or of the parts below it. A top-level module named in no part is a use
-# case beside system.py (editing, sync, replication, ...) and sits in its part; the package's own
+# case beside system.py (editing, linking, sync, ...) and sits in its part; the package's own
 # ``__init__`` re-exports from any part.
 CORE_LAYERS: tuple[tuple[str, ...], ...] = (
     ("upkeep",),

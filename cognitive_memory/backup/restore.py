@@ -28,7 +28,7 @@ from cognitive_memory.errors import InvalidInputError, StorageError, StoreLocked
 from cognitive_memory.index.edge_errors import lock_file
 from cognitive_memory.index.vector_store import VectorStore
 from cognitive_memory.regular_files import NotRegularFileError, open_regular
-from cognitive_memory.replication import copy_vectors, unindexed_threshold
+from cognitive_memory.replicas.index_replication import copy_vectors, unindexed_threshold
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["RestoreReport", "claim_database", "memory_count", "restore_snapshot"]

@@ -57,7 +57,7 @@ MIN_FREE_BYTES = 64 * 1024 * 1024
 # Below this much free space no write reaches a loaded shard: one store's write to a mapped page
 # of its WAL or storage killed the process with SIGBUS with about 200 KB free on a tmpfs, after
 # SQLite had committed the memory. The write stays queued in SQLite's outbox instead, and is
-# replayed once there is room. The margin covers a batch of ``replication.COPY_BATCH`` points.
+# replayed once there is room. The margin covers a batch of ``index_replication.COPY_BATCH`` points.
 MIN_WRITE_FREE_BYTES = 16 * 1024 * 1024
 
 # Edge evicts a shard's files from the page cache when the shard is dropped (closed, or freed by
@@ -90,7 +90,7 @@ def _close_kept(path: Path) -> None:
 
 
 class IndexWatcher(Protocol):
-    """Told of every write to the shard; builds the index elsewhere (cognitive_memory.background_index)."""
+    """Told of every write to the shard; builds the index elsewhere (``replicas.index_build``)."""
 
     def wrote(self, count: int) -> None: ...
 

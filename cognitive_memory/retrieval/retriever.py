@@ -37,7 +37,7 @@ class RetrievalConfig:
     index, in the same call as the meaning (``index/sparse.py``), and reads nothing of SQLite FTS5:
     the words' rarity comes from the document frequencies kept beside the vocabulary. Off, or when
     the index fails, or while an older store's words are still being built into the index
-    (``words_upgrade.py``), FTS5 searches the words."""
+    (``replicas/index_words.py``), FTS5 searches the words."""
 
     candidate_pool: int = 50
     semantic_weight: float = 0.5

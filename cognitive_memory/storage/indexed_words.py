@@ -1,7 +1,7 @@
 """Whether the vector index holds every memory's words, and how far their build has come.
 
 A store made before the words were indexed (its points carry only the meaning) gets them built
-in the background (``cognitive_memory/words_upgrade.py``), in the order of the memories' rowids;
+in the background (``cognitive_memory/replicas/index_words.py``), in the order of the memories' rowids;
 ``store_meta`` keeps the last rowid done (``WORDS_THROUGH``), so a restarted build resumes there,
 and, once every memory's words are in the index, the marker ``WORDS_COMPLETE``. A new store has
 the marker from its first migration on (``0017_words_indexed``), and a rebuild of the index from
@@ -9,7 +9,7 @@ SQLite sets it. A memory stored after the build began is written with its words:
 has to reach the rowids that existed before.
 
 The words are also weighed again, every memory's, when the store's average length drifts from the
-one they were weighed against (``word_documents``). A store above ``replication.REWEIGH_INLINE``
+one they were weighed against (``word_documents``). A store above ``index_replication.REWEIGH_INLINE``
 memories does it in the background too: the new average and ``REWEIGH_THROUGH`` (0) are written in
 one transaction, the same thread goes through the rowids, and the key goes once it reaches the
 last. Recall keeps searching the words in the index meanwhile (the memories not yet weighed again

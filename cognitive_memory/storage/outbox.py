@@ -1,7 +1,7 @@
 """The vector outbox: index writes SQLite committed that the vector index has not confirmed.
 
 Rows are queued in the transaction that writes their memory (``rows.queue_vector_writes``);
-``replication.IndexReplication`` applies them and clears them here.
+``index_replication.IndexReplication`` applies them and clears them here.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 of an embedded store (``qdrant status``).
 
 SQLite keeps every memory's vector, so nothing is re-embedded: copies go through
-``replication.copy_vectors``, the path that also rebuilds an index.
+``index_replication.copy_vectors``, the path that also rebuilds an index.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from cognitive_memory.index.edge_store import EdgeVectorStore
 from cognitive_memory.main import EMBEDDING_DIMENSION
-from cognitive_memory.replication import CopyReport, copy_vectors
+from cognitive_memory.replicas.index_replication import CopyReport, copy_vectors
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from cognitive_memory.index.edge_errors import set_aside
 from cognitive_memory.index.vector_store import INDEXED_FIELDS
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.main import build_system
-from cognitive_memory.replication import unindexed_threshold
+from cognitive_memory.replicas.index_replication import unindexed_threshold
 from cognitive_memory.upkeep.health import REPAIR_HINT, CheckResult, Status, count_phrase
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
 
 def check_words(system: CognitiveSystem) -> CheckResult:
     """The index holds every memory's words, or they are being built in the background (an
-    older store's: ``words_upgrade.py``)."""
+    older store's: ``replicas/index_words.py``)."""
     try:
         progress = system.words_upgrade.progress()
         reweighing = system.words_upgrade.reweigh_progress()

@@ -15,16 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import cognitive_memory.background_index as background_module
 import cognitive_memory.index.edge_layout as edge_layout
 import cognitive_memory.main as main_module
-from cognitive_memory.background_index import BackgroundIndexer, build
+import cognitive_memory.replicas.index_build as background_module
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorPoint
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.index.sparse import SparseVector
 from cognitive_memory.main import build_system
+from cognitive_memory.replicas.index_build import BackgroundIndexer, build
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from cognitive_memory.upkeep import check_vectors

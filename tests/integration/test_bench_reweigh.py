@@ -4,7 +4,7 @@ as each rule for the store's size has it."""
 from __future__ import annotations
 
 from bench import reweigh
-from cognitive_memory import replication
+from cognitive_memory.replicas import index_replication as replication
 
 
 def test_above_the_inline_limit_the_drift_leaves_a_pass_to_the_background() -> None:

@@ -1,4 +1,4 @@
-"""Each memory's point carries its words and its neighbours' (cognitive_memory/word_vectors.py):
+"""Each memory's point carries its words and its neighbours' (cognitive_memory/replicas/index_points.py):
 written with the memory, again when a neighbour in time changes, and rebuilt from SQLite."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
-from cognitive_memory import background_index, replication, words_upgrade
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.core.terms import terms
 from cognitive_memory.encoding import HashEncoder
@@ -18,12 +17,15 @@ from cognitive_memory.errors import StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorPoint, VectorStore
 from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
 from cognitive_memory.index.sparse import query_vector
+from cognitive_memory.replicas import index_build as background_index
+from cognitive_memory.replicas import index_replication as replication
+from cognitive_memory.replicas import index_words as words_upgrade
+from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.word_documents import WEIGHTING_AVERAGE
 from cognitive_memory.system import CognitiveSystem
 from cognitive_memory.upkeep.vectors import check_words
-from cognitive_memory.words_upgrade import WordsUpgrade
 
 Opener = Callable[[], CognitiveSystem]
 

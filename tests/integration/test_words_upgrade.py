@@ -19,10 +19,10 @@ from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index.sparse import SparseVector, query_stems, words_query
 from cognitive_memory.main import build_system
+from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from cognitive_memory.upkeep.vectors import check_words
-from cognitive_memory.words_upgrade import WordsUpgrade
 from tests.aging import WORDS, make_old_store, note
 
 

@@ -1,4 +1,4 @@
-"""`memory_status` while a store above ``replication.REWEIGH_INLINE`` memories weighs its words
+"""`memory_status` while a store above ``index_replication.REWEIGH_INLINE`` memories weighs its words
 again in the background: the pass's progress, recall going on meanwhile, nothing once it ends."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from cognitive_memory import replication
+from cognitive_memory.replicas import index_replication as replication
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 

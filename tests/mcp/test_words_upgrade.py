@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 from mcp import Client
 
+from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.system import CognitiveSystem
-from cognitive_memory.words_upgrade import WordsUpgrade
 from interfaces.mcp_server import MemoryServer, create_server
 from tests.aging import WORDS, make_old_store
 from tests.mcp.tools import call

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cognitive_memory.replication import unindexed_threshold
+from cognitive_memory.replicas.index_replication import unindexed_threshold
 
 
 def test_small_stores_wait_for_five_thousand_unindexed_vectors() -> None:

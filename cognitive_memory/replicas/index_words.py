@@ -2,7 +2,7 @@
 memory's words weighed again there once a large store's average length drifts.
 
 A store made by a release before the word vectors has points that carry only the meaning. Its
-memories' words are weighed from SQLite (``word_vectors.words_of``) and written alone
+memories' words are weighed from SQLite (``index_points.words_of``) and written alone
 (``VectorStore.update_words``) in small batches, in rowid order, on a thread of the process that
 owns the index, pausing between batches as long as each took. SQLite keeps the last rowid done
 and, at the end, the marker (``storage/indexed_words.py``): a killed build resumes where it was,
@@ -13,7 +13,7 @@ again after writing, and writes again those that changed meanwhile, so its write
 older words over newer ones. A point the index lacks is left to the outbox, which writes it whole.
 
 The same thread, once the build is done, stays to weigh the words again: a store above
-``replication.REWEIGH_INLINE`` memories whose average length drifts takes the new average at once
+``index_replication.REWEIGH_INLINE`` memories whose average length drifts takes the new average at once
 and leaves this pass to write every memory's words against it (``storage/indexed_words.py``:
 ``REWEIGH_THROUGH``), batch by batch as the build does, while recall goes on in the index. The
 thread looks for a pass every ``IDLE_SECONDS``, so a pass another process started is taken up by
@@ -30,9 +30,9 @@ from typing import Protocol
 
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorStore
+from cognitive_memory.replicas.index_points import DocumentReads, words_of
 from cognitive_memory.storage.indexed_words import IndexedWords, WordsProgress
 from cognitive_memory.storage.word_documents import WordDocument
-from cognitive_memory.word_vectors import DocumentReads, words_of
 
 __all__ = ["WordsUpgrade", "WordsUpgradeRecords"]
 

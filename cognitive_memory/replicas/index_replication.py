@@ -20,9 +20,9 @@ from typing import Protocol
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.errors import RejectedPointsError, StorageError
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore
+from cognitive_memory.replicas.index_points import DocumentReads, points_of, words_of
 from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.memories import MemoryCounts
-from cognitive_memory.word_vectors import DocumentReads, points_of, words_of
 
 __all__ = [
     "COPY_BATCH",
@@ -101,7 +101,7 @@ class CopyReport:
         return self.target_count == self.copied
 
 
-# The background build (cognitive_memory.background_index) stalls nobody, so it starts earlier,
+# The background build (cognitive_memory.replicas.index_build) stalls nobody, so it starts earlier,
 # while exact search is still cheap (docs/performance.md: "Measurements behind the code").
 BACKGROUND_MIN_UNINDEXED = 2_000
 
@@ -235,7 +235,7 @@ class IndexReplication:
         average has drifted from the one they were weighted with (``index/sparse.drifted``).
         It drifts fast while a store is small (cheap to rewrite, here) and slowly once it is
         large: above ``REWEIGH_INLINE`` memories the new average is taken at once and the words
-        are weighed again in the background (``words_upgrade.py``), so no store call waits."""
+        are weighed again in the background (``replicas/index_words.py``), so no store call waits."""
         documents = self._records.word_documents
         if not documents.drifted():
             return

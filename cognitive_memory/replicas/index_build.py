@@ -10,7 +10,7 @@ SQLite's vectors into a new shard beside the served one, builds its index and ex
 then swaps it in (``EdgeVectorStore.adopt``) and applies the writes it journaled meanwhile.
 Recall goes on, unchanged, on the old shard until the swap.
 
-    python -m cognitive_memory.background_index --db DB --into DIR
+    python -m cognitive_memory.replicas.index_build --db DB --into DIR
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ def _look_after(seconds: float, look: Callable[[], object]) -> threading.Timer:
 
 def build(db: Path, into: Path) -> int:
     """Copy SQLite's vectors into a new shard at ``into`` and index it; returns the vectors copied."""
-    from cognitive_memory.replication import copy_vectors
+    from cognitive_memory.replicas.index_replication import copy_vectors
     from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
     if not db.is_file():  # opening would create an empty database, and an empty index from it
@@ -253,7 +253,8 @@ def _die_with_parent() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m cognitive_memory.background_index", description=__doc__)
+    prog = "python -m cognitive_memory.replicas.index_build"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--into", type=Path, required=True)
     args = parser.parse_args(argv)

@@ -22,7 +22,14 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["NotRegularFileError", "open_lock", "open_regular", "read_regular", "write_replacing"]
+__all__ = [
+    "NotRegularFileError",
+    "open_lock",
+    "open_regular",
+    "read_regular",
+    "write_beside",
+    "write_replacing",
+]
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -122,15 +129,27 @@ def open_lock(path: Path) -> BinaryIO:
     return os.fdopen(descriptor, "ab")
 
 
-def write_replacing(path: Path, text: str) -> None:
-    """Put ``text`` (UTF-8) at ``path`` whole: written to a new file beside it, then moved over it,
-    so a reader sees the old file or the new one, and whatever was at ``path`` (a FIFO another user
-    put there) is never opened."""
+def write_beside(path: Path, text: str) -> Path:
+    """A new file of mode 0600 beside ``path`` holding ``text`` (UTF-8), its name unique and
+    hidden; the caller moves it into place (``os.replace``, or ``os.link`` when the first writer
+    must win) and removes it if that fails."""
     descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(text)
-        os.replace(name, path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
+        raise
+    return Path(name)
+
+
+def write_replacing(path: Path, text: str) -> None:
+    """Put ``text`` (UTF-8) at ``path`` whole: written to a new file beside it, then moved over it,
+    so a reader sees the old file or the new one, and whatever was at ``path`` (a FIFO another user
+    put there) is never opened."""
+    temporary = write_beside(path, text)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
         raise

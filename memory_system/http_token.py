@@ -19,7 +19,6 @@ import os
 import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -137,12 +136,12 @@ def new_token(path: Path) -> str:
 
 
 def _private_copy(path: Path, token: str) -> Path:
-    """``token`` in a new file of mode 0600 beside ``path``."""
+    """``token`` in a new file of mode 0600 beside ``path``, in a directory only its user may enter
+    when made here."""
+    from cognitive_memory.regular_files import write_beside
+
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    descriptor, name = tempfile.mkstemp(prefix=f".{TOKEN_FILE}.", dir=path.parent)
-    with os.fdopen(descriptor, "w", encoding="ascii") as file:
-        file.write(token + "\n")
-    return Path(name)
+    return write_beside(path, token + "\n")
 
 
 def _read(path: Path) -> str:

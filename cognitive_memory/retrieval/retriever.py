@@ -25,7 +25,7 @@ from cognitive_memory.retrieval.results import Explanation, RankedMemory, Retrie
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.associations import Graph
-from cognitive_memory.storage.ranking import RankingRow
+from cognitive_memory.storage.ranking import RankingRow, tags_as_words
 
 __all__ = ["RetrievalConfig", "Retriever"]
 
@@ -260,7 +260,7 @@ class Retriever:
         """The relevance floor (retrieval/floor.py): what it read of each scored memory, and those
         that pass it, best first."""
         cfg = self.config
-        shares = self._words.shares(asked.terms, [row for row, _ in scored], asked.counts)
+        shares = self._words.shares(asked.terms, tags_as_words([row for row, _ in scored]), asked.counts)
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), cfg.floor.word_weight)
             for row, score in scored
@@ -306,7 +306,7 @@ class Retriever:
         every filter), each scored for the query as ranking and the floor score a candidate."""
         cfg = self.config
         rows = self._memories.ranking_rows(list(dict.fromkeys(ids)))
-        shares = self._words.shares(asked.terms, rows, asked.counts)
+        shares = self._words.shares(asked.terms, tags_as_words(rows), asked.counts)
         named = {}
         for row, score in self._ranking(rows, fused, activation, conversation, query_vector, now):
             share = shares.get(row.id, 0.0)

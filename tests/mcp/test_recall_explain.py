@@ -158,3 +158,40 @@ async def test_the_text_answer_ends_with_each_explanation(client: Client) -> Non
     assert tail[0] == "EXPLAINED (1):"
     assert tail[1].startswith(f"- {unrelated}: below_floor, score ")
     assert tail[2].startswith("   Below the relevance floor: no memory reached the evidence 0.50")
+
+
+CONCURRENCY = (
+    "Two threads wrote to the same counter; a mutex around the increment fixed the lost updates.",
+    "Holding two locks in different orders deadlocked the worker pool; always take them in id order.",
+    "The async handler blocked the event loop with a synchronous file read; moved it to a thread.",
+)
+UNRELATED = (
+    "The CSS grid collapsed on narrow screens until we set minmax on the columns.",
+    "Postgres vacuum fell behind on the events table; autovacuum scale factor lowered to 0.02.",
+)
+
+
+@pytest.mark.model
+async def test_a_tag_the_query_names_is_evidence_at_the_floor(client: Client) -> None:
+    """Issue 45: recall of 'concurrency' filtered by that tag found nothing while list_memories
+    found the three memories tagged so: their texts never say 'concurrency' (cosine 0.20-0.37, under
+    the 0.5 an answer needs). A tag's words are the memory's words at the floor."""
+    tagged = [await store(client, text, tags=["concurrency"]) for text in CONCURRENCY]
+    others = [await store(client, text, tags=["misc"]) for text in UNRELATED]
+    asked = {"query": "concurrency", "filters": {"tags": ["concurrency"]}, "detail": "full"}
+
+    filtered = await call(client, "recall_memories", {**asked, "explain": tagged})
+    unfiltered = await call(client, "recall_memories", {"query": "concurrency", "detail": "full"})
+    off_topic = await call(
+        client, "recall_memories", {"query": "weather in Paris", "filters": {"tags": ["concurrency"]}}
+    )
+    listed = await call(client, "list_memories", {"filters": {"tags": ["concurrency"]}})
+
+    def found(body: dict[str, Any]) -> set[str]:
+        return {m["id"] for m in body["memories"]["core"] + body["memories"]["peripheral"]}
+
+    assert {m["id"] for m in listed["memories"]} == set(tagged)
+    assert found(filtered) == set(tagged)
+    assert [item["reason"] for item in filtered["explained"]] == ["returned"] * 3
+    assert found(unfiltered) == set(tagged) and not found(unfiltered) & set(others)
+    assert off_topic["total_results"] == 0

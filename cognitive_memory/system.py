@@ -324,9 +324,11 @@ class CognitiveSystem:
         include_bridges: bool = True,
         where: VectorFilter | None = None,
         max_total: int | None = None,
+        explain: Sequence[str] = (),
     ) -> RetrievalResult:
         """Core, peripheral and bridge memories for ``query``; access counts update afterwards.
-        ``max_total`` caps all of them together (bridges take what the ranked memories leave)."""
+        ``max_total`` caps all of them together (bridges take what the ranked memories leave);
+        ``explain``: ids of memories to say why they ranked where they did."""
         cue = check_text(query, field="query", limit=MAX_QUERY_CHARS)
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
             raise InvalidInputError(
@@ -342,6 +344,7 @@ class CognitiveSystem:
             now=now,
             where=where,
             max_total=max_total,
+            explain=explain,
         )
         if result.memory_ids():
             # Only core memories count as used (access count, last access, hence strength): the

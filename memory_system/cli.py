@@ -238,9 +238,18 @@ def recall(
     after: AfterOption = None,
     before: BeforeOption = None,
     session: SessionOption = None,
+    explain: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--explain",
+            metavar="ID",
+            help="Say why this memory ranked where it did, returned or not (repeatable, at most 10).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Recall memories of the project (and global ones) for a query, optionally filtered."""
+    """Recall memories of the project (and global ones) for a query, optionally filtered; --explain
+    says why named memories were or were not returned."""
     from cognitive_memory.service import format_recall
 
     filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
@@ -252,7 +261,14 @@ def recall(
         raise fail(f"--max-results is {max_results}; at most {most} (MCP_MAX_MEMORIES_PER_QUERY).")
     with open_facade(settings) as service:
         result = service.retrieve_memories(
-            query, None, max_results, not no_bridges, filters, project=project, detail=detail
+            query,
+            None,
+            max_results,
+            not no_bridges,
+            filters,
+            project=project,
+            detail=detail,
+            explain=explain or (),
         )
         emit(result, format_recall(result), as_json, exclude_none=True)
 

@@ -111,6 +111,24 @@ class VectorFilter:
             return False
         return not (self.created_before is not None and (created is None or created >= self.created_before))
 
+    def failing(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        """The conditions ``payload`` fails, by their payload names (``conditions``' keys,
+        ``session_id``) or bounds (``created_after``, ``created_before``); empty when it matches
+        (recall's ``explain``)."""
+        failed = []
+        for name, values in self.conditions().items():
+            held = payload.get(name)
+            if not any(value in values for value in (held if isinstance(held, list) else [held])):
+                failed.append(name)
+        if self.sessions and payload.get("session_id") not in self.sessions:
+            failed.append("session_id")
+        created = payload.get("created_at")
+        early = self.created_after is not None and (created is None or created < self.created_after)
+        late = self.created_before is not None and (created is None or created >= self.created_before)
+        failed += ["created_after"] if early else []
+        failed += ["created_before"] if late else []
+        return tuple(failed)
+
 
 @dataclass(frozen=True, slots=True)
 class VectorStoreInfo:

@@ -5,13 +5,21 @@ from cognitive_memory.retrieval.bridges import BridgeScore, bridge_score, score_
 from cognitive_memory.retrieval.conversation import ConversationStage
 from cognitive_memory.retrieval.fusion import fuse, normalise
 from cognitive_memory.retrieval.reading import RecallReads
-from cognitive_memory.retrieval.results import RankedMemory, RetrievalResult, split_core
+from cognitive_memory.retrieval.results import (
+    ExplainReason,
+    Explanation,
+    RankedMemory,
+    RetrievalResult,
+    split_core,
+)
 from cognitive_memory.retrieval.retriever import RetrievalConfig, Retriever
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, recency, score_candidate
 
 __all__ = [
     "BridgeScore",
     "ConversationStage",
+    "ExplainReason",
+    "Explanation",
     "RankWeights",
     "RankedMemory",
     "RecallReads",

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.retrieval.scoring import ScoreBreakdown
 
-__all__ = ["RankedMemory", "RetrievalResult", "split_core"]
+__all__ = ["ExplainReason", "Explanation", "RankedMemory", "RetrievalResult", "split_core"]
+
+ExplainReason = Literal[
+    "returned", "below_rank", "below_floor", "not_candidate", "filtered", "other_project", "not_found"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +27,29 @@ class RankedMemory:
 
 
 @dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why the memory ``memory_id`` named by the caller ranked where it did. ``score``: its score
+    parts for the query, completed as a returned memory's are (None when not found); ``rank``: a
+    returned memory's rank, else its place among the memories that passed the floor (for one the
+    search never offered, the place its score would take); ``kind``: core, peripheral or bridge
+    when returned; ``filters``: the filters it fails (payload names, as ``VectorFilter.failing``);
+    ``project``: its project; ``last_score``: the last returned memory's score; ``needed``: below
+    the floor, the evidence it needed (the floor, or the anchor when no memory reached it);
+    ``passed``: how many memories passed the floor."""
+
+    memory_id: str
+    reason: ExplainReason
+    score: ScoreBreakdown | None = None
+    rank: int | None = None
+    kind: str | None = None
+    filters: tuple[str, ...] = ()
+    project: str | None = None
+    last_score: float | None = None
+    needed: float | None = None
+    passed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class RetrievalResult:
     query: str
     core: list[RankedMemory]
@@ -31,6 +59,8 @@ class RetrievalResult:
     # (vectors held, memories) when the index holds fewer than it should: what it lacks was found
     # by its words only
     shortfall: tuple[int, int] | None = None
+    # Why each memory the caller named ranked where it did (``retrieval/explaining.py``).
+    explained: Sequence[Explanation] = ()
 
     def memory_ids(self) -> list[str]:
         ranked = [r.memory.id for r in (*self.core, *self.peripheral)]

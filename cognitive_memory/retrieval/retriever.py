@@ -17,14 +17,15 @@ from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.candidates import RecallQuery, Search, gather, read_query, search
 from cognitive_memory.retrieval.conversation import ConversationStage
+from cognitive_memory.retrieval.explaining import FloorPass, explain, with_bridges
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import LinkReads, RecallReads
-from cognitive_memory.retrieval.results import RankedMemory, RetrievalResult, split_core
+from cognitive_memory.retrieval.results import Explanation, RankedMemory, RetrievalResult, split_core
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.associations import Graph
-from cognitive_memory.storage.ranking import RankingRow
+from cognitive_memory.storage.ranking import RankingRow, tags_as_words
 
 __all__ = ["RetrievalConfig", "Retriever"]
 
@@ -103,13 +104,15 @@ class Retriever:
         now: datetime,
         where: VectorFilter | None = None,
         max_total: int | None = None,
+        explain: Sequence[str] = (),
     ) -> RetrievalResult:
         """Recall's stages, in order (docs/recall.md#how-recall-works): the query read, one search of
         the vector index, then in one read of the store the candidates, their fusion, activation
         over links, ranking on light rows, the relevance floor and the returned records (core and
         peripheral); bridges last, in one more search and one more read. The conversation stage
         (``retrieval/conversation.py``) adds its signals for turns at activation, ranking and the
-        floor."""
+        floor. ``explain``: ids of memories to explain (``retrieval/explaining.py``), read in one
+        more read of the store; they change nothing else."""
         pool = self.pool_size(max_results)
         # An index short of memories (lost files, an older copy) leaves the words to FTS5, which
         # holds them all: what the index lacks is still found, by its words.
@@ -118,12 +121,13 @@ class Retriever:
             lambda: read_query(self._records, query, where, shortfall is None and self.words_from_index())
         )
         found = search(self._vectors, asked, query_vector, pool)
-        ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where)
-        core, peripheral = self._records.together(ranked)
+        ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where, explain)
+        core, peripheral, explained = self._records.together(ranked)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
         bridges = self._bridges(query_vector, core, peripheral, asked)[:room] if wanted else []
-        return RetrievalResult(query, core, peripheral, bridges, found.degraded, shortfall)
+        explained = with_bridges(explained, [b.memory.id for b in bridges])
+        return RetrievalResult(query, core, peripheral, bridges, found.degraded, shortfall, explained)
 
     def words_from_index(self) -> bool:
         """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
@@ -143,9 +147,10 @@ class Retriever:
         now: datetime,
         max_results: int,
         where: VectorFilter | None,
-    ) -> tuple[list[RankedMemory], list[RankedMemory]]:
+        explain_ids: Sequence[str] = (),
+    ) -> tuple[list[RankedMemory], list[RankedMemory], list[Explanation]]:
         """The stages after the search, made inside one read of the store: the core and peripheral
-        memories."""
+        memories, and the explanations of ``explain_ids``."""
         cfg = self.config
         candidates = gather(
             self._records, asked, found, query_vector, self.pool_size(max_results), cfg.min_similarity
@@ -155,8 +160,18 @@ class Retriever:
         activation = self._activation(fused, conversation)
         rows = self._rows(fused, activation, where)
         scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
-        best = self._floor(asked, scored, fused, activation, conversation, max_results)
-        return self._returned(best)
+        floor_pass = self._floor(asked, scored, fused, activation, conversation)
+        core, peripheral = self._returned(self._best(floor_pass, max_results))
+        if not explain_ids:
+            return core, peripheral, []
+        named = self._named(
+            explain_ids, asked, fused, activation, conversation, query_vector, now, floor_pass
+        )
+        returned = {
+            r.memory.id: (kind, r) for kind, rs in (("core", core), ("peripheral", peripheral)) for r in rs
+        }
+        explained = explain(explain_ids, named, returned, floor_pass, where, cfg.floor)
+        return core, peripheral, explained
 
     def _spread(
         self, seeds: Mapping[str, float], graph: Mapping[str, Sequence[tuple[str, float]]]
@@ -241,12 +256,11 @@ class Retriever:
         fused: Fused,
         activation: _Activation,
         conversation: ConversationStage,
-        limit: int,
-    ) -> Scored:
-        """The relevance floor: the best ``limit`` scored memories that pass it
-        (retrieval/floor.py), in order, each score completed with the evidence the floor read."""
+    ) -> FloorPass:
+        """The relevance floor (retrieval/floor.py): what it read of each scored memory, and those
+        that pass it, best first."""
         cfg = self.config
-        shares = self._words.shares(asked.terms, [row for row, _ in scored], asked.counts)
+        shares = self._words.shares(asked.terms, tags_as_words([row for row, _ in scored]), asked.counts)
         own = {
             row.id: evidence(score.similarity, shares.get(row.id, 0.0), cfg.floor.word_weight)
             for row, score in scored
@@ -259,19 +273,53 @@ class Retriever:
             if allowed is None or row.id in allowed
         ]
         kept.sort(key=lambda item: item[2], reverse=True)
-        # Only what is returned gets its score completed: a recall ranks ~100 candidates.
+        return FloorPass(shares, own, linked, allowed, kept)
+
+    def _best(self, floor_pass: FloorPass, limit: int) -> Scored:
+        """The best ``limit`` memories that passed the floor, in order, each score completed with
+        the evidence the floor read (only what is returned: a recall ranks ~100 candidates)."""
         return [
             (
                 row,
                 score._replace(
-                    words=shares.get(row.id, 0.0),
-                    evidence=own[row.id],
-                    linked=linked.get(row.id, 0.0),
+                    words=floor_pass.shares.get(row.id, 0.0),
+                    evidence=floor_pass.own[row.id],
+                    linked=floor_pass.linked.get(row.id, 0.0),
                     total=total,
                 ),
             )
-            for row, score, total in kept[:limit]
+            for row, score, total in floor_pass.kept[:limit]
         ]
+
+    def _named(
+        self,
+        ids: Sequence[str],
+        asked: RecallQuery,
+        fused: Fused,
+        activation: _Activation,
+        conversation: ConversationStage,
+        query_vector: Vector,
+        now: datetime,
+        floor_pass: FloorPass,
+    ) -> dict[str, tuple[RankingRow, ScoreBreakdown]]:
+        """The memories named for ``explain`` (read whether or not the search found them, past
+        every filter), each scored for the query as ranking and the floor score a candidate."""
+        cfg = self.config
+        rows = self._memories.ranking_rows(list(dict.fromkeys(ids)))
+        shares = self._words.shares(asked.terms, tags_as_words(rows), asked.counts)
+        named = {}
+        for row, score in self._ranking(rows, fused, activation, conversation, query_vector, now):
+            share = shares.get(row.id, 0.0)
+            named[row.id] = (
+                row,
+                score._replace(
+                    words=share,
+                    evidence=evidence(score.similarity, share, cfg.floor.word_weight),
+                    linked=floor_pass.linked.get(row.id, 0.0),
+                    total=score.total + word_bonus(share, cfg.weights),
+                ),
+            )
+        return named
 
     def _linked(
         self,

@@ -1,12 +1,12 @@
 """The use-case layer: what every transport (MCP, HTTP, dashboard, hooks, CLI) calls.
 
-``MemoryService`` is the one object a transport holds; each of its methods calls one use case.
-A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``overview``,
+``MemoryService`` is the one object a transport holds; each of its methods calls one use case. A use
+case lives in the module of its group (``remember``, ``recall``, ``browse``, ``overview``,
 ``lifecycle``, ``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``,
-``status``) with its request, its result and its text (``format_*``); ``records``, ``fields``, ``filters``,
-``paging`` and ``ids`` (short memory ids, resolved by ``MemoryService``) hold what several
-share. Transports import from this package only; nothing above it reaches into storage, the
-index or retrieval.
+``status``; ``explained`` is recall's ``explain``) with its request, its result and its text
+(``format_*``); ``records``, ``fields``, ``filters``, ``paging`` and ``ids`` (short memory ids,
+resolved by ``MemoryService``) hold what several share. Transports import from this package only;
+nothing above it reaches into storage, the index or retrieval.
 """
 
 from cognitive_memory.service.browse import (
@@ -19,6 +19,7 @@ from cognitive_memory.service.browse import (
     format_list,
 )
 from cognitive_memory.service.consolidate import ConsolidateResult, LastConsolidationOut, format_consolidate
+from cognitive_memory.service.explained import MAX_EXPLAIN, ExplainedOut
 from cognitive_memory.service.fields import (
     Importance,
     JsonNumber,
@@ -123,6 +124,7 @@ __all__ = [
     "LESSON_PLACEMENT",
     "LEVEL_NAMES",
     "MAX_CURSOR_CHARS",
+    "MAX_EXPLAIN",
     "MAX_PAGE_SIZE",
     "RECALL_TYPES",
     "SHORT_ID_CHARS",
@@ -135,6 +137,7 @@ __all__ = [
     "EmptyTrashResult",
     "EncoderOut",
     "ErrorResult",
+    "ExplainedOut",
     "ForgetResult",
     "GetResult",
     "GitLoadResult",

@@ -127,11 +127,14 @@ class MemoryService:
         project: str | None = None,
         detail: Detail = "full",
         session: str | None = None,
+        explain: Sequence[str] = (),
     ) -> RecallResult:
         """Core and peripheral memories (rank order) and bridges of the project and the global
         memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
         ``filters`` keeps only matching memories. ``detail`` brief gives each memory's text (cut at
-        BRIEF_CONTENT_CHARS), one score and the reason it was found; full gives whole records."""
+        BRIEF_CONTENT_CHARS), one score and the reason it was found; full gives whole records.
+        ``explain``: ids (at most MAX_EXPLAIN) of memories to say why they ranked where they did,
+        returned or not."""
         return recall.recall(
             self.system,
             query,
@@ -142,6 +145,7 @@ class MemoryService:
             project=self.scope(project),
             detail=detail,
             session=self.session(session),
+            explain=explain,
         )
 
     def get_memories(

@@ -12,6 +12,13 @@ from pydantic import BaseModel, Field
 from cognitive_memory.core.memory import BridgeMemory, CognitiveMemory
 from cognitive_memory.retrieval import RankedMemory, RetrievalResult, ScoreBreakdown
 from cognitive_memory.retrieval.floor import RelevanceFloor
+from cognitive_memory.service.explained import (
+    ExplainedOut,
+    explain_ids,
+    explained_lines,
+    explained_out,
+    score_out,
+)
 from cognitive_memory.service.filters import RecallFilters, scope_filter
 from cognitive_memory.service.ids import short_ids
 from cognitive_memory.service.records import (
@@ -110,6 +117,9 @@ class RecallResult(BaseModel):
     message: str | None = Field(
         default=None, description="Why nothing was returned, or that some contents were truncated."
     )
+    explained: list[ExplainedOut] | None = Field(
+        default=None, description="Present with explain: why each memory named ranked where it did."
+    )
 
 
 def recall(
@@ -123,15 +133,23 @@ def recall(
     project: str,
     detail: Detail,
     session: str | None = None,
+    explain: Sequence[str] = (),
 ) -> RecallResult:
     """Core and peripheral memories (rank order) and bridges of ``project`` and the global
     memories, at most ``max_results`` of them all (bridges take what the ranked ones leave);
-    ``session`` is the caller's (``filters.session`` 'current')."""
+    ``session`` is the caller's (``filters.session`` 'current'); ``explain``: ids of memories to
+    say why they ranked where they did (``explained.py``)."""
     wanted = set(types or RECALL_TYPES)
     bridges_wanted = include_bridges and "bridge" in wanted
     where = scope_filter(filters, project, session)
+    named = explain_ids(system, explain)
     result = system.retrieve(
-        query, max_results=max_results, include_bridges=bridges_wanted, where=where, max_total=max_results
+        query,
+        max_results=max_results,
+        include_bridges=bridges_wanted,
+        where=where,
+        max_total=max_results,
+        explain=named,
     )
     core = result.core if "core" in wanted else []
     peripheral = result.peripheral if "peripheral" in wanted else []
@@ -153,6 +171,7 @@ def recall(
         degraded=result.degraded or result.shortfall is not None,
         warning=_index_warning(result),
         message=_recall_message(result.query, every),
+        explained=explained_out(system, explain, result.explained, wanted, where) if explain else None,
     )
 
 
@@ -171,22 +190,7 @@ def _index_warning(result: RetrievalResult) -> str | None:
 
 def _ranked_out(ranked: RankedMemory) -> MemoryOut:
     s = ranked.score
-    score = ScoreOut(
-        similarity=s.similarity,
-        semantic=s.semantic,
-        lexical=s.lexical,
-        relevance=s.relevance,
-        activation=s.activation,
-        speaker=s.speaker,
-        importance=s.importance,
-        recency=s.recency,
-        strength=s.strength,
-        lesson_boost=s.lesson_boost,
-        total=s.total,
-        words=s.words,
-        evidence=s.evidence,
-        linked=s.linked,
-    )
+    score = score_out(s)
     return MemoryOut(
         # The strength ranking used, computed at the time of the recall.
         **{**memory_fields(ranked.memory), "strength": s.strength},
@@ -296,7 +300,13 @@ def ranked_reason(score: ScoreBreakdown | ScoreOut) -> str:
 
 def format_recall(result: RecallResult) -> str:
     """The same memories as the structured answer, each text as whole as it is there: brief gives
-    one header line per memory and its text; full adds every score, dates and access counts."""
+    one header line per memory and its text; full adds every score, dates and access counts. The
+    memories named in ``explain`` come last, each with why it ranked where it did."""
+    explained = explained_lines(result.explained) if result.explained else []
+    return "\n".join([_memories_text(result), *explained])
+
+
+def _memories_text(result: RecallResult) -> str:
     lists = result.memories
     note = [f"⚠️ {result.warning}"] if result.warning else []
     if result.total_results == 0:

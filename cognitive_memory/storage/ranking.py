@@ -11,8 +11,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
+from cognitive_memory.core.terms import terms as text_terms
 
-__all__ = ["RankingRow", "ranking_rows"]
+__all__ = ["RankingRow", "ranking_rows", "tags_as_words"]
 
 
 class RankingRow(NamedTuple):
@@ -49,6 +50,21 @@ class RankingRow(NamedTuple):
             "created_at": self.timestamp,
             "session_id": self.session_id,
         }
+
+
+def tags_as_words(rows: Sequence[RankingRow]) -> list[RankingRow]:
+    """``rows`` with each one's tags among its terms: a memory tagged ``concurrency`` holds that
+    word for the floor's word share and the word bonus though its text never says it
+    (docs/recall.md, tags). A row without tags is given back as it is."""
+    return [row if len(row.tags_json) <= 2 else _with_tag_terms(row) for row in rows]
+
+
+def _with_tag_terms(row: RankingRow) -> RankingRow:
+    tags = json.loads(row.tags_json)
+    if not tags:
+        return row
+    own = row.terms if row.terms is not None else frozenset(text_terms(row.content))
+    return row._replace(terms=own | frozenset(text_terms(" ".join(tags))))
 
 
 def ranking_rows(

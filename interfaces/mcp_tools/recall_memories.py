@@ -56,11 +56,14 @@ def register(server: MCPServer[ServerState], max_results: int) -> None:
         include_bridges: bool = True,
         filters: RecallFilters | None = None,
         project: ProjectName | None = None,
+        explain: Annotated[list[str] | None, Field(description="Memory ids")] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         scope = await call_project(ctx, project)
         recall = partial(
             service_of(ctx).retrieve_memories, query, types, max_results, include_bridges, filters
         )
         session = call_session(ctx)
-        result = await off_loop(lambda: recall(project=scope, detail=detail, session=session))
+        result = await off_loop(
+            lambda: recall(project=scope, detail=detail, session=session, explain=explain or ())
+        )
         return answer(result, format_recall(result))

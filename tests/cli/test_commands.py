@@ -326,3 +326,27 @@ def test_recall_caps_its_default_to_the_configured_most_results_quietly(
     assert 0 < sum(len(found) for found in memories.values()) <= 3
     assert refused.exit_code == 1
     assert refused.output.strip() == "Error: --max-results is 4; at most 3 (MCP_MAX_MEMORIES_PER_QUERY)."
+
+
+def test_recall_explain_says_why_a_named_memory_was_not_returned(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(main, "model_encoder", lambda settings: HashEncoder())
+    runner.invoke(app, ["store", "The staging cluster certificate expires in March.", "--tag", "ops"])
+    stored = runner.invoke(app, ["store", "The staging cluster runs four nodes.", "--tag", "infra", "--json"])
+    memory_id = json.loads(stored.output)["memory_id"]
+
+    as_json = runner.invoke(
+        app, ["recall", "staging cluster", "--tag", "ops", "--explain", memory_id[:8], "--json"]
+    )
+    text = runner.invoke(app, ["recall", "staging cluster", "--tag", "ops", "--explain", memory_id[:8]])
+    too_many = runner.invoke(app, ["recall", "staging cluster", *[f"--explain=id{n}" for n in range(11)]])
+
+    assert as_json.exit_code == 0, as_json.output
+    [item] = json.loads(as_json.output)["explained"]
+    assert item["id"] == memory_id[:8] and item["reason"] == "filtered" and item["filters"] == ["tags"]
+    assert item["score"]["similarity"] > 0
+    assert f"- {memory_id[:8]}: filtered, score " in text.output
+    assert "   Left out by the filters: tags." in text.output
+    assert too_many.exit_code == 1
+    assert "at most 10 per recall" in too_many.output

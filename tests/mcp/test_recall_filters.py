@@ -60,3 +60,31 @@ async def test_an_unknown_filter_or_value_is_refused(client: Client) -> None:
     for filters in ({"colour": ["red"]}, {"hierarchy_levels": [3]}, {"sources": ["email"]}):
         result = await client.call_tool("recall_memories", {"query": "anything", "filters": filters})
         assert result.is_error, filters
+
+
+async def test_a_tag_the_query_names_counts_as_the_memorys_words(client: Client) -> None:
+    """A memory tagged concurrency whose text never says it holds the word at the relevance floor
+    (issue 45: recall found nothing that list_memories found by the tag)."""
+    body = await call(
+        client,
+        "store_memory",
+        {"text": "A mutex around the counter fixed the lost updates.", "context": {"tags": ["Concurrency"]}},
+    )
+    memory_id = body["memory_id"]
+    await call(
+        client,
+        "store_memory",
+        {"text": "The grid collapsed on narrow screens.", "context": {"tags": ["css"]}},
+    )
+    query = "concurrency counter"
+
+    by_tag = await call(client, "recall_memories", {"query": query, "filters": {"tags": ["Concurrency"]}})
+    plain = await call(client, "recall_memories", {"query": query, "detail": "full"})
+    other = await call(
+        client, "recall_memories", {"query": "weather tomorrow", "filters": {"tags": ["Concurrency"]}}
+    )
+
+    assert [m["id"] for m in by_tag["memories"]["core"]] == [memory_id[:8]]
+    [found] = plain["memories"]["core"]
+    assert found["id"] == memory_id and found["score"]["words"] == 1.0
+    assert other["total_results"] == 0

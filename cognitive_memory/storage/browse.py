@@ -49,6 +49,10 @@ _IN_COLUMNS = (
 )
 
 
+# The memories holding a caller's field (name, kind, value): migration 0020's table.
+_HOLDING_FIELD = "SELECT memory_id FROM memory_fields WHERE name = ? AND kind = ? AND value = ?"
+
+
 @dataclass(frozen=True, slots=True)
 class PageKey:
     """Where a page ended: the last row's order value (None: never accessed) and rowid, and its
@@ -117,6 +121,11 @@ def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:
         marks = ",".join("?" * len(where.tags))
         clauses.append(f"EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN ({marks}))")
         params += where.tags
+    for name, kind, value in where.metadata:
+        clauses.append(
+            "id IN (SELECT memory_id FROM memory_fields WHERE name = ? AND kind = ? AND value = ?)"
+        )
+        params += (name, kind, value)
     if where.created_after is not None:
         clauses.append("timestamp >= ?")
         params.append(where.created_after)

@@ -111,6 +111,8 @@ def _matched(value: object, place: str) -> tuple[str, Any]:
         return "bool", int(value)
     if isinstance(value, str):
         return "text", value
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return "number", float(value)  # as SQLite's JSON holds an integer past 64 bits
     if isinstance(value, int | float) and math.isfinite(value):
         return "number", value
     raise _invalid(

@@ -82,6 +82,7 @@ async def test_list_matches_every_pair_exactly(client: Client) -> None:
         ("Beta note.", {"phase": "beta", "ticket": 7}),
         ("Gamma note.", {"phase": "ga", "ticket": "42"}),
         ("Delta note.", {}),
+        ("Epsilon note.", {"ticket": 10**30}),
     ]
     for text, fields in stores:
         await call(client, "store_memory", {"text": text, "context": {"metadata": fields}})
@@ -94,6 +95,7 @@ async def test_list_matches_every_pair_exactly(client: Client) -> None:
     assert await listed(client, {"reviewed": 1}) == []  # a boolean is not a number
     assert await listed(client, {"phase": "Beta"}) == []  # exact: case counts
     assert await listed(client, {"phase": "beta", "missing": "x"}) == []
+    assert await listed(client, {"ticket": 10**30}) == ["Epsilon note."]  # past 64 bits
     body = await call(client, "list_memories", {"filters": {"metadata": {"phase": "beta"}}, "overview": True})
     assert body["total"] == 2
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
+from cognitive_memory.core.metadata import check_fields
 from cognitive_memory.core.records import MemoryEdit, check_kind, check_level, new_memory
 from cognitive_memory.core.uses import Use
 from cognitive_memory.core.validation import (
@@ -141,6 +142,7 @@ class CognitiveSystem:
         source: SourceKind = SourceKind.BY_HAND,
         speaker: str | None = None,
         key: str | None = None,
+        fields: Mapping[str, Any] | None = None,
         dry_run: bool = False,
     ) -> StoreOutcome:
         """Validate, embed, commit to SQLite, then index the vector (queued if the index fails).
@@ -149,14 +151,18 @@ class CognitiveSystem:
         same text (whitespace and case aside) already in ``project`` is not stored again: its
         access is refreshed and it comes back as a duplicate (taking ``key`` if it had none). A
         ``key`` held in ``project`` updates its memory instead: the text and the fields given
-        (None: not given). ``dry_run`` writes nothing and says what the store would do.
+        (None: not given). ``fields`` are the caller's own fields (``core/metadata.py``), kept
+        in ``metadata`` beside the system's keys; under a held key they replace the memory's.
+        ``dry_run`` writes nothing and says what the store would do.
         """
         content = check_text(text)
         level, kind = classify(content, check_level(hierarchy_level), check_kind(memory_type))
         importance = check_importance(0.5 if importance_score is None else importance_score)
         labels, extra = check_tags(tags or ()), check_metadata(metadata)
+        own = check_fields(fields) if fields is not None else None
         named = check_key(key) if key is not None else None
-        edit = MemoryEdit(content, tags, importance_score, hierarchy_level, memory_type, extra or None)
+        edit = MemoryEdit(content, tags, importance_score, hierarchy_level, memory_type, extra or None, own)
+        extra = {**extra, **own} if own else extra
         held = self._holder(named, project)
         if held is not None:
             return self._store_over(held, edit, session_id, dry_run)

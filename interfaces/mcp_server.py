@@ -66,6 +66,8 @@ _VALIDATION_CODES = {
     "enum": "invalid_value",
     "value_error": "invalid_value",
     "extra_forbidden": "unknown_field",
+    "invalid_metadata": "invalid_metadata",
+    "metadata_too_large": "metadata_too_large",
     "greater_than": "out_of_range",
     "greater_than_equal": "out_of_range",
     "less_than": "out_of_range",

@@ -6,7 +6,8 @@ Pydantic writes a ``title`` on every field (its name again), ``$defs`` with ``$r
 - **Input schemas** (``input_schema``) are inlined, without titles: some clients do not resolve
   ``$ref`` in the arguments they show a model, and every definition is used once per tool. An
   optional argument is published as its own type (omitting it is how a caller says none; the
-  server still takes an explicit null), and every bound, enum and default stays.
+  server still takes an explicit null), an open object (``metadata``) as ``{"type": "object"}``
+  (``additionalProperties: true`` is the default), and every bound, enum and default stays.
 - **Output schemas** (``output_schema``) type the answer's own fields, and say which are always
   there, one level deep: a record inside (a memory, a score, a status section) is an open
   ``{"type": "object"}`` whose fields docs/tools.md lists. They only have to validate the
@@ -65,8 +66,8 @@ def _lean_object(node: dict[str, Any], definitions: dict[str, Any], depth: int) 
     required = set(node.get("required", ()))
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _NAMING or key == "$defs":
-            continue
+        if key in _NAMING or key == "$defs" or (key == "additionalProperties" and value is True):
+            continue  # additionalProperties: true is JSON Schema's default (an open object)
         if key == "properties":
             out[key] = {
                 name: _lean_object(_optional(field, name in required), definitions, depth + 1)

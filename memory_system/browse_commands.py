@@ -17,6 +17,7 @@ from memory_system.options import (
     InProjectOption,
     JsonOption,
     LevelsOption,
+    MetadataFilterOption,
     ProjectOption,
     SessionOption,
     SourcesOption,
@@ -81,6 +82,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         after: AfterOption = None,
         before: BeforeOption = None,
         session: SessionOption = None,
+        metadata: MetadataFilterOption = None,
         overview: Annotated[
             bool,
             typer.Option(
@@ -94,7 +96,9 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         """List memories of the project (and global ones) without a query, a page at a time."""
         from cognitive_memory.service import format_list
 
-        filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
+        filters = recall_filters(
+            tag, level, memory_type, source, in_project, after, before, session, metadata
+        )
         with facade() as service:
             result = service.list_memories(
                 filters, order_by, limit, cursor, project=project, text=text, overview=overview

@@ -40,12 +40,14 @@ from memory_system.options import (
     InProjectOption,
     JsonOption,
     LevelsOption,
+    MetadataFilterOption,
     ProjectOption,
     SessionOption,
     SourcesOption,
     TagsOption,
     TypesOption,
     emit,
+    json_object,
     project_name,
     recall_filters,
 )
@@ -180,6 +182,9 @@ def store(
         str | None, typer.Option(help="Its name in the project: a key already held updates that memory.")
     ] = None,
     session: Annotated[str | None, typer.Option(help="The session it belongs to (its id).")] = None,
+    metadata: Annotated[
+        str | None, typer.Option(help='Your own fields, a JSON object: \'{"phase": "beta", "ticket": 42}\'.')
+    ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Store nothing: say what storing would do.")
     ] = False,
@@ -207,6 +212,7 @@ def store(
         speaker=speaker,
         key=key,
         session=session,
+        metadata=json_object(metadata),
     )
     with open_facade() as service:
         result = service.store_experience(text, context, dry_run=dry_run)
@@ -238,6 +244,7 @@ def recall(
     after: AfterOption = None,
     before: BeforeOption = None,
     session: SessionOption = None,
+    metadata: MetadataFilterOption = None,
     explain: Annotated[
         list[str] | None,
         typer.Option(
@@ -252,7 +259,7 @@ def recall(
     says why named memories were or were not returned."""
     from cognitive_memory.service import format_recall
 
-    filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session)
+    filters = recall_filters(tag, level, memory_type, source, in_project, after, before, session, metadata)
     settings = load_settings()
     most = settings.recall.max_memories_per_query
     if max_results is None:

@@ -19,7 +19,9 @@ __all__ = [
     "BeforeOption",
     "FacadeSource",
     "InProjectOption",
+    "MetadataFilterOption",
     "emit",
+    "json_object",
     "rate",
     "JsonOption",
     "LevelsOption",
@@ -92,6 +94,31 @@ AfterOption = Annotated[
 BeforeOption = Annotated[
     str | None, typer.Option("--before", help="Only memories stored before this ISO 8601 date or time.")
 ]
+MetadataFilterOption = Annotated[
+    str | None,
+    typer.Option(
+        "--metadata",
+        help='Only memories whose own fields hold these values, a JSON object: \'{"phase": "beta"}\'.',
+    ),
+]
+
+
+def json_object(text: str | None, option: str = "--metadata") -> Any:
+    """An option's JSON (None when not given); text that is not JSON exits 1 with one ``Error:``
+    line (what it holds is checked by the request it goes into)."""
+    if text is None:
+        return None
+    import json
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        typer.echo(
+            f"Error: {option} is not JSON ({exc.msg} at character {exc.pos}): give an object such as "
+            '\'{"phase": "beta"}\'.',
+            err=True,
+        )
+        raise typer.Exit(code=1) from None
 
 
 def rate(counts: ChunkCountsOut, per_second: float) -> str:
@@ -123,7 +150,9 @@ def request(model: type[Model], **fields: Any) -> Model:
 def _problem(error: Any) -> str:
     """One validation error as ``field value: what is wrong``."""
     message = str(error["msg"]).removeprefix("Value error, ")
-    return f"{error['loc'][0]} {error['input']!r}: {message}" if error["loc"] else message
+    shown = repr(error["input"])
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return f"{error['loc'][0]} {shown}: {message}" if error["loc"] else message
 
 
 def recall_filters(
@@ -135,8 +164,9 @@ def recall_filters(
     after: str | None,
     before: str | None,
     session: str | None = None,
+    metadata: str | None = None,
 ) -> RecallFilters:
-    """The filters of ``recall`` and ``list`` from their options."""
+    """The filters of ``recall`` and ``list`` from their options (``metadata``: --metadata's JSON)."""
     from cognitive_memory.service import RecallFilters
 
     return request(
@@ -149,4 +179,5 @@ def recall_filters(
         created_after=after,
         created_before=before,
         session=session,
+        metadata=json_object(metadata),
     )

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import FacadeSource, JsonOption, emit, request
+from memory_system.options import FacadeSource, JsonOption, emit, json_object, request
 
 if TYPE_CHECKING:
     pass
@@ -27,9 +27,12 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
         memory_type: Annotated[str | None, typer.Option("--type", help="episodic or semantic.")] = None,
         source_info: Annotated[str | None, typer.Option(help="Where this knowledge came from.")] = None,
         key: Annotated[str | None, typer.Option(help="A new key ('' removes its key).")] = None,
+        metadata: Annotated[
+            str | None, typer.Option(help="Your own fields, a JSON object replacing them all ('{}' clears).")
+        ] = None,
         as_json: JsonOption = False,
     ) -> None:
-        """Change a memory's text, tags, importance, level, type, source or key in place."""
+        """Change a memory's text, tags, importance, level, type, source, key or own fields in place."""
         from cognitive_memory.service import MemoryChanges, format_update
 
         changes = request(
@@ -41,6 +44,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             memory_type=memory_type,
             source_info=source_info,
             key=key,
+            metadata=json_object(metadata),
         )
         with facade() as service:
             result = service.update_memory(memory_id, changes)

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, HierarchyLevel, MemoryType, Vector
+from cognitive_memory.core.metadata import check_fields, with_fields
 from cognitive_memory.core.validation import check_importance, check_metadata, check_tags, check_text
 from cognitive_memory.errors import InvalidInputError
 
@@ -19,7 +20,8 @@ __all__ = ["EDITABLE_FIELDS", "MemoryEdit", "apply_edit", "check_kind", "check_l
 @dataclass(frozen=True, slots=True)
 class MemoryEdit:
     """Fields to change in a memory; None leaves a field as it is (``tags`` replaces all tags,
-    ``metadata`` is merged into the memory's)."""
+    ``metadata`` is merged into the memory's, ``fields`` replaces all of the caller's own fields
+    in it: ``core/metadata.py``)."""
 
     text: str | None = None
     tags: Sequence[str] | None = None
@@ -27,6 +29,7 @@ class MemoryEdit:
     hierarchy_level: int | None = None
     memory_type: str | None = None
     metadata: Mapping[str, Any] | None = None
+    fields: Mapping[str, Any] | None = None
 
 
 def new_memory(
@@ -69,7 +72,10 @@ def apply_edit(memory: CognitiveMemory, edit: MemoryEdit, now: datetime) -> Cogn
     level, kind = check_level(edit.hierarchy_level), check_kind(edit.memory_type)
     level = memory.hierarchy_level if level is None else level  # HierarchyLevel(0) is falsy
     kind = memory.memory_type if kind is None else kind
-    metadata = check_metadata({**memory.metadata, **(edit.metadata or {})})
+    metadata = {**memory.metadata, **(edit.metadata or {})}
+    if edit.fields is not None:
+        metadata = with_fields(metadata, check_fields(edit.fields))
+    metadata = check_metadata(metadata)
     return dataclasses.replace(
         memory,
         content=content,

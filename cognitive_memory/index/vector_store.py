@@ -64,7 +64,9 @@ class VectorFilter:
     ``created_at`` (seconds since the epoch) must lie in [created_after, created_before).
     ``sessions`` (the session that stored a memory) is not in the index's payload: the index is
     given the ids of the session's memories instead, as SQLite lists them (``ids``: the only
-    points it may return, none when empty; None: any; ``Memories.index_filter``)."""
+    points it may return, none when empty; None: any; ``Memories.index_filter``). ``metadata``,
+    the caller's fields as (name, kind, value) (``core/metadata.check_fields_filter``), are not in
+    the payload either: they go the same way, and ``matches`` leaves them to those ids."""
 
     hierarchy_levels: tuple[int, ...] = ()
     memory_types: tuple[str, ...] = ()
@@ -75,6 +77,7 @@ class VectorFilter:
     created_before: float | None = None
     sessions: tuple[str, ...] = ()
     ids: tuple[str, ...] | None = None
+    metadata: tuple[tuple[str, str, Any], ...] = ()
 
     def conditions(self) -> dict[str, tuple[Any, ...]]:
         """Field name to accepted values, for the non-empty fields."""
@@ -92,7 +95,8 @@ class VectorFilter:
         return self.created_after is not None or self.created_before is not None
 
     def is_empty(self) -> bool:
-        return not self.conditions() and not self.has_range and not self.sessions and self.ids is None
+        listed = self.sessions or self.metadata or self.ids is not None
+        return not self.conditions() and not self.has_range and not listed
 
     def admits(self, point_id: str) -> bool:
         """True when ``ids`` leaves the point with this id in (any, when ``ids`` is None)."""

@@ -158,7 +158,7 @@ class Retriever:
         fused = fuse(candidates.similarity, candidates.lexical, cfg.semantic_weight)
         conversation = self._conversation(query, fused)
         activation = self._activation(fused, conversation)
-        rows = self._rows(fused, activation, where)
+        rows = self._rows(fused, activation, where, asked.searched)
         scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
         floor_pass = self._floor(asked, scored, fused, activation, conversation)
         core, peripheral = self._returned(self._best(floor_pass, max_results))
@@ -201,13 +201,19 @@ class Retriever:
         received = self._spread(seeds, graph)
         return _Activation(conversation.answered(received, seeds), graph, timeless)
 
-    def _rows(self, fused: Fused, activation: _Activation, where: VectorFilter | None) -> list[RankingRow]:
+    def _rows(
+        self, fused: Fused, activation: _Activation, where: VectorFilter | None, searched: VectorFilter | None
+    ) -> list[RankingRow]:
         """Light rows of the candidates and of the most activated memories (whole memories are read
-        only for what is returned), kept to ``where``."""
+        only for what is returned), kept to ``where`` (its metadata pairs: to the ids ``searched``
+        lists, the memories SQLite found holding them)."""
         reached = [*fused, *_most_activated(fused, activation.received, self.config.activation_pool)]
         rows = self._memories.ranking_rows(reached)
         if where is None or where.is_empty():
             return rows
+        if where.metadata and searched is not None and searched.ids is not None:
+            listed = frozenset(searched.ids)
+            rows = [row for row in rows if row.id in listed]
         # Words and links reach memories the vector filter never saw: the same rule applies.
         return [row for row in rows if where.matches(row.payload(with_tags=bool(where.tags)))]
 

@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from cognitive_memory.core.memory import SourceKind
+from cognitive_memory.core.metadata import check_fields, check_fields_filter
 from cognitive_memory.core.validation import (
     CURRENT_SESSION,
     MAX_KEY_CHARS,
@@ -36,6 +37,8 @@ __all__ = [
     "LevelValue",
     "MemoryId",
     "KeyChange",
+    "Metadata",
+    "MetadataFilter",
     "MemoryKey",
     "MemoryTypeName",
     "ProjectName",
@@ -178,3 +181,25 @@ def optional(description: str | None = None) -> Any:
 def flag(description: str) -> Any:
     """A field that is False unless set, and left out of the answer then."""
     return Field(default=False, description=description, exclude_if=lambda value: not value)
+
+
+def _fields_rule(check: Callable[[dict[str, Any]], object], field: str) -> AfterValidator:
+    """A rule of ``core/metadata.py`` as pydantic reports it: its code (``invalid_metadata``,
+    ``metadata_too_large``) and message, the field's place given by pydantic."""
+
+    def validate(value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            check(value)
+        except InvalidInputError as exc:
+            raise PydanticCustomError(exc.code, exc.message.removeprefix(f"`{field}` ")) from None
+        return value
+
+    return AfterValidator(validate)
+
+
+# The caller's own fields of a memory (core/metadata.py: <= 32 keys, depth 4, 4 KiB; no reserved key).
+Metadata = Annotated[dict[str, Any], _fields_rule(check_fields, "metadata")]
+# filters.metadata: field name -> a string, number or boolean the field must equal.
+MetadataFilter = Annotated[
+    dict[str, Any], _fields_rule(lambda value: check_fields_filter(value, field="metadata"), "metadata")
+]

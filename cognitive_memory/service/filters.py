@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from cognitive_memory.core.memory import GLOBAL_PROJECT
+from cognitive_memory.core.metadata import check_fields_filter
 from cognitive_memory.core.validation import (
     ALL_PROJECTS,
     CURRENT_SESSION,
@@ -22,6 +23,7 @@ from cognitive_memory.service.fields import (
     JsonNumber,
     LevelValue,
     MemoryTypeName,
+    MetadataFilter,
     RecallSource,
     SessionFilter,
     date_bound,
@@ -49,6 +51,7 @@ class RecallFilters(BaseModel):
     created_after: DateBound | None = None
     created_before: DateBound | None = None
     session: SessionFilter | None = None
+    metadata: MetadataFilter | None = None
 
 
 def scope_filter(filters: RecallFilters | None, project: str, session: str | None = None) -> VectorFilter:
@@ -78,4 +81,5 @@ def scope_filter(filters: RecallFilters | None, project: str, session: str | Non
         created_after=after.timestamp() if after else None,
         created_before=before.timestamp() if before else None,
         sessions=tuple(name for name in sessions if name),
+        metadata=check_fields_filter(given.metadata),
     )

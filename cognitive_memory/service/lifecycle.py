@@ -15,7 +15,7 @@ from cognitive_memory.core.validation import MAX_TEXT_CHARS, check_key
 from cognitive_memory.errors import InvalidInputError, LoadedMemoryError
 from cognitive_memory.lifecycle.forgetting import trash
 from cognitive_memory.service.browse import key_holders
-from cognitive_memory.service.fields import Importance, KeyChange, Kind, Level, SourceInfo, Tags
+from cognitive_memory.service.fields import Importance, KeyChange, Kind, Level, Metadata, SourceInfo, Tags
 from cognitive_memory.service.records import MemoryOut, memory_out
 from cognitive_memory.system import CognitiveSystem
 
@@ -50,13 +50,14 @@ class MemoryChanges(BaseModel):
     memory_type: Kind | None = None
     source_info: SourceInfo | None = None
     key: KeyChange | None = None
+    metadata: Annotated[Metadata | None, Field(description="Replaces all; {} clears.")] = None
 
     @model_validator(mode="after")
     def _something_changes(self) -> MemoryChanges:
         if all(getattr(self, name) is None for name in type(self).model_fields):
             raise ValueError(
                 "give at least one of text, tags, importance_score, hierarchy_level, memory_type, "
-                "source_info, key"
+                "source_info, key, metadata"
             )
         return self
 
@@ -130,6 +131,7 @@ def update(
         hierarchy_level=changes.hierarchy_level,
         memory_type=changes.memory_type,
         metadata={"source_info": changes.source_info} if changes.source_info is not None else None,
+        fields=changes.metadata,
     )
     outcome = system.edits.update(memory_id, edit, session_id=session_id, expected_revision=expected_revision)
     changed = ["text" if name == "content" else name for name in outcome.changed]

@@ -16,6 +16,7 @@ from cognitive_memory.service.fields import (
     Kind,
     Level,
     MemoryKey,
+    Metadata,
     ProjectName,
     SessionName,
     SourceInfo,
@@ -92,6 +93,7 @@ class StoreContext(BaseModel):
     speaker: Annotated[SpeakerName | None, Field(description="Who said it (a conversation turn).")] = None
     key: Annotated[MemoryKey | None, Field(description="A held key updates its memory.")] = None
     session: SessionName | None = None
+    metadata: Metadata | None = None
 
 
 class SimilarOut(BaseModel):
@@ -176,6 +178,7 @@ def store(
         project=given.project or project,
         speaker=given.speaker or None,
         key=given.key,
+        fields=given.metadata,
         dry_run=dry_run,
     )
     return _store_result(system, outcome, dry_run)

@@ -23,8 +23,8 @@ from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
 __all__ = ["SESSION_SCAN", "MemoryCounts", "Memories"]
 
-# Under a session filter the index is given the ids of at most this many of the session's
-# memories (the latest that match the rest of the filter).
+# Under a session or metadata filter the index is given the ids of at most this many of the
+# memories that match (the latest).
 SESSION_SCAN = 5_000
 
 _LAST_STORAGE = "INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)"
@@ -231,14 +231,14 @@ class Memories:
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (last,))
 
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
-        """``where`` as the vector index needs it. Under a session filter, the ids of the latest
-        SESSION_SCAN memories that match it (the index holds no session; none when the session
-        has none). Else None when it names only projects and every memory is in one of them (one
+        """``where`` as the vector index needs it. Under a session or metadata filter, the ids of
+        the latest SESSION_SCAN memories that match it (the index holds neither; none when no
+        memory matches). Else None when it names only projects and every memory is in one of them (one
         user's store), since Qdrant checks a filter at every point a search visits, even one
         every point passes."""
         if where is None or where.is_empty():
             return None
-        if where.sessions:
+        if where.sessions or where.metadata:
             return VectorFilter(ids=tuple(self.latest_matching(where, SESSION_SCAN)))
         if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
             return None

@@ -10,6 +10,21 @@ from cognitive_memory.errors import InvalidInputError
 
 __all__ = ["MIGRATIONS", "apply_migrations"]
 
+# 0020_metadata_fields: a memory's (``{row}``) caller's fields as memory_fields rows, from
+# ``json_each`` over its metadata (an object that parses; else nothing), the reserved keys of
+# core/metadata.py (as they were then: a migration never changes) left out.
+_FIELDS_OF = (
+    "SELECT {row}.id, j.key, CASE j.type WHEN 'text' THEN 'text' WHEN 'true' THEN 'bool' "
+    "WHEN 'false' THEN 'bool' ELSE 'number' END, j.value"
+)
+_FIELDS_EACH = (
+    "json_each(CASE WHEN {row}.loader_type IS NOT NULL AND {row}.loader_type != 'session_lesson' THEN '{{}}' "
+    "WHEN json_valid({row}.metadata) AND json_type({row}.metadata) = 'object' THEN {row}.metadata "
+    "ELSE '{{}}' END) j WHERE j.type IN ('text', 'integer', 'real', 'true', 'false') AND j.key NOT IN ("
+    "'importance_level', 'lesson_type', 'loader_type', 'session_context', 'session_id', 'source_info', "
+    "'source_path', 'speaker')"
+)
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0001_memories",
@@ -479,6 +494,42 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                 SELECT id, 'words' FROM memories WHERE rowid = OLD.memory_rowid;
         END
         """,
+    ),
+    (
+        # The caller's fields (core/metadata.py) that filters.metadata matches: each top-level
+        # string, number and boolean of the metadata of a memory that was not loaded from a
+        # source, without the reserved keys, kept in step by triggers on every write path.
+        "0020_metadata_fields",
+        """
+        CREATE TABLE memory_fields (
+            memory_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('text', 'number', 'bool')),
+            value
+        );
+        CREATE INDEX memory_fields_match ON memory_fields (name, kind, value);
+        CREATE INDEX memory_fields_memory ON memory_fields (memory_id);
+        """
+        + "INSERT INTO memory_fields (memory_id, name, kind, value) "
+        + _FIELDS_OF.format(row="m")
+        + " FROM memories m, "
+        + _FIELDS_EACH.format(row="m")
+        + ";"
+        + "CREATE TRIGGER memory_fields_added AFTER INSERT ON memories BEGIN "
+        + "INSERT INTO memory_fields (memory_id, name, kind, value) "
+        + _FIELDS_OF.format(row="NEW")
+        + " FROM "
+        + _FIELDS_EACH.format(row="NEW")
+        + "; END;"
+        + "CREATE TRIGGER memory_fields_changed AFTER UPDATE OF metadata, loader_type ON memories BEGIN "
+        + "DELETE FROM memory_fields WHERE memory_id = OLD.id; "
+        + "INSERT INTO memory_fields (memory_id, name, kind, value) "
+        + _FIELDS_OF.format(row="NEW")
+        + " FROM "
+        + _FIELDS_EACH.format(row="NEW")
+        + "; END;"
+        + "CREATE TRIGGER memory_fields_removed AFTER DELETE ON memories BEGIN "
+        + "DELETE FROM memory_fields WHERE memory_id = OLD.id; END",
     ),
 )
 

@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 
 from cognitive_memory.core.links import check_note
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector, split_metadata
+from cognitive_memory.core.metadata import caller_fields, check_fields
 from cognitive_memory.core.validation import (
     check_key,
     check_memory_id,
@@ -82,6 +83,19 @@ Text = Annotated[str, store_rule(lambda value, name: check_text(value, field=nam
 Project = Annotated[str, store_rule(lambda value, name: check_project(value, field=name))]
 Tags = Annotated[list[str], store_rule(lambda value, _: list(check_tags(value)))]
 Metadata = Annotated[dict[str, Any], store_rule(lambda value, _: check_metadata(value))]
+
+
+def _check_memory_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """A memory's metadata as an export writes it: plain JSON of modest size, and the caller's own
+    fields in it within their bounds (``core/metadata.py``) unless a loader wrote it."""
+    checked = check_metadata(value)
+    source, _, _, rest = split_metadata(checked)
+    if not source.is_loaded:
+        check_fields(caller_fields(rest))
+    return checked
+
+
+MemoryMetadata = Annotated[dict[str, Any], store_rule(lambda value, _: _check_memory_metadata(value))]
 Note = Annotated[str | None, store_rule(lambda value, _: check_note(value))]
 Key = Annotated[str, store_rule(lambda value, name: check_key(value, field=name))]
 Date = Annotated[datetime, AfterValidator(_utc)]
@@ -143,7 +157,7 @@ class MemoryLine(_Line):
     last_accessed: Date | None = None
     access_count: int = Field(default=0, ge=0, le=MAX_INT)
     importance_score: Importance = 0.5
-    metadata: Metadata = Field(default_factory=dict)
+    metadata: MemoryMetadata = Field(default_factory=dict)
     tags: Tags = Field(default_factory=list)
     session_id: str | None = None
     project: Project

@@ -16,6 +16,7 @@ from cognitive_memory.service import (
     Level,
     MemoryChanges,
     MemoryId,
+    Metadata,
     NewText,
     SourceInfo,
     Tags,
@@ -52,6 +53,7 @@ def register(server: MCPServer[ServerState]) -> None:
         memory_type: Kind | None = None,
         source_info: SourceInfo | None = None,
         key: KeyChange | None = None,
+        metadata: Annotated[Metadata | None, Field(description="Replaces all; {} clears.")] = None,
     ) -> Annotated[CallToolResult, UpdateResult]:
         changes = MemoryChanges(
             text=text,
@@ -61,6 +63,7 @@ def register(server: MCPServer[ServerState]) -> None:
             memory_type=memory_type,
             source_info=source_info,
             key=key,
+            metadata=metadata,
         )
         result = service_of(ctx).update_memory(memory_id, changes)
         return answer(result, format_update(result))

@@ -168,6 +168,19 @@ def test_the_memory_page_shows_text_metadata_versions_and_links(
     assert "<dt>Session</dt><dd><code>nightly-3</code></dd>" in page.text
 
 
+def test_the_memory_page_shows_the_callers_own_fields_as_json(
+    client: TestClient, service: MemoryService
+) -> None:
+    fields = {"phase": "beta", "ticket": 42, "owners": ["ana", "<b>bo</b>"]}
+    memory_id = service.store_experience("Beta notes", StoreContext(metadata=fields)).memory_id
+
+    page = client.get(f"/memories/{memory_id}")
+
+    assert "<dt>phase</dt><dd>beta</dd>" in page.text
+    assert "<dt>ticket</dt><dd><code>42</code></dd>" in page.text
+    assert '<dt>owners</dt><dd><code>["ana", "\\u003cb\\u003ebo\\u003c/b\\u003e"]</code></dd>' in page.text
+
+
 def test_opening_a_memory_page_does_not_count_as_a_use(client: TestClient, service: MemoryService) -> None:
     memory_id = service.store_experience("Read on the dashboard only").memory_id
     assert client.get(f"/memories/{memory_id}").status_code == 200

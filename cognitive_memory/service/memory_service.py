@@ -267,11 +267,17 @@ class MemoryService:
     # --- links ------------------------------------------------------------------------------
 
     def link_memories(
-        self, from_id: str, to_id: str, relation: RelationName, note: str | None = None
+        self,
+        from_id: str,
+        to_id: str,
+        relation: RelationName,
+        note: str | None = None,
+        weight: float | None = None,
     ) -> LinkResult:
-        """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
+        """Link ``from_id`` -[relation]-> ``to_id`` of ``weight`` (None: the default); linking
+        again leaves the link as it was, but for another ``weight`` given."""
         source, target = resolve_memory_ids(self.system, (from_id, to_id))
-        return links.link(self.system, source, target, relation, note, self.session_id)
+        return links.link(self.system, source, target, relation, note, self.session_id, weight)
 
     def unlink_memories(self, from_id: str, to_id: str, relation: RelationName | None = None) -> UnlinkResult:
         """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""

@@ -1,4 +1,4 @@
-"""related_memories: the memories linked to one memory, up to three links away.
+"""related_memories: the memories linked to one memory, up to five links away.
 
 No `from __future__ import annotations` in the tool modules: the SDK reads the annotations."""
 

@@ -14,8 +14,8 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Link two memories: from_id <relation> to_id. relation: relates_to, similar, depends_on, "
-    "part_of, example_of, caused_by, contradicts, supersedes, or your own snake_case name. Linked "
+    "Link two memories: from_id <relation> to_id; relation: relates_to, similar, depends_on, "
+    "part_of, example_of, caused_by, contradicts, supersedes or your own snake_case name. Linked "
     "memories lift each other in recall by weight (0-1, default 0.8); supersedes also ranks the "
     "newer first. Linking again changes only a weight given."
 )

@@ -2,11 +2,11 @@
 
 ``MemoryService`` is the one object a transport holds; each of its methods calls one use case.
 A use case lives in the module of its group (``remember``, ``recall``, ``browse``, ``overview``,
-``lifecycle``, ``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``,
-``status``) with its request, its result and its text (``format_*``); ``records``, ``fields``, ``filters``,
-``paging`` and ``ids`` (short memory ids, resolved by ``MemoryService``) hold what several
-share. Transports import from this package only; nothing above it reaches into storage, the
-index or retrieval.
+``lifecycle``, ``prune``, ``consolidate``, ``trash``, ``links``, ``snapshots``, ``sources``,
+``transfer``, ``status``) with its request, its result and its text (``format_*``); ``records``,
+``fields``, ``filters``, ``paging`` and ``ids`` (short memory ids, resolved by ``MemoryService``)
+hold what several share. Transports import from this package only; nothing above it reaches into
+storage, the index or retrieval.
 """
 
 from cognitive_memory.service.browse import (
@@ -96,6 +96,12 @@ from cognitive_memory.service.remember import (
     StoreResult,
     format_lesson,
     format_store,
+)
+from cognitive_memory.service.snapshots import (
+    SnapshotName,
+    SnapshotOut,
+    SnapshotResult,
+    format_snapshots,
 )
 from cognitive_memory.service.sources import (
     ChunkCountsOut,
@@ -187,6 +193,10 @@ __all__ = [
     "RelatedRequest",
     "RelatedResult",
     "RelationName",
+    "SnapshotName",
+    "SnapshotOut",
+    "SnapshotResult",
+    "format_snapshots",
     "RemoveResult",
     "RestoreResult",
     "UndoResult",

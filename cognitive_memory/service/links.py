@@ -55,7 +55,7 @@ RELATED_PREVIEW = 200
 
 LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
 LinkDepth = Annotated[int, Field(ge=1, le=MAX_DEPTH), JsonNumber]
-LinkWeight = Annotated[float, Field(ge=0, le=1)]
+LinkWeight = Annotated[float, Field(ge=0, le=1), JsonNumber]
 
 
 class LinkRequest(BaseModel):

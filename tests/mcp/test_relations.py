@@ -201,21 +201,11 @@ WEIGHED = {"from_id": "a", "to_id": "b", "relation": "part_of"}
         ("link_memories", {"from_id": "a", "to_id": "b", "relation": "9lives"}, "invalid_value"),
         ("link_memories", {"from_id": "a", "to_id": "b", "relation": "r"}, "invalid_value"),
         ("link_memories", {"from_id": "a", "to_id": "b", "relation": "r" * 41}, "text_too_long"),
-        (
-            "link_memories",
-            {"from_id": "a", "to_id": "b", "relation": "part_of", "weight": 1.5},
-            "out_of_range",
-        ),
-        (
-            "link_memories",
-            {"from_id": "a", "to_id": "b", "relation": "part_of", "weight": -0.1},
-            "out_of_range",
-        ),
-        (
-            "link_memories",
-            {"from_id": "a", "to_id": "b", "relation": "part_of", "weight": "x"},
-            "invalid_type",
-        ),
+        ("link_memories", {**WEIGHED, "weight": 1.5}, "out_of_range"),
+        ("link_memories", {**WEIGHED, "weight": -0.1}, "out_of_range"),
+        ("link_memories", {**WEIGHED, "weight": "x"}, "invalid_type"),
+        ("link_memories", {**WEIGHED, "weight": "0.5"}, "invalid_type"),
+        ("link_memories", {**WEIGHED, "weight": True}, "invalid_type"),
         ("link_memories", {"from_id": "a", "to_id": "b"}, "missing_field"),
         ("link_memories", {"from_id": "", "to_id": "b", "relation": "part_of"}, "empty_text"),
         (

@@ -1,6 +1,6 @@
 """User links between memories: link, unlink and walk them, over the store of record.
 
-The rules (which relations exist, how deep a walk goes, what a note may hold) are in
+The rules (which relation names are allowed, a weight, how deep a walk goes, what a note may hold) are in
 ``core/links.py``; this module checks the input against them and refuses unknown ids.
 """
 
@@ -15,10 +15,11 @@ from cognitive_memory.core.links import (
     check_note,
     check_relation,
     check_relations,
+    check_weight,
     cycle_message,
 )
 from cognitive_memory.errors import InvalidInputError, NotFoundError
-from cognitive_memory.storage.relations import Neighbourhood
+from cognitive_memory.storage.relations import LinkWrite, Neighbourhood
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["link", "related", "require", "unknown", "unlink"]
@@ -32,18 +33,19 @@ def link(
     *,
     note: str | None = None,
     session_id: str | None = None,
-) -> bool:
-    """Link ``from_id`` -[relation]-> ``to_id``; True when the link is new (linking again
-    changes nothing, the note included). Refuses unknown ids, a link to itself and a supersedes
-    cycle."""
+    weight: float | None = None,
+) -> LinkWrite:
+    """Link ``from_id`` -[relation]-> ``to_id`` with ``weight`` (None: the default); ``created``
+    when the link is new (linking again keeps its note, and its weight unless another is given).
+    Refuses unknown ids, a link to itself and a supersedes cycle."""
     ends = check_ends(from_id, to_id)
     kind = check_relation(relation)
-    written = records.links.link((*ends, kind), check_note(note), session_id)
+    written = records.links.link((*ends, kind), check_note(note), session_id, check_weight(weight))
     if written.missing:
         raise NotFoundError(unknown(written.missing))
     if written.cycle:
         raise InvalidInputError(cycle_message(*ends, written.cycle), code="supersedes_cycle")
-    return written.created
+    return written
 
 
 def unlink(records: SQLiteMemoryStore, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
@@ -58,8 +60,9 @@ def unlink(records: SQLiteMemoryStore, from_id: str, to_id: str, relation: str |
 def related(
     records: SQLiteMemoryStore, memory_id: str, depth: int = 1, relations: Sequence[str] = ()
 ) -> Neighbourhood:
-    """The memories linked to ``memory_id`` within ``depth`` (1-3) hops, in both directions,
-    breadth first; at most RELATED_LIMIT of them (``truncated`` says when more were reachable)."""
+    """The memories linked to ``memory_id`` within ``depth`` (1-5) hops, in both directions,
+    breadth first; the walk visits at most RELATED_LIMIT of them (``truncated`` says when more
+    were reachable)."""
     hops, kinds = check_depth(depth), check_relations(relations)
     require(records, (memory_id,))
     return records.links.related(memory_id, hops, kinds, RELATED_LIMIT)

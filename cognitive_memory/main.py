@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from cognitive_memory.backup.folder import BackupPlace
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
@@ -99,6 +100,7 @@ def build_system(
             near_duplicate=settings.scope.near_duplicate,
             clock=clock or (lambda: datetime.now(UTC)),
             followed_links=links,
+            backups=BackupPlace(settings.storage.data_dir.expanduser(), settings.storage.database_path),
         )
     except CognitiveMemoryError:
         vectors.close()

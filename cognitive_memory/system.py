@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+from cognitive_memory.backup.folder import BackupPlace
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.metadata import check_fields
@@ -67,9 +68,12 @@ class CognitiveSystem:
         retry_seconds: float = 30.0,
         near_duplicate: float = NEAR_DUPLICATE,
         followed_links: FollowedLinks | None = None,
+        backups: BackupPlace | None = None,
     ) -> None:
-        """``followed_links``: the links recall reads from memory (the retriever's), if it does."""
+        """``followed_links``: the links recall reads from memory (the retriever's), if it does;
+        ``backups``: where snapshots of the database go (default: ``backups`` beside it)."""
         self.records = records
+        self.backups = backups or BackupPlace(records.path.parent, records.path)
         self.followed_links = followed_links
         self.vectors = vectors
         self.encoder = encoder

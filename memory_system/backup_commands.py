@@ -1,6 +1,8 @@
 """`backup` and `restore`: snapshots of the memory database, and putting one back (or forking it).
 
-The work is in ``cognitive_memory.backup`` (``snapshot`` and ``restore``); here arguments are
+``backup`` and ``backup --list`` call the use case snapshot_memories calls
+(``cognitive_memory.service.snapshots``: the same name rule, one snapshot at a time per folder, the
+same answer); ``restore`` is the work of ``cognitive_memory.backup.restore``. Here arguments are
 resolved against the settings, steps and progress go to stderr, the answer to stdout (text or
 ``--json``), and every expected failure is one ``Error:`` line with exit code 1.
 """
@@ -10,23 +12,21 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from memory_system.options import JsonOption
+from memory_system.options import JsonOption, emit
 
 if TYPE_CHECKING:
+    from cognitive_memory.backup.folder import BackupPlace
     from cognitive_memory.backup.restore import IndexOpener
-    from cognitive_memory.backup.snapshot import Snapshot
     from cognitive_memory.settings import Settings, StorageSettings
 
-__all__ = ["BACKUPS_DIR", "register"]
+__all__ = ["register"]
 
 SettingsSource = Callable[[], "Settings"]
-BACKUPS_DIR = "backups"
 SAFETY_NAME = "before-restore"
 
 
@@ -57,12 +57,16 @@ def register(app: typer.Typer, settings: SettingsSource) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Snapshot the memory database (safe while servers write) with a checked manifest."""
-        storage = settings().storage
+        from cognitive_memory.service.snapshots import create, format_snapshots, listed
+
+        place = _place(settings().storage)
         with _errors():
             if list_them:
-                _list(dest or backups_dir(storage), as_json)
-                return
-            _backup(storage, dest, name, keep, as_json)
+                result = listed((dest or place.folder).expanduser(), place)
+            else:
+                target = dest.expanduser() if dest is not None else None
+                result = create(place, name, destination=target, keep=keep, step=_step)
+        emit(result, format_snapshots(result), as_json, exclude_none=True)
 
     @app.command(name="restore")
     def restore_command(
@@ -84,9 +88,16 @@ def register(app: typer.Typer, settings: SettingsSource) -> None:
             _restore(storage, src, to, force, as_json)
 
 
+def _place(storage: StorageSettings) -> BackupPlace:
+    """The configured database and data directory (so ``<data dir>/backups``)."""
+    from cognitive_memory.backup.folder import BackupPlace
+
+    return BackupPlace(storage.data_dir.expanduser(), storage.database_path)
+
+
 def backups_dir(storage: StorageSettings) -> Path:
     """Where snapshots go by default: ``<data dir>/backups``."""
-    return storage.data_dir.expanduser() / BACKUPS_DIR
+    return _place(storage).folder
 
 
 @contextmanager
@@ -109,83 +120,8 @@ def _step(text: str) -> None:
     typer.echo(f"backup: {text}", err=True)
 
 
-def _backup(
-    storage: StorageSettings, dest: Path | None, name: str | None, keep: int | None, as_json: bool
-) -> None:
-    from cognitive_memory.backup.snapshot import create_snapshot, rotate_snapshots, valid_name
-
-    if name is not None:
-        valid_name(name)
-    destination = dest if dest is not None else _default_destination(backups_dir(storage), name)
-    snapshot = create_snapshot(storage.database_path, destination.expanduser(), name=name, step=_step)
-    deleted = rotate_snapshots(snapshot.path.parent, keep) if keep is not None else []
-    if as_json:
-        body = {**_describe(snapshot), "deleted": [str(path) for path in deleted]}
-        typer.echo(json.dumps(body, indent=2))
-        return
-    manifest = snapshot.manifest
-    typer.echo(
-        f"Backed up {_counts_text(manifest.counts)} to {snapshot.path} ({_size(snapshot.size_bytes)}, "
-        f"integrity {manifest.integrity}, schema {manifest.schema_version}, sha256 {manifest.sha256[:12]})."
-    )
-    if deleted:
-        typer.echo(f"Deleted {len(deleted)} older unnamed snapshot(s): {', '.join(p.name for p in deleted)}.")
-
-
-def _default_destination(folder: Path, name: str | None) -> Path:
-    """``<UTC time>[-name]`` in ``folder``, with ``.2``, ``.3``... if that second is taken."""
-    from cognitive_memory.backup.snapshot import snapshot_dir_name
-
-    base = snapshot_dir_name(datetime.now(UTC), name)
-    candidate, n = folder / base, 1
-    while candidate.exists():
-        n += 1
-        candidate = folder / f"{base}.{n}"
-    return candidate
-
-
-def _list(folder: Path, as_json: bool) -> None:
-    from cognitive_memory.backup.snapshot import list_snapshots
-
-    snapshots = list_snapshots(folder)
-    if as_json:
-        typer.echo(
-            json.dumps({"folder": str(folder), "snapshots": [_describe(s) for s in snapshots]}, indent=2)
-        )
-        return
-    if not snapshots:
-        typer.echo(f"No snapshots in {folder}.")
-        return
-    typer.echo(f"{len(snapshots)} snapshot(s) in {folder}, oldest first:")
-    for snapshot in snapshots:
-        manifest = snapshot.manifest
-        label = manifest.name or "-"
-        typer.echo(
-            f"  {snapshot.path.name:<40} {label:<20} {manifest.created_at}  "
-            f"{_counts_text(manifest.counts)}  {_size(snapshot.size_bytes)}"
-        )
-
-
-def _describe(snapshot: Snapshot) -> dict[str, Any]:
-    return {
-        "path": str(snapshot.path),
-        "size_bytes": snapshot.size_bytes,
-        "manifest": snapshot.manifest.to_json(),
-    }
-
-
-def _counts_text(counts: dict[str, int]) -> str:
-    return (
-        f"{counts.get('memories', 0)} memories ({counts.get('relations', 0)} links, "
-        f"{counts.get('connections', 0)} associations, {counts.get('versions', 0)} versions)"
-    )
-
-
-def _size(size: int) -> str:
-    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{size / 1e3:.1f} kB"
-
-
 def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, as_json: bool) -> None:
+    from cognitive_memory.backup.folder import next_destination, one_at_a_time
     from cognitive_memory.backup.restore import claim_database, memory_count, restore_snapshot
     from cognitive_memory.backup.snapshot import create_snapshot, verify_snapshot
     from memory_system.progress import progress_bar
@@ -204,8 +140,9 @@ def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, a
     if present and not force:
         raise _refusal(database, present)
     if present:
-        destination = _default_destination(target_backups, SAFETY_NAME)
-        safety = create_snapshot(database, destination, name=SAFETY_NAME, step=_step)
+        with one_at_a_time(target_backups):
+            destination = next_destination(target_backups, SAFETY_NAME)
+            safety = create_snapshot(database, destination, name=SAFETY_NAME, step=_step)
         typer.echo(f"restore: the {present} memories there were backed up first to {safety.path}", err=True)
     with progress_bar("Rebuilding the vector index", "vectors", enabled=not as_json) as advance:
         report = restore_snapshot(snapshot, database, vector_path, open_index, advance)
@@ -259,6 +196,7 @@ def _find_snapshot(folder: Path, src: str) -> Path:
 
 def _target(storage: StorageSettings, to: Path | None) -> tuple[Path, Path | None, IndexOpener, Path]:
     """(database, embedded store directory or None, how to open the index, backups folder)."""
+    from cognitive_memory.backup.folder import BACKUPS_DIR
     from cognitive_memory.backup.snapshot import DATABASE_NAME
     from cognitive_memory.upkeep import open_embedded_index, open_server_index
 

@@ -6,18 +6,18 @@ line, exit 1); core errors (unknown ids, a supersedes cycle) leave through the f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from memory_system.options import FacadeSource, JsonOption, emit, request
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = ["register"]
 
-RELATION_HELP = "relates_to, supersedes, contradicts, caused_by, example_of or part_of"
+RELATION_HELP = (
+    "relates_to, similar, depends_on, part_of, example_of, caused_by, contradicts, supersedes, "
+    "or a name of your own (2-40 of a-z, 0-9, _)"
+)
 
 
 def register(app: typer.Typer, facade: FacadeSource) -> None:
@@ -31,14 +31,21 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
             str, typer.Option("--relation", "-r", help=f"How FROM relates to TO: {RELATION_HELP}.")
         ],
         note: Annotated[str | None, typer.Option(help="Why they are linked.")] = None,
+        weight: Annotated[
+            float | None, typer.Option(help="Its weight in recall's activation, 0 to 1 (default 0.8).")
+        ] = None,
         as_json: JsonOption = False,
     ) -> None:
-        """Link two memories: FROM --relation--> TO (linking again changes nothing)."""
+        """Link two memories: FROM --relation--> TO (linking again changes only a --weight given)."""
         from cognitive_memory.service import LinkRequest, format_link
 
-        given = request(LinkRequest, from_id=from_id, to_id=to_id, relation=relation, note=note)
+        given = request(
+            LinkRequest, from_id=from_id, to_id=to_id, relation=relation, note=note, weight=weight
+        )
         with facade() as service:
-            result = service.link_memories(given.from_id, given.to_id, given.relation, given.note)
+            result = service.link_memories(
+                given.from_id, given.to_id, given.relation, given.note, given.weight
+            )
         emit(result, format_link(result), as_json)
 
     @app.command(name="unlink")
@@ -61,7 +68,7 @@ def register(app: typer.Typer, facade: FacadeSource) -> None:
     @app.command(name="related")
     def related_command(
         memory_id: Annotated[str, typer.Argument(help="The memory to start from.")],
-        depth: Annotated[int, typer.Option(help="Links to follow, 1 to 3.")] = 1,
+        depth: Annotated[int, typer.Option(help="Links to follow, 1 to 5.")] = 1,
         relation: Annotated[
             list[str] | None, typer.Option("--relation", "-r", help="Follow only this relation (repeatable).")
         ] = None,

@@ -60,6 +60,7 @@ MANIFEST_NAME = "manifest.json"
 DATABASE_NAME = "cognitive_memory.db"
 _MAX_MANIFEST_BYTES = 1 << 20
 PARTIAL_MARK = ".partial-"
+_SQLITE_FULL = 13
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 # Manifest count -> the table it counts.
 COUNTED_TABLES = {
@@ -115,7 +116,8 @@ def valid_name(name: str) -> str:
     if not _NAME.match(name):
         raise InvalidInputError(
             f"Snapshot name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit."
+            "starting with a letter or digit.",
+            code="invalid_value",
         )
     return name
 
@@ -186,6 +188,12 @@ def _online_copy(database: Path, copy: Path) -> None:
             source.backup(target)
             target.execute("PRAGMA journal_mode=DELETE")
     except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL:
+            raise StorageError(
+                f"The disk holding {copy.parent.parent} is full ({exc}): no snapshot was made. Free some "
+                "space (or delete old snapshots) and try again.",
+                code="disk_full",
+            ) from exc
         raise StorageError(f"Could not copy the memory database {database}: {exc}") from exc
     with copy.open("rb+") as handle:
         os.fsync(handle.fileno())

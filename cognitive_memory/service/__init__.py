@@ -2,7 +2,7 @@
 
 ``MemoryService`` is the one object a transport holds; each of its methods calls one use case. A use
 case lives in the module of its group (``remember``, ``recall``, ``browse``, ``overview``,
-``lifecycle``, ``prune``, ``consolidate``, ``trash``, ``links``, ``sources``, ``transfer``,
+``lifecycle``, ``prune``, ``consolidate``, ``trash``, ``links``, ``snapshots``, ``sources``, ``transfer``,
 ``status``; ``explained`` is recall's ``explain``) with its request, its result and its text
 (``format_*``); ``records``, ``fields``, ``filters``, ``paging`` and ``ids`` (short memory ids,
 resolved by ``MemoryService``) hold what several share. Transports import from this package only;
@@ -52,6 +52,7 @@ from cognitive_memory.service.links import (
     LinkNote,
     LinkRequest,
     LinkResult,
+    LinkWeight,
     RelatedRequest,
     RelatedResult,
     RelationName,
@@ -97,6 +98,12 @@ from cognitive_memory.service.remember import (
     StoreResult,
     format_lesson,
     format_store,
+)
+from cognitive_memory.service.snapshots import (
+    SnapshotName,
+    SnapshotOut,
+    SnapshotResult,
+    format_snapshots,
 )
 from cognitive_memory.service.sources import (
     ChunkCountsOut,
@@ -158,6 +165,7 @@ __all__ = [
     "LinkNote",
     "LinkRequest",
     "LinkResult",
+    "LinkWeight",
     "ListResult",
     "LoadResult",
     "LoadedSourceOut",
@@ -189,6 +197,10 @@ __all__ = [
     "RelatedRequest",
     "RelatedResult",
     "RelationName",
+    "SnapshotName",
+    "SnapshotOut",
+    "SnapshotResult",
+    "format_snapshots",
     "RemoveResult",
     "RestoreResult",
     "UndoResult",

@@ -5,12 +5,21 @@ their requests, answers and text."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from cognitive_memory import linking
-from cognitive_memory.core.links import MAX_DEPTH, MAX_NOTE_CHARS, check_note
+from cognitive_memory.core.links import (
+    DEFAULT_WEIGHT,
+    MAX_DEPTH,
+    MAX_NOTE_CHARS,
+    MAX_RELATION_CHARS,
+    RELATED_LIMIT,
+    check_note,
+    check_relation,
+    check_relations,
+)
 from cognitive_memory.service.fields import JsonNumber, MemoryId
 from cognitive_memory.service.records import preview
 from cognitive_memory.storage.relations import Neighbour
@@ -22,6 +31,7 @@ __all__ = [
     "LinkNote",
     "LinkRequest",
     "LinkResult",
+    "LinkWeight",
     "RelatedOut",
     "RelatedRequest",
     "RelatedResult",
@@ -36,18 +46,20 @@ __all__ = [
     "unlink",
 ]
 
-# Typed links between memories (link_memories); the core's RELATIONS holds the same names.
-RelationName = Literal["relates_to", "supersedes", "contradicts", "caused_by", "example_of", "part_of"]
+# A relation: one of the core's RELATIONS or a name of the caller's own; the core checks and
+# folds it (``core.links.check_relation``), the same on every path in.
+RelationName = Annotated[str, Field(max_length=MAX_RELATION_CHARS)]
 LinkDirection = Literal["outgoing", "incoming"]
 # Characters of a linked memory shown in a related_memories answer.
 RELATED_PREVIEW = 200
 
 LinkNote = Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
 LinkDepth = Annotated[int, Field(ge=1, le=MAX_DEPTH), JsonNumber]
+LinkWeight = Annotated[float, Field(ge=0, le=1), JsonNumber]
 
 
 class LinkRequest(BaseModel):
-    """``from_id`` -[relation]-> ``to_id``, with an optional note."""
+    """``from_id`` -[relation]-> ``to_id``, with an optional note and weight."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -55,6 +67,7 @@ class LinkRequest(BaseModel):
     to_id: MemoryId
     relation: RelationName
     note: LinkNote | None = None
+    weight: LinkWeight | None = None
 
 
 class UnlinkRequest(BaseModel):
@@ -81,9 +94,13 @@ class LinkResult(BaseModel):
     success: bool = True
     from_id: str
     to_id: str
-    relation: RelationName
+    relation: str
     note: str | None = None
-    created: bool = Field(description="False when the link already existed (it was left as it was).")
+    weight: float = Field(description="Its weight in activation spreading.")
+    created: bool = Field(description="False when the link already existed.")
+    previous_weight: float | None = Field(
+        default=None, description="Its weight before, when linking again gave it another."
+    )
     message: str
 
 
@@ -91,7 +108,7 @@ class UnlinkResult(BaseModel):
     success: bool = True
     from_id: str
     to_id: str
-    removed: list[RelationName] = Field(description="The relations removed; empty when there was no link.")
+    removed: list[str] = Field(description="The relations removed; empty when there was no link.")
     message: str
 
 
@@ -100,23 +117,26 @@ class RelatedOut(BaseModel):
 
     id: str
     content: str = Field(description="Its first 200 characters.")
-    relation: RelationName
+    relation: str
     direction: LinkDirection = Field(
         description="outgoing: the link points from the previous memory of the path to this one; "
         "incoming: from this one to the previous memory."
     )
-    depth: int = Field(description="Links between the start and this memory (1-3).")
+    depth: int = Field(description=f"Links between the start and this memory (1-{MAX_DEPTH}).")
     path: list[str] = Field(description="Ids from the start to this memory.")
     note: str | None = None
+    weight: float
 
 
 class RelatedResult(BaseModel):
     success: bool = True
     memory_id: str
     depth: int
-    relations: list[RelationName] = Field(description="The relations followed; empty: all.")
+    relations: list[str] = Field(description="The relations followed; empty: all.")
     related: list[RelatedOut] = Field(description="Nearest first; each memory once, at its smallest depth.")
-    truncated: bool = Field(description="True when more memories were linked than the answer holds.")
+    truncated: bool = Field(
+        description=f"True when the walk stopped at {RELATED_LIMIT} memories with more linked."
+    )
     message: str
 
 
@@ -124,49 +144,67 @@ def link(
     system: CognitiveSystem,
     from_id: str,
     to_id: str,
-    relation: RelationName,
+    relation: str,
     note: str | None,
     session_id: str,
+    weight: float | None = None,
 ) -> LinkResult:
-    """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
-    created = linking.link(system.records, from_id, to_id, relation, note=note, session_id=session_id)
-    named = f"{from_id} {relation} {to_id}"
-    message = f"Linked: {named}" if created else f"Already linked: {named} (unchanged)"
+    """Link ``from_id`` -[relation]-> ``to_id`` of ``weight`` (None: the default); linking again
+    leaves the link as it was, but for a ``weight`` given that differs from its own."""
+    kind = check_relation(relation)
+    written = linking.link(
+        system.records, from_id, to_id, kind, note=note, session_id=session_id, weight=weight
+    )
     return LinkResult(
         from_id=from_id,
         to_id=to_id,
-        relation=relation,
+        relation=kind,
         note=check_note(note),
-        created=created,
-        message=message,
+        weight=written.weight,
+        created=written.created,
+        previous_weight=written.previous,
+        message=_link_message(f"{from_id} {kind} {to_id}", written.created, written.weight, written.previous),
     )
 
 
-def unlink(system: CognitiveSystem, from_id: str, to_id: str, relation: RelationName | None) -> UnlinkResult:
+def _link_message(named: str, created: bool, weight: float, previous: float | None) -> str:
+    if created:
+        return f"Linked: {named} (weight {weight:g})"
+    if previous is not None:
+        return f"Reweighted: {named} (weight {previous:g} -> {weight:g})"
+    return f"Already linked: {named} (unchanged)"
+
+
+def unlink(system: CognitiveSystem, from_id: str, to_id: str, relation: str | None) -> UnlinkResult:
     """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
-    removed = cast("list[RelationName]", linking.unlink(system.records, from_id, to_id, relation))
+    kind = check_relation(relation) if relation is not None else None
+    removed = linking.unlink(system.records, from_id, to_id, kind)
     message = (
         f"Removed {len(removed)} link(s) from {from_id} to {to_id}"
         if removed
-        else f"No {relation or 'link'} from {from_id} to {to_id}: nothing to remove"
+        else f"No {kind or 'link'} from {from_id} to {to_id}: nothing to remove"
     )
     return UnlinkResult(from_id=from_id, to_id=to_id, removed=removed, message=message)
 
 
-def related(
-    system: CognitiveSystem, memory_id: str, depth: int, relations: Sequence[RelationName]
-) -> RelatedResult:
+def related(system: CognitiveSystem, memory_id: str, depth: int, relations: Sequence[str]) -> RelatedResult:
     """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest
-    first, each with the relation, direction and path that reached it."""
-    found = linking.related(system.records, memory_id, depth, relations)
+    first, each with the relation, direction and path that reached it; the walk stops at
+    RELATED_LIMIT memories (``truncated`` says so)."""
+    kinds = check_relations(relations)
+    found = linking.related(system.records, memory_id, depth, kinds)
     ids = [neighbour.memory_id for neighbour in found.found]
     content = {memory.id: memory.content for memory in system.records.memories.get(ids)}
     linked = [_related_out(n, content[n.memory_id]) for n in found.found if n.memory_id in content]
-    more = " (more are linked: narrow the relations or the depth)" if found.truncated else ""
+    more = (
+        f" (the walk stopped at {RELATED_LIMIT}: more are linked; narrow the relations or the depth)"
+        if found.truncated
+        else ""
+    )
     return RelatedResult(
         memory_id=memory_id,
         depth=depth,
-        relations=list(dict.fromkeys(relations)),
+        relations=list(kinds),
         related=linked,
         truncated=found.truncated,
         message=f"{len(linked)} memories linked to {memory_id} within {depth} link(s){more}",
@@ -178,11 +216,12 @@ def _related_out(neighbour: Neighbour, content: str) -> RelatedOut:
     return RelatedOut(
         id=neighbour.memory_id,
         content=content[:RELATED_PREVIEW],
-        relation=cast("RelationName", neighbour.relation),
+        relation=neighbour.relation,
         direction=neighbour.direction,
         depth=neighbour.depth,
         path=list(neighbour.path),
         note=neighbour.note,
+        weight=neighbour.weight,
     )
 
 
@@ -200,6 +239,8 @@ def format_related(result: RelatedResult) -> str:
     lines = [f"🔗 {result.message}"]
     for item in result.related:
         arrow = f"{item.relation} →" if item.direction == "outgoing" else f"← {item.relation}"
+        if item.weight != DEFAULT_WEIGHT:
+            arrow += f" (weight {item.weight:g})"
         lines += [
             "",
             f"[depth {item.depth}] {arrow} {item.id}",

@@ -21,6 +21,7 @@ from cognitive_memory.service import (
     prune,
     recall,
     remember,
+    snapshots,
     sources,
     status,
     transfer,
@@ -36,6 +37,7 @@ from cognitive_memory.service.paging import DEFAULT_PAGE_SIZE
 from cognitive_memory.service.prune import PruneRequest, PruneResult
 from cognitive_memory.service.recall import Detail, RecallResult
 from cognitive_memory.service.remember import LessonResult, StoreContext, StoreResult
+from cognitive_memory.service.snapshots import SnapshotResult
 from cognitive_memory.service.sources import (
     GitLoadResult,
     LoadedSourceOut,
@@ -271,11 +273,17 @@ class MemoryService:
     # --- links ------------------------------------------------------------------------------
 
     def link_memories(
-        self, from_id: str, to_id: str, relation: RelationName, note: str | None = None
+        self,
+        from_id: str,
+        to_id: str,
+        relation: RelationName,
+        note: str | None = None,
+        weight: float | None = None,
     ) -> LinkResult:
-        """Link ``from_id`` -[relation]-> ``to_id``; linking again leaves the link as it was."""
+        """Link ``from_id`` -[relation]-> ``to_id`` of ``weight`` (None: the default); linking
+        again leaves the link as it was, but for another ``weight`` given."""
         source, target = resolve_memory_ids(self.system, (from_id, to_id))
-        return links.link(self.system, source, target, relation, note, self.session_id)
+        return links.link(self.system, source, target, relation, note, self.session_id, weight)
 
     def unlink_memories(self, from_id: str, to_id: str, relation: RelationName | None = None) -> UnlinkResult:
         """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given)."""
@@ -287,6 +295,13 @@ class MemoryService:
     ) -> RelatedResult:
         """The memories linked to ``memory_id`` within ``depth`` links (both directions), nearest first."""
         return links.related(self.system, resolve_memory_id(self.system, memory_id), depth, relations)
+
+    # --- snapshots --------------------------------------------------------------------------
+
+    def snapshot_memories(self, name: str | None = None, *, list_them: bool = False) -> SnapshotResult:
+        """Snapshot the database (named ``name``, if given) into the backups folder, or with
+        ``list_them`` list the snapshots there; each with the command that restores it."""
+        return snapshots.run(self.system.backups, name, list_them)
 
     # --- sources ----------------------------------------------------------------------------
 

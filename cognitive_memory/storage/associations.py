@@ -254,22 +254,21 @@ Graph = dict[str, list[tuple[str, float]]]
 NeighbourRow = tuple[str, str, float, float | None]
 
 
-def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: float) -> tuple[Graph, Graph]:
-    """Each id's linked memories with the strongest weight over link kinds (a user link counts
-    ``user_weight`` in both directions) and, beside it, the same without links in time (pairs
-    linked only in time left out)."""
+def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str]) -> tuple[Graph, Graph]:
+    """Each id's linked memories with the strongest weight over link kinds (a user link counts its
+    own weight in both directions; one of weight 0 not at all) and, beside it, the same without
+    links in time (pairs linked only in time left out)."""
     if not ids:
         return {}, {}
     # Numbered parameters: the ids are bound once and read by every select. The strongest
     # weights are taken here rather than by a GROUP BY: SQLite sorting ~700 rows cost more.
     marks = ",".join(f"?{n}" for n in range(1, len(ids) + 1))
-    weight = f"?{len(ids) + 1}"
     rows = conn.execute(
         "SELECT source_id, target_id, weight, kind != 'temporal' FROM connections "
-        f"WHERE source_id IN ({marks}) "
-        f"UNION ALL SELECT from_id, to_id, {weight}, 1 FROM relations WHERE from_id IN ({marks}) "
-        f"UNION ALL SELECT to_id, from_id, {weight}, 1 FROM relations WHERE to_id IN ({marks})",
-        (*ids, user_weight),
+        f"WHERE source_id IN ({marks}) UNION ALL SELECT from_id, to_id, weight, 1 FROM relations "
+        f"WHERE from_id IN ({marks}) AND weight > 0 UNION ALL SELECT to_id, from_id, weight, 1 "
+        f"FROM relations WHERE to_id IN ({marks}) AND weight > 0",
+        ids,
     )
     best: defaultdict[str, dict[str, float]] = defaultdict(dict)
     untimed: defaultdict[str, dict[str, float]] = defaultdict(dict)
@@ -287,14 +286,13 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str], user_weight: flo
     return graph, timeless
 
 
-def every_neighbourhood(conn: sqlite3.Connection, user_weight: float) -> Iterator[NeighbourRow]:
+def every_neighbourhood(conn: sqlite3.Connection) -> Iterator[NeighbourRow]:
     """Every linked pair as ``neighbourhood`` weighs it, by memory then neighbour id (the order
     ``neighbourhood`` sorts each memory's links in), read as they are taken."""
     yield from conn.execute(
         "SELECT source, target, max(weight), max(CASE WHEN not_in_time THEN weight END) FROM ("
         "SELECT source_id AS source, target_id AS target, weight, kind != 'temporal' AS not_in_time "
-        "FROM connections UNION ALL SELECT from_id, to_id, ?1, 1 FROM relations "
-        "UNION ALL SELECT to_id, from_id, ?1, 1 FROM relations) "
-        "GROUP BY source, target ORDER BY source, target",
-        (user_weight,),
+        "FROM connections UNION ALL SELECT from_id, to_id, weight, 1 FROM relations WHERE weight > 0 "
+        "UNION ALL SELECT to_id, from_id, weight, 1 FROM relations WHERE weight > 0) "
+        "GROUP BY source, target ORDER BY source, target"
     )

@@ -136,17 +136,17 @@ def _repoint_links(
     go to the trash with their memories (and come back with a restore)."""
     marks = ",".join("?" * len(gone))
     rows = conn.execute(
-        f"SELECT from_id, to_id, relation, note FROM relations WHERE from_id IN ({marks}) OR to_id IN "
-        f"({marks}) ORDER BY created_at",
+        f"SELECT from_id, to_id, relation, note, weight FROM relations WHERE from_id IN ({marks}) "
+        f"OR to_id IN ({marks}) ORDER BY created_at",
         [*gone, *gone],
     ).fetchall()
     moved = set(gone)
     created = 0
-    for from_id, to_id, relation, note in rows:
+    for from_id, to_id, relation, note, weight in rows:
         start = survivor if from_id in moved else from_id
         end = survivor if to_id in moved else to_id
         if start != end:
-            created += insert_link(conn, (start, end, relation), note, session_id, now).created
+            created += insert_link(conn, (start, end, relation), note, session_id, now, weight).created
     return created
 
 

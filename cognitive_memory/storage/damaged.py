@@ -72,7 +72,7 @@ def set_aside(conn: sqlite3.Connection, damaged: Sequence[DamagedRow], now: floa
             continue
         row = dict(zip([column[0] for column in cursor.description], values, strict=True))
         relations = conn.execute(
-            "SELECT from_id, to_id, relation, note, created_at, session_id FROM relations "
+            "SELECT from_id, to_id, relation, note, created_at, session_id, weight FROM relations "
             "WHERE from_id = ? OR to_id = ?",
             (entry.id, entry.id),
         ).fetchall()

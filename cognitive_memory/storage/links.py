@@ -24,12 +24,17 @@ class Links:
         self._db = database
 
     def link(
-        self, link: tuple[str, str, str], note: str | None, session_id: str | None
+        self,
+        link: tuple[str, str, str],
+        note: str | None,
+        session_id: str | None,
+        weight: float | None = None,
     ) -> relation_sql.LinkWrite:
-        """Add the user link ``(from_id, to_id, relation)`` in one transaction, unless an id is
-        missing or it would close a supersedes cycle (see ``relations.insert_link``)."""
+        """Add the user link ``(from_id, to_id, relation)`` of ``weight`` in one transaction, unless
+        an id is missing or it would close a supersedes cycle (see ``relations.insert_link``)."""
         with self._db.transaction() as conn:
-            return relation_sql.insert_link(conn, link, note, session_id, datetime.now(UTC).timestamp())
+            now = datetime.now(UTC).timestamp()
+            return relation_sql.insert_link(conn, link, note, session_id, now, weight)
 
     def unlink(self, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
         """Remove the user links from ``from_id`` to ``to_id`` (of ``relation`` only, if given);
@@ -53,15 +58,13 @@ class Links:
 
     def neighbours(self, ids: Sequence[str]) -> dict[str, list[tuple[str, float]]]:
         """Each id's connected memories with the strongest weight over edge kinds; a user link
-        (``relations``) is an edge of weight USER_LINK_WEIGHT in both directions."""
+        (``relations``) is an edge of its own weight in both directions."""
         return self.neighbourhood(ids)[0]
 
     def neighbourhood(self, ids: Sequence[str]) -> tuple[associations.Graph, associations.Graph]:
         """``neighbours`` and, beside it, the same graph without links in time (the strongest
         weight over the other kinds; pairs linked only in time are left out)."""
-        return self._db.read(
-            lambda conn: associations.neighbourhood(conn, ids, relation_sql.USER_LINK_WEIGHT)
-        )
+        return self._db.read(lambda conn: associations.neighbourhood(conn, ids))
 
     def every_neighbourhood(self, take: Callable[[int, Iterator[associations.NeighbourRow]], T]) -> T:
         """What ``take`` makes of the change log's head and every memory's ``neighbourhood`` (by
@@ -70,7 +73,7 @@ class Links:
         return self._db.read_apart(
             lambda conn: take(
                 change_log.head_in(conn),
-                associations.every_neighbourhood(conn, relation_sql.USER_LINK_WEIGHT),
+                associations.every_neighbourhood(conn),
             )
         )
 

@@ -531,6 +531,44 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         + "CREATE TRIGGER memory_fields_removed AFTER DELETE ON memories BEGIN "
         + "DELETE FROM memory_fields WHERE memory_id = OLD.id; END",
     ),
+    (
+        # Relations beyond the first six: a documented set (core/links.py) or the caller's own
+        # name within the rule the CHECK states, and a weight (0..1) that activation spreading
+        # reads, 0.8 for every link made before (what activation gave them). SQLite cannot
+        # change a CHECK, so the table is made again; dropping it dropped its change log triggers
+        # (0019), made again here exactly as they were.
+        "0021_relation_names_and_weights",
+        """
+        CREATE TABLE relations_new (
+            from_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            to_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+            relation TEXT NOT NULL CHECK (
+                length(relation) BETWEEN 2 AND 40 AND relation GLOB '[a-z]*'
+                AND relation NOT GLOB '*[^a-z0-9_]*'
+            ),
+            note TEXT,
+            created_at REAL NOT NULL,
+            session_id TEXT,
+            weight REAL NOT NULL DEFAULT 0.8 CHECK (weight >= 0 AND weight <= 1),
+            PRIMARY KEY (from_id, to_id, relation),
+            CHECK (from_id != to_id)
+        );
+        INSERT INTO relations_new (from_id, to_id, relation, note, created_at, session_id)
+            SELECT from_id, to_id, relation, note, created_at, session_id FROM relations;
+        DROP TABLE relations;
+        ALTER TABLE relations_new RENAME TO relations;
+        CREATE INDEX relations_to ON relations (to_id);
+        CREATE TRIGGER change_log_relation_added AFTER INSERT ON relations BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.from_id, 'links'), (NEW.to_id, 'links');
+        END;
+        CREATE TRIGGER change_log_relation_changed AFTER UPDATE ON relations BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.from_id, 'links'), (NEW.to_id, 'links');
+        END;
+        CREATE TRIGGER change_log_relation_removed AFTER DELETE ON relations BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (OLD.from_id, 'links'), (OLD.to_id, 'links');
+        END
+        """,
+    ),
 )
 
 

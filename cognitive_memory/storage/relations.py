@@ -2,7 +2,8 @@
 SQLiteMemoryStore's transactions or under its lock.
 
 A link is directed (``from_id`` -[relation]-> ``to_id``); forgetting either memory drops it (the
-foreign keys cascade). For activation spreading a link is an edge in both directions.
+foreign keys cascade). For activation spreading a link is an edge of its ``weight`` in both
+directions.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from cognitive_memory.core.links import DEFAULT_WEIGHT
 
 __all__ = [
     "USER_LINK_WEIGHT",
@@ -25,9 +28,8 @@ __all__ = [
     "walk",
 ]
 
-# A link someone made on purpose is stronger evidence of relatedness than a co-recall or a link
-# between files, weaker than the 1.0 of the nearest neighbour in time.
-USER_LINK_WEIGHT = 0.8
+# The weight of a link made without one (and of every link made before links had weights).
+USER_LINK_WEIGHT = DEFAULT_WEIGHT
 
 Direction = Literal["outgoing", "incoming"]
 
@@ -35,11 +37,14 @@ Direction = Literal["outgoing", "incoming"]
 @dataclass(frozen=True, slots=True)
 class LinkWrite:
     """What ``insert_link`` did: ``missing`` ids refused it, and so did a ``cycle`` (the existing
-    supersedes chain from ``to_id`` back to ``from_id`` that the link would close)."""
+    supersedes chain from ``to_id`` back to ``from_id`` that the link would close). ``weight`` is
+    the link's weight now; ``previous`` its weight before, when linking again gave it another."""
 
     created: bool = False
     missing: tuple[str, ...] = ()
     cycle: tuple[str, ...] = ()
+    weight: float = USER_LINK_WEIGHT
+    previous: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,7 @@ class Neighbour:
     note: str | None
     depth: int
     path: tuple[str, ...]
+    weight: float = USER_LINK_WEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +77,11 @@ def insert_link(
     note: str | None,
     session_id: str | None,
     at: float,
+    weight: float | None = None,
 ) -> LinkWrite:
-    """Add ``(from_id, to_id, relation)`` unless an id is missing or it closes a supersedes cycle.
-    Linking again changes nothing: the link keeps its first note."""
+    """Add ``(from_id, to_id, relation)`` of ``weight`` (None: USER_LINK_WEIGHT) unless an id is
+    missing or it closes a supersedes cycle. Linking again keeps the link's first note, and its
+    weight unless another ``weight`` is given."""
     from_id, to_id, relation = link
     found = {row[0] for row in conn.execute("SELECT id FROM memories WHERE id IN (?, ?)", (from_id, to_id))}
     missing = tuple(i for i in dict.fromkeys((from_id, to_id)) if i not in found)
@@ -83,12 +91,20 @@ def insert_link(
         cycle = supersedes_chain(conn, to_id, from_id)
         if cycle:
             return LinkWrite(cycle=cycle)
-    inserted = conn.execute(
-        "INSERT INTO relations (from_id, to_id, relation, note, created_at, session_id) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (from_id, to_id, relation) DO NOTHING",
-        (*link, note, at, session_id),
-    )
-    return LinkWrite(created=inserted.rowcount == 1)
+    where = "WHERE from_id = ? AND to_id = ? AND relation = ?"
+    held = conn.execute(f"SELECT weight FROM relations {where}", link).fetchone()
+    if held is None:
+        given = USER_LINK_WEIGHT if weight is None else weight
+        conn.execute(
+            "INSERT INTO relations (from_id, to_id, relation, note, created_at, session_id, weight) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (*link, note, at, session_id, given),
+        )
+        return LinkWrite(created=True, weight=given)
+    if weight is None or weight == held[0]:
+        return LinkWrite(weight=held[0])
+    conn.execute(f"UPDATE relations SET weight = ? {where}", (weight, *link))
+    return LinkWrite(weight=weight, previous=held[0])
 
 
 def supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:
@@ -142,8 +158,9 @@ def walk(
     conn: sqlite3.Connection, start: str, depth: int, relations: Sequence[str], limit: int
 ) -> Neighbourhood:
     """Breadth first from ``start`` over links in both directions (only ``relations``, if any), up
-    to ``depth`` hops and ``limit`` memories. Each memory appears once, at its smallest depth, by
-    the oldest link that reached it."""
+    to ``depth`` hops and ``limit`` memories: the walk visits no more (``truncated`` says so), so
+    its work is bounded whatever the depth. Each memory appears once, at its smallest depth, by the
+    oldest link that reached it."""
     paths: dict[str, tuple[str, ...]] = {start: (start,)}
     found: list[Neighbour] = []
     frontier = [start]
@@ -152,11 +169,11 @@ def walk(
             break
         rows = _step(conn, frontier, list(paths), relations, limit - len(found) + 1)
         frontier = []
-        for other, near, relation, direction, note in rows:
+        for other, near, relation, direction, note, weight in rows:
             if len(found) == limit:
                 return Neighbourhood(start, tuple(found), truncated=True)
             paths[other] = (*paths[near], other)
-            found.append(Neighbour(other, relation, direction, note, level, paths[other]))
+            found.append(Neighbour(other, relation, direction, note, level, paths[other], weight))
             frontier.append(other)
     return Neighbourhood(start, tuple(found), truncated=False)
 
@@ -167,7 +184,7 @@ def _step(
     seen: Sequence[str],
     relations: Sequence[str],
     limit: int,
-) -> list[tuple[str, str, str, Direction, str | None]]:
+) -> list[tuple[str, str, str, Direction, str | None, float]]:
     """One level of the walk: each memory linked to the frontier and not yet seen, once, by its
     oldest link (SQLite takes the bare columns from the row holding the min)."""
     near = _numbered(1, len(frontier))
@@ -175,17 +192,15 @@ def _step(
     wanted = _numbered(len(frontier) + len(seen) + 1, len(relations))
     only = f"AND relation IN ({wanted})" if relations else ""
     rows = conn.execute(
-        "SELECT other, near, relation, direction, note, min(created_at) AS first FROM ("
-        "SELECT to_id AS other, from_id AS near, relation, 'outgoing' AS direction, note, created_at "
-        f"FROM relations WHERE from_id IN ({near}) {only} UNION ALL "
-        "SELECT from_id, to_id, relation, 'incoming', note, created_at "
+        "SELECT other, near, relation, direction, note, weight, min(created_at) AS first FROM ("
+        "SELECT to_id AS other, from_id AS near, relation, 'outgoing' AS direction, note, weight, "
+        f"created_at FROM relations WHERE from_id IN ({near}) {only} UNION ALL "
+        "SELECT from_id, to_id, relation, 'incoming', note, weight, created_at "
         f"FROM relations WHERE to_id IN ({near}) {only}) "
         f"WHERE other NOT IN ({known}) GROUP BY other ORDER BY first, other LIMIT {int(limit)}",
         (*frontier, *seen, *relations),
     ).fetchall()
-    return [
-        (other, near_id, relation, direction, note) for other, near_id, relation, direction, note, _ in rows
-    ]
+    return [row[:6] for row in rows]
 
 
 def _numbered(first: int, count: int) -> str:

@@ -22,7 +22,8 @@ __all__ = ["ImportWrite", "LinkRow", "RolledBack", "links_from", "write_import"]
 @dataclass(frozen=True, slots=True)
 class LinkRow:
     """A user link as stored: ``from_id`` -[relation]-> ``to_id``, its note, when and by which
-    session it was made (``created_at`` in seconds since the epoch)."""
+    session it was made (``created_at`` in seconds since the epoch), and its weight (None: the
+    default, for a link from a file written before links had weights)."""
 
     from_id: str
     to_id: str
@@ -30,6 +31,7 @@ class LinkRow:
     note: str | None
     created_at: float
     session_id: str | None = None
+    weight: float | None = None
 
 
 class RolledBack(Exception):
@@ -57,7 +59,7 @@ def links_from(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[L
         return {}
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        "SELECT from_id, to_id, relation, note, created_at, session_id FROM relations "
+        "SELECT from_id, to_id, relation, note, created_at, session_id, weight FROM relations "
         f"WHERE from_id IN ({marks}) ORDER BY from_id, created_at, to_id, relation",
         list(ids),
     ).fetchall()
@@ -94,7 +96,12 @@ def write_import(
         )
     done = [
         relation_sql.insert_link(
-            conn, (link.from_id, link.to_id, link.relation), link.note, link.session_id, link.created_at
+            conn,
+            (link.from_id, link.to_id, link.relation),
+            link.note,
+            link.session_id,
+            link.created_at,
+            link.weight,
         )
         for link in write.links
     ]

@@ -12,13 +12,14 @@ from typing import Any
 
 from cognitive_memory.core.memory import shown_metadata
 from cognitive_memory.storage import associations
-from cognitive_memory.storage.relations import supersedes_chain
+from cognitive_memory.storage.relations import USER_LINK_WEIGHT, supersedes_chain
 from cognitive_memory.storage.rows import queue_vector_writes
 
 __all__ = ["CONNECTION_COLUMNS", "RELATION_COLUMNS", "VERSION_COLUMNS", "Restored", "SkippedLink", "restore"]
 
-# What a trash entry keeps of a memory's links, versions and connections, in this order.
-RELATION_COLUMNS = ("from_id", "to_id", "relation", "note", "created_at", "session_id")
+# What a trash entry keeps of a memory's links, versions and connections, in this order (entries
+# made before links had weights lack ``weight``: theirs is USER_LINK_WEIGHT).
+RELATION_COLUMNS = ("from_id", "to_id", "relation", "note", "created_at", "session_id", "weight")
 VERSION_COLUMNS = (
     "memory_id, version, content, hierarchy_level, memory_type, importance_score, tags, metadata, "
     "project, replaced_at, replaced_by_session"
@@ -199,7 +200,10 @@ def _shown(fields: dict[str, Any]) -> Any:
 def _relink_relations(conn: sqlite3.Connection, groups: Sequence[list[list[Any]]]) -> list[SkippedLink]:
     """Insert the saved links whose two ends exist, oldest first, except a supersedes link that
     would close a cycle (``link_memories`` refuses those too); returns the links skipped so."""
-    rows = sorted(dict.fromkeys(tuple(row) for group in groups for row in group), key=lambda row: row[4])
+    saved = (
+        tuple(row) + (USER_LINK_WEIGHT,) * (len(RELATION_COLUMNS) - len(row)) for g in groups for row in g
+    )
+    rows = sorted(dict.fromkeys(saved), key=lambda row: row[4])
     present = _existing(conn, list({end for row in rows for end in row[:2]}))
     skipped = []
     for row in rows:

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from cognitive_memory.core.links import check_note
+from cognitive_memory.core.links import check_note, check_relation
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, Vector, split_metadata
 from cognitive_memory.core.metadata import caller_fields, check_fields
 from cognitive_memory.core.validation import (
@@ -98,6 +98,8 @@ def _check_memory_metadata(value: dict[str, Any]) -> dict[str, Any]:
 MemoryMetadata = Annotated[dict[str, Any], store_rule(lambda value, _: _check_memory_metadata(value))]
 Note = Annotated[str | None, store_rule(lambda value, _: check_note(value))]
 Key = Annotated[str, store_rule(lambda value, name: check_key(value, field=name))]
+Relation = Annotated[str, store_rule(lambda value, name: check_relation(value, field=name))]
+Weight = Annotated[float, Field(ge=0.0, le=1.0)]
 Date = Annotated[datetime, AfterValidator(_utc)]
 Importance = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
 Level = Annotated[int, Field(ge=0, le=2, strict=True)]
@@ -134,10 +136,11 @@ class VersionLine(_Line):
 
 class LinkLine(_Line):
     to: MemoryId
-    relation: Literal["relates_to", "supersedes", "contradicts", "caused_by", "example_of", "part_of"]
+    relation: Relation
     note: Note = None
     created_at: Date
     session_id: str | None = None
+    weight: Weight | None = None
 
 
 class MemoryLine(_Line):
@@ -211,7 +214,15 @@ class MemoryLine(_Line):
 
     def link_rows(self) -> list[LinkRow]:
         return [
-            LinkRow(self.id, link.to, link.relation, link.note, link.created_at.timestamp(), link.session_id)
+            LinkRow(
+                self.id,
+                link.to,
+                link.relation,
+                link.note,
+                link.created_at.timestamp(),
+                link.session_id,
+                link.weight,
+            )
             for link in self.links
         ]
 
@@ -276,6 +287,7 @@ def _link(link: LinkRow) -> dict[str, Any]:
         "note": link.note,
         "created_at": _epoch_iso(link.created_at),
         "session_id": link.session_id,
+        "weight": link.weight,
     }
 
 

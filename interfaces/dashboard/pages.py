@@ -11,6 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from cognitive_memory.core.links import RELATIONS
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.errors import NotFoundError
 from cognitive_memory.service import (
@@ -55,7 +56,6 @@ SCORE_PARTS = (
     "strength",
     "speaker",
 )
-RELATIONS = ("relates_to", "supersedes", "contradicts", "caused_by", "example_of", "part_of")
 
 
 def _number(text: str | None, default: int, low: int, high: int) -> int:

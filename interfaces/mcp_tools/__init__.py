@@ -15,6 +15,7 @@ from interfaces.mcp_tools import (
     related_memories,
     restore_memories,
     session_lessons,
+    snapshot_memories,
     store_memory,
     unlink_memories,
     update_memory,
@@ -38,3 +39,4 @@ def register_tools(server: MCPServer[ServerState], *, max_results: int) -> None:
     unlink_memories.register(server)
     related_memories.register(server)
     prune_memories.register(server)
+    snapshot_memories.register(server)

@@ -17,9 +17,9 @@ __all__ = ["MAX_IDS", "register"]
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Forget wrong, outdated or unwanted memories, by id or key: they leave recall at once and go to "
-    "the trash, where restore_memories brings them back for 30 days. Unknown ids and keys come back "
-    "as missing; memories loaded from markdown or git are kept (change their file)."
+    "Forget wrong, outdated or unwanted memories, by id or key: they leave recall at once for the "
+    "trash (restore_memories brings them back for 30 days). Unknown ids and keys come back as "
+    "missing; memories loaded from markdown or git are kept (change their file)."
 )
 
 

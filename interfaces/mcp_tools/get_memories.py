@@ -17,9 +17,8 @@ __all__ = ["MAX_IDS", "register"]
 MAX_IDS = 100
 
 DESCRIPTION = (
-    "Read memories whole by id or key (text, tags, metadata, dates, access counts); with "
-    "include_history also the versions update_memory replaced. Unknown ids come back in missing, "
-    "forgotten ones in in_trash."
+    "Read memories whole by id or key; include_history adds the versions update_memory replaced. "
+    "Unknown ids come back in missing, forgotten ones in in_trash."
 )
 
 

@@ -27,9 +27,9 @@ __all__ = ["register"]
 
 DESCRIPTION = (
     "Clear out old noise: the memories matching every criterion given (at least one of the first "
-    "six). The dry run (the default) changes nothing: it lists what would go and a confirm token. "
-    "Call again with the same criteria, dry_run false and that token (valid once, for 10 minutes) "
-    "to move them to the trash. Loaded memories (markdown, git) are never pruned."
+    "six). The dry run (default) lists what would go and a confirm token; the same call with "
+    "dry_run false and that token (valid once, 10 minutes) moves them to the trash. Memories loaded "
+    "from markdown or git are never pruned."
 )
 
 

@@ -27,12 +27,12 @@ from interfaces.mcp_tools.state import ServerState, answer, call_project, call_s
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Recall what memory holds about a query: call it when a task starts and whenever earlier "
+    "Recall what memory holds about a query: call it when a task starts and when earlier "
     "context could help. Returns core memories (best matches), peripheral (related) and bridges "
     "(distant but connected), at most max_results in all, only those with evidence of relevance. "
     f"A brief memory has its id, text (cut at {BRIEF_CONTENT_CHARS} characters: get_memories has it "
     "whole), score, why it was found, source and date; full: whole records and every score. Scope: "
-    "the current project and 'global'."
+    "this project and 'global'."
 )
 
 

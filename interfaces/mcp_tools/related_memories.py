@@ -1,4 +1,4 @@
-"""related_memories: the memories linked to one memory, up to three links away.
+"""related_memories: the memories linked to one memory, up to five links away.
 
 No `from __future__ import annotations` in the tool modules: the SDK reads the annotations."""
 
@@ -15,9 +15,8 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "The memories linked to one (link_memories), both directions, up to depth links away, nearest "
-    "first, each with the relation, direction and path that reached it; at most "
-    f"{RELATED_LIMIT} (truncated says when more are linked)."
+    "The memories linked to one, both directions, up to depth links away, nearest first, each with "
+    f"the link and path that reached it; the walk stops at {RELATED_LIMIT} (truncated)."
 )
 
 

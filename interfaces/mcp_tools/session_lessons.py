@@ -15,8 +15,8 @@ __all__ = ["register"]
 
 DESCRIPTION = (
     "Record a lesson for a future session that will remember nothing of this one: an insight, a "
-    "pattern or solution that worked (or failed, and why), context the project needs, a warning. "
-    "Write it to a future self picking up where you left off. Lessons rank higher in recall."
+    "pattern or solution that worked (or failed, and why), needed context, a warning, written to a "
+    "future self picking up where you left off. Lessons rank higher in recall."
 )
 
 

@@ -15,8 +15,8 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Remove the links link_memories made from from_id to to_id: of one relation, or all. The other "
-    "direction stays; no link to remove is not an error."
+    "Remove the links from from_id to to_id (of one relation, or all); the other direction stays. "
+    "None to remove is not an error."
 )
 
 

@@ -28,9 +28,9 @@ from interfaces.mcp_tools.state import ServerState, answer, service_of
 __all__ = ["register"]
 
 DESCRIPTION = (
-    "Correct a memory in place when a fact changed or was wrong. It keeps its id, access history "
-    "and links; the previous state is kept as a version (get_memories include_history). Memories "
-    "loaded from markdown or git are refused: change their file."
+    "Correct a memory in place when a fact changed or was wrong: it keeps its id, uses and links, "
+    "its previous state a version (get_memories include_history). Memories loaded from markdown or "
+    "git are refused: change their file."
 )
 
 

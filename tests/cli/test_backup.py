@@ -52,7 +52,7 @@ def _fill(count: int = 12) -> list[str]:
             for n in range(count)
         ]
         if count >= 3:
-            linking.link(system.records, ids[0], ids[1], "relates_to", note="same rack")
+            linking.link(system.records, ids[0], ids[1], "relates_to", note="same rack", weight=0.3)
             linking.link(system.records, ids[2], ids[1], "supersedes")
     finally:
         system.close()
@@ -64,7 +64,9 @@ def _rows(database: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, 
         memories = conn.execute(
             "SELECT id, content, tags, project, memory_key, session_id, embedding FROM memories ORDER BY id"
         ).fetchall()
-        links = conn.execute("SELECT from_id, to_id, relation, note FROM relations ORDER BY 1, 2").fetchall()
+        links = conn.execute(
+            "SELECT from_id, to_id, relation, note, weight FROM relations ORDER BY 1, 2"
+        ).fetchall()
     return memories, links
 
 
@@ -83,8 +85,9 @@ def _queued(database: Path) -> set[str]:
 def _backup(*args: str) -> dict[str, object]:
     result = runner.invoke(app, ["backup", *args, "--json"])
     assert result.exit_code == 0, result.output
-    body: dict[str, object] = json.loads(result.stdout)
-    return body
+    body = json.loads(result.stdout)
+    made: dict[str, object] = {**body["snapshot"], "deleted": body.get("deleted")}
+    return made
 
 
 def test_restore_into_a_fresh_directory_holds_every_memory_tag_and_link_and_recall_works(
@@ -174,7 +177,7 @@ def test_backup_while_another_process_stores_holds_everything_acknowledged_befor
     writer.stdout.close()
 
     assert backup.returncode == 0, backup.stderr
-    snapshot = verify_snapshot(Path(json.loads(backup.stdout)["path"]))
+    snapshot = verify_snapshot(Path(json.loads(backup.stdout)["snapshot"]["path"]))
     with closing(sqlite3.connect(snapshot.database)) as conn:
         held = {row[0] for row in conn.execute("SELECT id FROM memories")}
     assert set(before) <= held
@@ -325,8 +328,25 @@ def test_list_shows_each_snapshot_with_its_name_time_counts_and_size(data_dir: P
     assert text.exit_code == 0
     assert "2 snapshot(s)" in text.stdout and "before-refactor" in text.stdout
     assert text.stdout.count("2 memories (0 links") == 2
-    assert [s["manifest"]["name"] for s in listed["snapshots"]] == ["before-refactor", None]
+    assert [s.get("name") for s in listed["snapshots"]] == ["before-refactor", None]
     assert all(s["size_bytes"] > 0 for s in listed["snapshots"])
+
+
+def test_a_name_is_used_once_and_each_snapshot_says_how_to_restore_it(data_dir: Path) -> None:
+    _fill(2)
+    first = runner.invoke(app, ["backup", "--name", "weekly"])
+    again = runner.invoke(app, ["backup", "--name", "weekly"])
+
+    (snapshot,) = list_snapshots(data_dir / "backups")
+    command = f"COGNITIVE_MEMORY_DATA_DIR={data_dir} memory_system restore {snapshot.path} --force"
+    assert first.exit_code == 0, first.output
+    assert first.stdout.startswith("✓ Snapshot 'weekly' made: 2 memories (0 links")
+    assert f"Restore (stop every server using this memory first): {command}" in first.stdout
+    assert again.exit_code == 1
+    assert again.stderr.strip().splitlines()[-1] == (
+        f"Error: A snapshot named 'weekly' already exists in {data_dir / 'backups'}: choose another name "
+        "(the list shows the names taken)."
+    )
 
 
 @pytest.mark.parametrize(

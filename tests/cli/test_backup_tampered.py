@@ -42,7 +42,7 @@ def _fill(count: int) -> list[str]:
 def _backup() -> Path:
     result = runner.invoke(app, ["backup", "--json"])
     assert result.exit_code == 0, result.output
-    return Path(json.loads(result.stdout)["path"])
+    return Path(json.loads(result.stdout)["snapshot"]["path"])
 
 
 def _tamper(snapshot: Path, sql: str) -> None:

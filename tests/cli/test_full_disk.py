@@ -74,3 +74,37 @@ def test_store_on_a_full_disk_exits_0_when_the_memory_is_stored_and_1_with_one_l
     assert {store["stored"] for store in stores} == {True, False}  # the sweep crossed the edge
     assert after["doctor"] == 0, after["doctor_output"]
     assert all(after["recalled"].values()), after
+
+
+@pytest.mark.subprocess
+def test_a_backup_to_a_full_disk_is_one_error_line_and_leaves_no_snapshot(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    from cognitive_memory.encoding import HashEncoder
+    from cognitive_memory.main import build_system
+    from cognitive_memory.settings import Settings
+
+    small = tmp_path / "small"
+    small.mkdir()
+    _skip_without_a_private_mount(small)
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        system.store_many(
+            [f"Memory {n} of a store larger than the disk it is backed up to." for n in range(300)]
+        )
+    finally:
+        system.close()
+    script = (
+        f'mount -t tmpfs -o size=256k tmpfs "{small}" && '
+        f'"{sys.executable}" -m memory_system backup "{small}/snapshot"; echo "status $?"; ls -A "{small}"'
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parents[2]), *sys.path]))
+
+    ran = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+
+    lines = [line for line in ran.stderr.splitlines() if not line.startswith("backup: ")]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "is full" in lines[0], ran.stderr
+    assert "Free some space" in lines[0]
+    assert ran.stdout.splitlines() == ["status 1", ".snapshot.lock"]  # no snapshot, no partial copy

@@ -57,7 +57,7 @@ def fill(system: CognitiveSystem) -> list[str]:
         b, MemoryEdit(text="The staging database was restored from Sunday's dump.", tags=["db"])
     )
     linking.link(system.records, b, a, "caused_by", note="the restore delayed the deploy")
-    linking.link(system.records, c, d, "relates_to")
+    linking.link(system.records, c, d, "blocks_release", weight=0.35)
     system.retrieve("staging database dump", max_results=3)
     system.flush()
     return [a, b, c, d]
@@ -172,7 +172,7 @@ def test_export_of_one_project_holds_only_its_memories(source: dict[str, Any]) -
 
     assert (header["count"], header["project"]) == (1, "infra")
     assert [m["content"] for m in memories] == ["Use ruff for linting in every service."]
-    assert memories[0]["links"][0]["relation"] == "relates_to"
+    assert memories[0]["links"][0]["relation"] == "blocks_release"
 
 
 def test_links_to_memories_left_out_are_skipped_and_counted(
@@ -185,7 +185,7 @@ def test_links_to_memories_left_out_are_skipped_and_counted(
 
     assert (report["added"], report["links_added"]) == (1, 0)
     (skip,) = report["skipped"]
-    assert "relates_to" in skip["reason"] and "no memory" in skip["reason"]
+    assert "blocks_release" in skip["reason"] and "no memory" in skip["reason"]
 
 
 @pytest.mark.parametrize(

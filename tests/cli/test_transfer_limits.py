@@ -193,7 +193,7 @@ def test_versions_and_links_inside_a_line_are_checked_too(tmp_path: Path) -> Non
         "replaced_at": NOW,
     }
     links = [
-        {"to": str(uuid.uuid4()), "relation": "loves", "created_at": NOW},
+        {"to": str(uuid.uuid4()), "relation": "loves!", "created_at": NOW},
         {"to": str(uuid.uuid4()), "relation": "relates_to", "created_at": NOW, "note": "n" * 5000},
     ]
     path = export_file(tmp_path, [memory(versions=[version], links=links)])

@@ -78,10 +78,22 @@ def test_after_every_kind_of_write_the_next_read_answers_as_the_store_does(
         lambda: system.store("A new turn about the deploy day.", session_id="s-2"),
         lambda: forgetting.trash(system, [ids[4]], "forgotten", None),
         lambda: forgetting.restore(system, [ids[4]]),
+        lambda: linking.link(system.records, ids[2], ids[5], "depends_on", weight=0.35),
+        lambda: linking.link(system.records, ids[2], ids[5], "depends_on", weight=0.9),
+        lambda: linking.link(system.records, ids[5], ids[2], "blocks_release", weight=0.6),
+        lambda: linking.link(system.records, ids[3], ids[7], "similar", weight=0.0),
+        lambda: forgetting.trash(system, [ids[5]], "forgotten", None),
+        lambda: forgetting.restore(system, [ids[5]]),
     ]
     for write in writes:
         write()
         assert_same_as_the_store(system, links)
+    rebuilt = FollowedLinks(system.records)
+    rebuilt.build()
+    assert_same_as_the_store(system, rebuilt)
+    graph = system.records.links.neighbourhood([ids[2], ids[3]])[0]
+    assert dict(graph[ids[2]])[ids[5]] == 0.9  # the stronger of its two links, after the restore
+    assert ids[7] not in dict(graph[ids[3]])  # a link of weight 0 lifts nothing
 
 
 def test_a_link_written_by_another_process_is_in_the_very_next_read(

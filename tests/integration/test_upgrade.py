@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cognitive_memory import linking
 from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.index.vector_store import VectorFilter
@@ -19,6 +20,7 @@ from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import migrations
+from cognitive_memory.storage.relations import USER_LINK_WEIGHT
 
 OLD_ID = "0c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
 SECOND_ID = "1c9f5a52-7d1e-4c1b-9a0e-3f1f2b6c8d10"
@@ -303,3 +305,48 @@ def test_keys_of_a_store_made_before_folding_are_folded_and_a_clash_leaves_the_l
     conn.close()
     assert keys == {OLD_ID: None, SECOND_ID: "strasse", THIRD_ID: "coding", FOURTH_ID: "deploy-day"}
     assert trashed == "release"
+
+
+def test_a_store_made_before_relation_weights_keeps_its_links_their_weight_and_their_change_log(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = data_dir / "cognitive_memory.db"
+    names = [name for name, _ in migrations.MIGRATIONS]
+    make_old_store(path, "The deploy runs on Fridays.", monkeypatch, names.index("0019_change_log") + 1)
+    triggers = "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'relations'"
+    with sqlite3.connect(path) as conn:
+        vector = HashEncoder().encode(["x"])[0].astype("<f4").tobytes()
+        conn.execute(OLD_INSERT, (SECOND_ID, "The deploy moved to Mondays.", vector))
+        conn.execute(
+            "INSERT INTO relations (from_id, to_id, relation, note, created_at) "
+            "VALUES (?, ?, 'supersedes', 'moved', 1714521600)",
+            (SECOND_ID, OLD_ID),
+        )
+        before = sorted(conn.execute(triggers).fetchall())
+    conn.close()
+
+    system = build_system(Settings(env_file=None), encoder=HashEncoder())
+    try:
+        kept = system.records.links.related(OLD_ID, 1, (), 10).found
+        edges = system.records.links.neighbours([OLD_ID])
+        head = system.records.changes.head()
+        linking.link(system.records, OLD_ID, SECOND_ID, "Depends-On", weight=0.4)
+        logged = {(c.memory_id, c.kind) for c in system.records.changes.since(head).changes}
+        with sqlite3.connect(path) as conn:
+            after = sorted(conn.execute(triggers).fetchall())
+            with pytest.raises(sqlite3.IntegrityError):
+                conn.execute(
+                    "INSERT INTO relations (from_id, to_id, relation, created_at) "
+                    "VALUES (?, ?, 'Not one', 0)",
+                    (OLD_ID, SECOND_ID),
+                )
+        conn.close()
+    finally:
+        system.close()
+
+    assert [(n.memory_id, n.relation, n.note, n.weight) for n in kept] == [
+        (SECOND_ID, "supersedes", "moved", USER_LINK_WEIGHT)
+    ]
+    assert edges == {OLD_ID: [(SECOND_ID, USER_LINK_WEIGHT)]}
+    assert len(before) == 3 and after == before
+    assert {(OLD_ID, "links"), (SECOND_ID, "links")} <= logged

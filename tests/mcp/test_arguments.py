@@ -31,6 +31,7 @@ VALID_CALLS: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "related_memories": lambda a, b: {"memory_id": a},
     "prune_memories": lambda a, b: {"tags": ["scratch"]},
     "restore_memories": lambda a, b: {},
+    "snapshot_memories": lambda a, b: {"list": True},
 }
 
 

@@ -3,19 +3,19 @@ links, the neighbourhood with paths, supersedes in recall, and hostile input."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, get_args
+from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
-from cognitive_memory.core.links import RELATED_LIMIT, RELATIONS
+from cognitive_memory.core.links import MAX_DEPTH, RELATED_LIMIT, RELATIONS
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.main import build_system
-from cognitive_memory.service import RelationName
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage.relations import USER_LINK_WEIGHT
 from cognitive_memory.system import CognitiveSystem
@@ -59,8 +59,11 @@ async def hash_clients(hash_systems: list[CognitiveSystem]) -> AsyncIterator[lis
         yield [first, second]
 
 
-def test_the_published_relation_names_are_the_cores() -> None:
-    assert get_args(RelationName) == RELATIONS
+async def test_the_tool_names_every_documented_relation(client: Client) -> None:
+    (tool,) = [t for t in (await client.list_tools()).tools if t.name == "link_memories"]
+    assert tool.description is not None
+    assert all(relation in tool.description for relation in RELATIONS)
+    assert {"similar", "depends_on", "contradicts", "part_of", "supersedes"} <= set(RELATIONS)
 
 
 async def test_related_follows_links_both_ways_with_relation_direction_depth_and_path(client: Client) -> None:
@@ -73,7 +76,7 @@ async def test_related_follows_links_both_ways_with_relation_direction_depth_and
 
     assert not linked.is_error and linked.structured_content is not None
     assert linked.structured_content["created"] is True
-    assert linked.content[0].text == f"✓ Linked: {a} relates_to {b}\nNote: same pipeline"  # type: ignore[union-attr]  # the text block
+    assert linked.content[0].text == f"✓ Linked: {a} relates_to {b} (weight 0.8)\nNote: same pipeline"  # type: ignore[union-attr]  # the text block
     near = await call(client, "related_memories", {"memory_id": a})
     assert summary(near) == [(b, "relates_to", "outgoing", 1, [a, b])]
     assert near["related"][0]["note"] == "same pipeline"
@@ -187,11 +190,22 @@ async def test_a_supersedes_cycle_is_refused_but_other_relations_may_loop(client
     assert sorted(m["id"] for m in walk["related"]) == sorted([v2, v3])
 
 
+WEIGHED = {"from_id": "a", "to_id": "b", "relation": "part_of"}
+
+
 @pytest.mark.parametrize(
     ("tool", "arguments", "code"),
     [
         ("link_memories", {"from_id": 1, "to_id": "b", "relation": "relates_to"}, "invalid_type"),
-        ("link_memories", {"from_id": "a", "to_id": "b", "relation": "replaces"}, "invalid_value"),
+        ("link_memories", {"from_id": "a", "to_id": "b", "relation": "replaces!"}, "invalid_value"),
+        ("link_memories", {"from_id": "a", "to_id": "b", "relation": "9lives"}, "invalid_value"),
+        ("link_memories", {"from_id": "a", "to_id": "b", "relation": "r"}, "invalid_value"),
+        ("link_memories", {"from_id": "a", "to_id": "b", "relation": "r" * 41}, "text_too_long"),
+        ("link_memories", {**WEIGHED, "weight": 1.5}, "out_of_range"),
+        ("link_memories", {**WEIGHED, "weight": -0.1}, "out_of_range"),
+        ("link_memories", {**WEIGHED, "weight": "x"}, "invalid_type"),
+        ("link_memories", {**WEIGHED, "weight": "0.5"}, "invalid_type"),
+        ("link_memories", {**WEIGHED, "weight": True}, "invalid_type"),
         ("link_memories", {"from_id": "a", "to_id": "b"}, "missing_field"),
         ("link_memories", {"from_id": "", "to_id": "b", "relation": "part_of"}, "empty_text"),
         (
@@ -199,13 +213,13 @@ async def test_a_supersedes_cycle_is_refused_but_other_relations_may_loop(client
             {"from_id": "a", "to_id": "b", "relation": "part_of", "note": "n" * 1001},
             "text_too_long",
         ),
-        ("link_memories", {"from_id": "a", "to_id": "b", "relation": ["part_of"]}, "invalid_value"),
-        ("unlink_memories", {"from_id": "a", "to_id": "b", "relation": "all"}, "invalid_value"),
+        ("link_memories", {"from_id": "a", "to_id": "b", "relation": ["part_of"]}, "invalid_type"),
+        ("unlink_memories", {"from_id": "a", "to_id": "b", "relation": "all!"}, "invalid_value"),
         ("unlink_memories", {"from_id": "a", "to_id": None}, "invalid_type"),
         ("related_memories", {"memory_id": "a", "depth": 0}, "out_of_range"),
-        ("related_memories", {"memory_id": "a", "depth": 4}, "out_of_range"),
+        ("related_memories", {"memory_id": "a", "depth": 6}, "out_of_range"),
         ("related_memories", {"memory_id": "a", "depth": "deep"}, "invalid_type"),
-        ("related_memories", {"memory_id": "a", "relations": ["bogus"]}, "invalid_value"),
+        ("related_memories", {"memory_id": "a", "relations": ["bogus!"]}, "invalid_value"),
         ("related_memories", {"memory_id": "a", "relations": "relates_to"}, "invalid_type"),
     ],
 )
@@ -214,6 +228,82 @@ async def test_wrong_arguments_are_refused_with_a_code(
 ) -> None:
     body = await refused(client, tool, arguments)
     assert body["error"] == code, body["message"]
+
+
+async def test_a_documented_relation_or_a_name_of_ones_own_is_linked_folded(client: Client) -> None:
+    a, b = (
+        await store(client, "The API gateway needs the auth service."),
+        await store(client, "Auth service."),
+    )
+    similar = await call(client, "link_memories", {"from_id": a, "to_id": b, "relation": "similar"})
+    depends = await call(client, "link_memories", {"from_id": a, "to_id": b, "relation": "Depends-On"})
+    again = await call(client, "link_memories", {"from_id": a, "to_id": b, "relation": "depends on"})
+    own = await call(client, "link_memories", {"from_id": b, "to_id": a, "relation": "blocks_release"})
+    bad = await refused(client, "link_memories", {"from_id": a, "to_id": b, "relation": "blocks release!"})
+
+    assert (similar["relation"], depends["relation"], own["relation"]) == (
+        "similar",
+        "depends_on",
+        "blocks_release",
+    )
+    assert (depends["created"], again["created"]) == (True, False)
+    assert "a name of your own: 2-40 of a-z, 0-9 and _, starting with a letter" in bad["message"]
+    followed = await call(client, "related_memories", {"memory_id": a, "relations": ["Blocks-Release"]})
+    assert followed["relations"] == ["blocks_release"]
+    assert summary(followed) == [(b, "blocks_release", "incoming", 1, [a, b])]
+    removed = await call(client, "unlink_memories", {"from_id": a, "to_id": b, "relation": "DEPENDS_ON"})
+    assert removed["removed"] == ["depends_on"]
+
+
+async def test_a_links_weight_is_its_activation_edge_and_linking_again_with_another_reweighs_it(
+    hash_systems: list[CognitiveSystem], hash_clients: list[Client]
+) -> None:
+    system, (client, other) = hash_systems[0], hash_clients
+    a, b = await store(client, "Redis holds the sessions."), await store(other, "Sessions expire in 30 min.")
+    link = {"from_id": a, "to_id": b, "relation": "depends_on"}
+
+    first = await call(client, "link_memories", {**link, "weight": 0.3})
+    edges = system.records.links.neighbours([a, b])
+    same = await call(client, "link_memories", link)
+    changed = await call(client, "link_memories", {**link, "weight": 0.6})
+    after = system.records.links.neighbours([a, b])
+    (item,) = (await call(client, "related_memories", {"memory_id": b}))["related"]
+    await call(client, "link_memories", {**link, "weight": 0})
+
+    assert (first["created"], first["weight"]) == (True, 0.3)
+    assert edges == {a: [(b, 0.3)], b: [(a, 0.3)]}
+    assert (same["created"], same["weight"], same["message"]) == (
+        False,
+        0.3,
+        f"Already linked: {a} depends_on {b} (unchanged)",
+    )
+    assert (changed["created"], changed["weight"], changed["previous_weight"]) == (False, 0.6, 0.3)
+    assert changed["message"] == f"Reweighted: {a} depends_on {b} (weight 0.3 -> 0.6)"
+    assert after == {a: [(b, 0.6)], b: [(a, 0.6)]}
+    assert item["weight"] == 0.6
+    assert system.records.links.neighbours([a, b]) == {}  # weight 0: linked, but lifts nothing
+
+
+async def test_related_walks_up_to_five_links_and_stops_at_its_bound_saying_so(
+    hash_systems: list[CognitiveSystem], hash_clients: list[Client]
+) -> None:
+    system, client = hash_systems[0], hash_clients[0]
+    chain = [await store(client, f"Step {n} of the release checklist.") for n in range(MAX_DEPTH + 2)]
+    for near, far in itertools.pairwise(chain):
+        await call(client, "link_memories", {"from_id": near, "to_id": far, "relation": "depends_on"})
+    hub = chain[MAX_DEPTH]  # its leaves are 5 links from chain[1], 6 from chain[0]
+    leaves = [o.memory.id for o in system.store_many([f"leaf {n} of the hub" for n in range(RELATED_LIMIT)])]
+    for leaf in leaves:
+        system.records.links.link((leaf, hub, "part_of"), None, None)
+
+    five = await call(client, "related_memories", {"memory_id": chain[0], "depth": MAX_DEPTH})
+    whole = await call(client, "related_memories", {"memory_id": chain[1], "depth": MAX_DEPTH})
+
+    assert [m["id"] for m in five["related"]] == chain[1 : MAX_DEPTH + 1]
+    assert five["related"][-1]["path"] == chain[: MAX_DEPTH + 1]
+    assert five["truncated"] is False
+    assert len(whole["related"]) == RELATED_LIMIT and whole["truncated"] is True
+    assert f"stopped at {RELATED_LIMIT}" in whole["message"]
 
 
 async def test_forgetting_a_memory_drops_its_links(client: Client) -> None:

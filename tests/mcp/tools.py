@@ -22,6 +22,7 @@ TOOL_NAMES = frozenset(
         "related_memories",
         "prune_memories",
         "restore_memories",
+        "snapshot_memories",
     }
 )
 

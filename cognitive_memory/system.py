@@ -418,6 +418,7 @@ class CognitiveSystem:
             configuration=dict(self.configuration),
             words_index=self.words_upgrade.progress(),
             words_reweighing=self.words_upgrade.reweigh_progress(),
+            recall_state={replica.name: replica.state for replica in self.followed},
         )
 
     def _trim_change_log(self) -> None:

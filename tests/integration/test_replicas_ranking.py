@@ -193,3 +193,29 @@ def test_a_serving_system_recalls_from_tables_it_built_at_start(data_dir: Path) 
         assert all(replica.state == "following" for replica in system.followed)
     finally:
         system.close()
+
+
+def test_status_says_degraded_while_a_table_cannot_follow_the_log(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    system = build_system(Settings(env_file=None), encoder=HashEncoder(), follow_changes=True)
+    try:
+        service = MemoryService(system)
+        for replica in system.followed:
+            replica.build()
+            # Held back, so the status is read before the table is built again.
+            monkeypatch.setattr(replica, "build_in_background", lambda: None)
+        for n in range(4):
+            service.store_experience(f"Another note, number {n}.")
+        assert service.show_status().system_status == "healthy"
+        system.records.changes.trim(keep=2)
+
+        recalled = service.retrieve_memories("another note", max_results=4)
+        status = service.show_status(detailed=True)
+
+        assert recalled.total_results == 4  # from the store, as fresh as ever
+        assert status.system_status == "degraded"
+        assert status.problem is not None and "ranking table" in status.problem
+        assert status.configuration["recall_state"]["ranking table"] == "degraded"
+    finally:
+        system.close()

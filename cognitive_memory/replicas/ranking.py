@@ -3,16 +3,16 @@
 A recall reads the ranking rows of about a hundred and fifty candidates (``ranking_rows``): in
 SQLite, rows of some 1.7 kB each (the 32-bit embedding is 1.5 kB of it) found one by one by id.
 Here every memory has a dense slot (``slots``: id -> slot) and its fields sit in columns indexed by
-it: numpy arrays for the numbers, small codes for the strings most memories share (kind, project,
-speaker, session, loader, tags), the terms of its own text as ``memory_words`` keeps them (one
-string, split as the store's read splits it), and its exact 32-bit embedding as a row of one
-float32 matrix. Its text is not kept: ranking never reads it, only what is returned is read whole.
+it: numpy arrays for the numbers, small codes for the strings many memories share (loader, project,
+kind, tags, speaker, session), the terms of its own text as a tuple of interned strings (each term
+kept once, its hash with it, so a candidate's set of terms is made without hashing its words
+again), and its exact 32-bit embedding as a row of one float32 matrix. Its text is not kept:
+ranking never reads it, only what is returned is read whole.
 
 A memory whose row changed (stored, updated, forgotten, used) is read again from the store inside
-the recall's read, as the change log names it (``following.py``). A new embedding takes a new slot
-rather than overwriting the old one: rows already handed out keep a view of their vector, and a
-recall running beside the catch-up never sees it change. The slots left behind are reclaimed when
-the table is next built whole.
+the recall's read, as the change log names it (``following.py``), and written over its slot; the
+rows handed out hold copies of their embeddings, so a recall running beside the catch-up never
+sees one change. A forgotten memory's slot stays empty until the table is next built whole.
 """
 
 from __future__ import annotations
@@ -41,13 +41,21 @@ class _Names:
     def __init__(self) -> None:
         self.names: list[str | None] = [None]
         self._codes: dict[str | None, int] = {None: 0}
+        self._array: np.ndarray | None = None
 
     def code(self, name: str | None) -> int:
         code = self._codes.get(name)
         if code is None:
             code = self._codes[name] = len(self.names)
             self.names.append(name)
+            self._array = None
         return code
+
+    def array(self) -> np.ndarray:
+        """The names as an array of objects, indexed by code."""
+        if self._array is None:
+            self._array = np.array(self.names, dtype=object)
+        return self._array
 
 
 @dataclass
@@ -66,7 +74,7 @@ class RankingTable:
     timestamp: np.ndarray
     level: np.ndarray
     codes: np.ndarray
-    terms: list[str]
+    terms: list[tuple[str, ...]]
     vectors: np.ndarray
     names: _Names
     used: int = 0
@@ -104,43 +112,43 @@ class RankingTable:
 
     def rows(self, ids: Sequence[str]) -> list[RankingRow]:
         """The rows of ``ids`` in the order given, as ``ranking_rows`` reads them from the store
-        (unknown ids are skipped); each row's embedding a read-only view of its slot."""
+        (unknown ids are skipped); their embeddings copied out, read-only."""
         slots = self.slots
-        taken = [(memory_id, slots[memory_id]) for memory_id in ids if memory_id in slots]
+        taken = [memory_id for memory_id in ids if memory_id in slots]
         if not taken:
             return []
-        at = np.fromiter((slot for _, slot in taken), dtype=np.intp, count=len(taken))
-        importance = self.importance[at].tolist()
-        uses = self.uses[at].tolist()
-        last_used = self.last_used[at].tolist()
-        timestamp = self.timestamp[at].tolist()
-        level = self.level[at].tolist()
-        codes = self.codes[at].tolist()
-        names, terms, vectors = self.names.names, self.terms, self._readable()
-        return [
-            RankingRow(
-                memory_id,
-                importance[n],
-                uses[n],
-                last_used[n],
-                timestamp[n],
-                names[code[_LOADER]],
-                vectors[slot],
-                names[code[_PROJECT]],
-                level[n],
-                names[code[_KIND]],
-                names[code[_TAGS]],
-                names[code[_SPEAKER]],
-                frozenset(terms[slot].split()),
-                names[code[_SESSION]],
-            )
-            for n, ((memory_id, slot), code) in enumerate(zip(taken, codes, strict=True))
-        ]
+        at = np.fromiter((slots[memory_id] for memory_id in taken), dtype=np.intp, count=len(taken))
+        names, codes, terms = self.names.array(), self.codes[at].T, self.terms
+        columns = (
+            taken,
+            self.importance[at].tolist(),
+            self.uses[at].tolist(),
+            self.last_used[at].tolist(),
+            self.timestamp[at].tolist(),
+            names[codes[_LOADER]].tolist(),
+            list(self._copied(at)),
+            names[codes[_PROJECT]].tolist(),
+            self.level[at].tolist(),
+            names[codes[_KIND]].tolist(),
+            names[codes[_TAGS]].tolist(),
+            names[codes[_SPEAKER]].tolist(),
+            [frozenset(terms[slot]) for slot in at.tolist()],
+            names[codes[_SESSION]].tolist(),
+        )
+        return list(map(RankingRow._make, zip(*columns, strict=True)))
 
     def vectors_of(self, ids: Iterable[str]) -> dict[str, Vector]:
-        """The embeddings of ``ids`` (unknown ids are left out), as read-only views."""
-        slots, vectors = self.slots, self._readable()
-        return {memory_id: vectors[slots[memory_id]] for memory_id in ids if memory_id in slots}
+        """The embeddings of ``ids`` (unknown ids are left out), copied out, read-only."""
+        taken = [memory_id for memory_id in ids if memory_id in self.slots]
+        at = np.fromiter((self.slots[memory_id] for memory_id in taken), dtype=np.intp, count=len(taken))
+        return dict(zip(taken, self._copied(at), strict=True))
+
+    def _copied(self, at: np.ndarray) -> np.ndarray:
+        """The embeddings of slots ``at``, copied (a later write to the table never reaches a row
+        handed out) and read-only, as the store's are."""
+        block: np.ndarray = self.vectors[at]
+        block.flags.writeable = False
+        return block
 
     def take(self, ids: Sequence[str], rows: Sequence[RankingRow]) -> None:
         """Take ``rows``, read again for ``ids``: an id without a row is gone (forgotten, or no
@@ -153,18 +161,16 @@ class RankingTable:
                 self._drop(memory_id)
 
     def put(self, row: RankingRow) -> None:
-        """Keep ``row``: in its memory's slot, or in a new slot when the memory is new or its
-        embedding changed. A row whose embedding is of another size is left out, as the store
-        leaves it out once it records its encoder's (ranking could not compare it)."""
+        """Keep ``row``, in its memory's slot (a new one for a new memory). A row whose
+        embedding is of another size is left out, as the store leaves it out once it records its
+        encoder's (ranking could not compare it)."""
         if len(row.embedding) != self.dimension:
             self._drop(row.id)
             return
         slot = self.slots.get(row.id)
-        if slot is None or not np.array_equal(self.vectors[slot], row.embedding):
-            if slot is not None:
-                self._drop(row.id)
+        if slot is None:
             slot = self._new_slot(row.id)
-            self.vectors[slot] = row.embedding
+        self.vectors[slot] = row.embedding
         self.importance[slot] = row.importance_score
         self.uses[slot] = row.uses
         self.last_used[slot] = row.last_used
@@ -179,7 +185,7 @@ class RankingTable:
             code(row.speaker),
             code(row.session_id),
         )
-        self.terms[slot] = " ".join(sorted(row.terms))
+        self.terms[slot] = tuple(map(sys.intern, row.terms))
 
     def _new_slot(self, memory_id: str) -> int:
         slot = self.used
@@ -188,14 +194,14 @@ class RankingTable:
         self.used += 1
         self.slots[memory_id] = slot
         self.ids.append(memory_id)
-        self.terms.append("")
+        self.terms.append(())
         return slot
 
     def _drop(self, memory_id: str) -> None:
         slot = self.slots.pop(memory_id, None)
         if slot is not None:
             self.ids[slot] = None
-            self.terms[slot] = ""
+            self.terms[slot] = ()
 
     def _grow(self, room: int) -> None:
         """Make room for ``room`` slots: new, larger columns (rows handed out keep the old ones)."""
@@ -205,17 +211,13 @@ class RankingTable:
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def _readable(self) -> np.ndarray:
-        vectors = self.vectors.view()
-        vectors.flags.writeable = False
-        return vectors
-
     def bytes_held(self) -> dict[str, int]:
         """What the table holds, in bytes: ``vectors`` (the embeddings), ``columns`` (the number
         and code columns), ``strings`` (the terms and shared strings) and ``ids`` (the id to slot
         map with its strings)."""
         arrays = (self.importance, self.uses, self.last_used, self.timestamp, self.level, self.codes)
         strings = sum(map(sys.getsizeof, self.terms)) + sys.getsizeof(self.terms)
+        strings += sum(sys.getsizeof(term) for term in {term for held in self.terms for term in held})
         strings += sum(sys.getsizeof(name) for name in self.names.names if name is not None)
         ids = sys.getsizeof(self.slots) + sys.getsizeof(self.ids)
         ids += sum(sys.getsizeof(memory_id) for memory_id in self.slots)

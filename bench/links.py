@@ -1,20 +1,25 @@
-"""Recall's links from the store against the links kept in memory, on a copy of a kept store.
+"""Recall reading the store against recall reading the state kept in memory, on a copy of a kept
+store.
 
     python -m bench links --store DIR [--questions 400]
 
-DIR is a store kept by ``python -m bench lived-in --keep DIR`` (it is copied, never changed). In one
-process: the links are read into memory (``replicas.FollowedLinks``, its build timed), then the
-LoCoMo questions (their vectors embedded first) are recalled twice over through the retriever with
-the store's links and with the links in memory, the two ways interleaved per question and their
-order swapped in the second pass; no bookkeeping is written, so both rank on the same store. Then
-the links of 100 random memories are read both ways, 300 times. Results:
-``bench/results/links-<memories>.json``.
+DIR is a store kept by ``python -m bench lived-in --keep DIR`` or ``python -m bench suite --keep
+DIR`` (it is copied, never changed). In one process: the links are read into memory
+(``replicas.FollowedLinks``), then the ranking rows and vectors (``replicas.FollowedRanking``),
+each build timed with the resident memory it added (``rss``: the process's resident set before and
+after, a coarse figure) and the bytes its table holds; then the LoCoMo questions (their vectors
+embedded first) are recalled twice over through three retrievers: ``store`` (everything from the
+store), ``links`` (the links from memory) and ``memory`` (the links and the ranking rows from
+memory), interleaved per question, their order reversed in the second pass; no bookkeeping is
+written, so all rank on the same store. Then the links and the ranking rows of 100 random memories
+are read both ways, 300 times. Results: ``bench/results/links-<memories>.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -29,7 +34,7 @@ from bench.latency import RESULTS
 from bench.locomo import DEFAULT_DATA, questions
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system
-from cognitive_memory.replicas import FollowedLinks
+from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedTable
 from cognitive_memory.retrieval import Retriever
 from cognitive_memory.settings import Settings
 
@@ -46,33 +51,56 @@ def run(store: Path, count: int) -> dict[str, Any]:
         try:
             system.encoder.warm_up()
             links = FollowedLinks(system.records)
-            started = time.perf_counter()
-            links.build()
-            build = time.perf_counter() - started
-            store_way = system.retriever
-            memory_way = Retriever(
-                system.records, system.vectors, store_way.config, store_way.coverage, links=links
-            )
-            recall = _recalls(system.encoder, store_way, memory_way, count)
+            ranking = FollowedRanking(system.records, system.encoder.dimension)
+            built = {"links": _build(links), "ranking": _build(ranking)}
+            built["ranking"]["table_bytes"] = ranking.bytes_held()
+            base = system.retriever
+            ways = {
+                "store": base,
+                "links": Retriever(system.records, system.vectors, base.config, base.coverage, links=links),
+                "memory": Retriever(
+                    system.records, system.vectors, base.config, base.coverage, links=links, ranking=ranking
+                ),
+            }
+            recall = _recalls(system.encoder, ways, count)
             ids = [m.id for batch in system.records.memories.batches() for m in batch]
-            reads = _reads(system.records.links.neighbourhood, links.neighbourhood, ids)
+            reads = {
+                "links_of_100": _reads(system.records.links.neighbourhood, links.neighbourhood, ids),
+                "ranking_rows_of_100": _reads(
+                    system.records.memories.ranking_rows, ranking.ranking_rows, ids
+                ),
+            }
             memories = len(ids)
         finally:
             system.close()
-    return {"benchmark": "links", "memories": memories, "build_s": round(build, 3), **recall, **reads}
+    return {"benchmark": "links", "memories": memories, "built": built, **recall, **reads}
 
 
-def _recalls(encoder: Encoder, store_way: Retriever, memory_way: Retriever, count: int) -> dict[str, Any]:
+def _build(table: FollowedTable[Any]) -> dict[str, Any]:
+    """Build ``table``: the seconds it took and the resident memory it added (MB)."""
+    before = _rss_mb()
+    started = time.perf_counter()
+    table.build()
+    seconds = time.perf_counter() - started
+    return {"build_s": round(seconds, 3), "rss_added_mb": round(_rss_mb() - before, 1)}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _recalls(encoder: Encoder, ways: dict[str, Retriever], count: int) -> dict[str, Any]:
     """Recall p50 and p95 each way (the first 50 of each left out: warming up)."""
     samples = json.loads(DEFAULT_DATA.read_text())
     cues = [question.text for sample in samples for question in questions(sample)][:count]
     vectors = encoder.encode(cues)
     now = datetime.now(UTC)
-    timed: dict[str, list[float]] = {"store": [], "memory": []}
-    ways = [("store", store_way), ("memory", memory_way)]
+    timed: dict[str, list[float]] = {name: [] for name in ways}
+    order = list(ways.items())
     for turn in range(2):
         for cue, vector in zip(cues, vectors, strict=True):
-            for name, way in ways if turn == 0 else ways[::-1]:
+            for name, way in order if turn == 0 else order[::-1]:
                 started = time.perf_counter()
                 way.retrieve(cue, vector, max_results=10, include_bridges=True, now=now)
                 timed[name].append(1000 * (time.perf_counter() - started))
@@ -98,7 +126,7 @@ def _reads(
             for chosen in sets:
                 read(chosen)
             timed[name].append(1000 * (time.perf_counter() - started) / len(sets))
-    return {f"links_of_100_{name}_ms": [round(t, 3) for t in times] for name, times in timed.items()}
+    return {f"{name}_ms": [round(t, 3) for t in times] for name, times in timed.items()}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

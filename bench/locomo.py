@@ -119,15 +119,15 @@ def _conversation(
     settings = Settings(env_file=None)
     settings.storage.data_dir = root / sample["sample_id"]
     clock = dumps.fixed_clock if dump is not None else None
-    system = build_system(settings, encoder=encoder, clock=clock, follow_links=True)
+    system = build_system(settings, encoder=encoder, clock=clock, follow_changes=True)
     system.retriever.config = replace(system.retriever.config, words_in_index=words_in_index)
     try:
         service = MemoryService(system, session_id=sample["sample_id"])
         started = time.perf_counter()
         dia_of = store_conversation(service, sample)
         store_seconds = time.perf_counter() - started
-        if system.followed_links is not None:
-            system.followed_links.build()  # as a server has them by its first recall
+        for replica in system.followed:
+            replica.build()  # as a server has them by its first recall
         rows, latencies = [], []
         for number, question in enumerate(questions(sample)):
             asked = misspell(question.text) if misspelt else question.text

@@ -147,14 +147,14 @@ def run(
             settings,
             encoder=encoder,
             clock=dumps.fixed_clock if dump is not None else None,
-            follow_links=True,
+            follow_changes=True,
         )
         system.retriever.config = replace(system.retriever.config, words_in_index=words_in_index)
         try:
             service = MemoryService(system)
             loaded = service.load_markdown(str(data / "readmes"))
-            if system.followed_links is not None:
-                system.followed_links.build()  # as a server has them by its first recall
+            for replica in system.followed:
+                replica.build()  # as a server has them by its first recall
             memories = [m for batch in system.records.memories.batches() for m in batch]
             file_of = {m.id: m.origin or "" for m in memories}
             key_of = _memory_keys(memories, data / "readmes")

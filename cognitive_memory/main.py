@@ -16,7 +16,7 @@ from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.edge_store import keep_shards_until_exit
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
-from cognitive_memory.replicas import FollowedLinks
+from cognitive_memory.replicas import FollowedLinks, FollowedRanking
 from cognitive_memory.replicas.index_build import BackgroundIndexer
 from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
@@ -37,14 +37,15 @@ def build_system(
     encoder: Encoder | None = None,
     open_index_later: bool = False,
     clock: Clock | None = None,
-    follow_links: bool = False,
+    follow_changes: bool = False,
 ) -> CognitiveSystem:
     """Assemble stores, encoder and retriever from ``settings``. With ``open_index_later`` the
     embedded vector store opens (or reaches its owner) at its first use, not here: a server
     answers its handshake without waiting for a large shard to load. ``clock`` replaces the
     system's clock (the benchmarks' ranking dumps fix it, so recency does not drift between runs).
-    With ``follow_links`` (a process that serves many recalls) recall reads the links from memory
-    (``replicas.FollowedLinks``), built on a thread once the system is up and kept in step by the
+    With ``follow_changes`` (a process that serves many recalls) recall reads the links and the
+    candidates' ranking rows and vectors from memory (``replicas.FollowedLinks``,
+    ``replicas.FollowedRanking``), built on threads once the system is up and kept in step by the
     change log; a one-shot command reads them from the store."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
@@ -72,10 +73,10 @@ def build_system(
     )
     if recall.words is not None:
         config = replace(config, words_in_index=recall.words == "index")
-    links = FollowedLinks(records) if follow_links else None
-    retriever = Retriever(
-        records, vectors, config, IndexCoverage(vectors, records.outbox.to_be_indexed), links=links
-    )
+    links = FollowedLinks(records) if follow_changes else None
+    ranking = FollowedRanking(records, encoder.dimension) if follow_changes else None
+    coverage = IndexCoverage(vectors, records.outbox.to_be_indexed)
+    retriever = Retriever(records, vectors, config, coverage, links=links, ranking=ranking)
     configuration = {
         "profile": profile,
         "data_dir": str(settings.storage.data_dir),
@@ -99,7 +100,7 @@ def build_system(
             configuration=configuration,
             near_duplicate=settings.scope.near_duplicate,
             clock=clock or (lambda: datetime.now(UTC)),
-            followed_links=links,
+            followed=[replica for replica in (links, ranking) if replica is not None],
             backups=BackupPlace(settings.storage.data_dir.expanduser(), settings.storage.database_path),
         )
     except CognitiveMemoryError:
@@ -114,8 +115,8 @@ def build_system(
         system.close()
         raise
     system.words_upgrade.start(_owns_index(vectors))
-    if links is not None:
-        links.build_in_background()
+    for replica in system.followed:
+        replica.build_in_background()
     return system
 
 

@@ -63,6 +63,8 @@ class SystemStatus:
     words_index: tuple[int, int] | None = None
     # (memories whose words are weighed again, memories) while a drifted large store's are.
     words_reweighing: tuple[int, int] | None = None
+    # Each table recall keeps in memory (a serving process): building, following or degraded.
+    recall_state: dict[str, str] = field(default_factory=dict)
 
     @property
     def healthy(self) -> bool:
@@ -86,5 +88,12 @@ class SystemStatus:
                 f"The vector index holds {held:,} vectors for {total:,} memories: `memory_system doctor "
                 "--repair` copies them from SQLite (a server on the embedded index does so by itself "
                 "within a minute of starting)."
+            )
+        behind = [name for name, state in self.recall_state.items() if state == "degraded"]
+        if behind:
+            verb = "is" if len(behind) == 1 else "are"
+            return (
+                f"The {' and '.join(behind)} kept in memory fell behind the change log and {verb} read "
+                "again: until then recall reads the store (slower, never stale)."
             )
         return None

@@ -33,7 +33,7 @@ from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.processes import yield_cpu
-from cognitive_memory.replicas import FollowedLinks
+from cognitive_memory.replicas import FollowedTable
 from cognitive_memory.replicas.index_replication import IndexReplication
 from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.retrieval.results import RetrievalResult
@@ -67,14 +67,14 @@ class CognitiveSystem:
         clock: Clock = lambda: datetime.now(UTC),
         retry_seconds: float = 30.0,
         near_duplicate: float = NEAR_DUPLICATE,
-        followed_links: FollowedLinks | None = None,
+        followed: Sequence[FollowedTable[Any]] = (),
         backups: BackupPlace | None = None,
     ) -> None:
-        """``followed_links``: the links recall reads from memory (the retriever's), if it does;
+        """``followed``: the tables recall reads from memory (the retriever's), if it does;
         ``backups``: where snapshots of the database go (default: ``backups`` beside it)."""
         self.records = records
         self.backups = backups or BackupPlace(records.path.parent, records.path)
-        self.followed_links = followed_links
+        self.followed = tuple(followed)
         self.vectors = vectors
         self.encoder = encoder
         self.retriever = retriever
@@ -431,6 +431,7 @@ class CognitiveSystem:
             configuration=dict(self.configuration),
             words_index=self.words_upgrade.progress(),
             words_reweighing=self.words_upgrade.reweigh_progress(),
+            recall_state={replica.name: replica.state for replica in self.followed},
         )
 
     def _trim_change_log(self) -> None:

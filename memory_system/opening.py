@@ -70,7 +70,7 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
     if ending_with_exit_now():
         keep_shards_until_exit()
     try:
-        system = build_system(settings or load_settings(), open_index_later=serving, follow_links=serving)
+        system = build_system(settings or load_settings(), open_index_later=serving, follow_changes=serving)
     except CognitiveMemoryError as exc:
         raise fail(exc.message) from exc
     answered = False

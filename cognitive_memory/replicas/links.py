@@ -18,22 +18,16 @@ Until it is built (``build``, on a thread at start), and while a log it can no l
 
 from __future__ import annotations
 
-import logging
-import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from cognitive_memory.replicas.following import FollowedTable
 from cognitive_memory.storage.associations import Graph, NeighbourRow
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+from cognitive_memory.storage.change_log import ChangeKind
 
 __all__ = ["FollowedLinks", "LinkTable"]
 
-logger = logging.getLogger(__name__)
-
-# More memories changed than this since the last read: the table is built again (on a thread)
-# rather than their links read one recall at a time.
-REBUILD_AFTER = 20_000
 _NO_RUN = (0, 0, 0, 0)
 
 
@@ -115,71 +109,26 @@ class LinkTable:
         self.seq = seq
 
 
-class FollowedLinks:
+class FollowedLinks(FollowedTable[LinkTable]):
     """``LinkReads`` over the store's links: ``neighbourhood`` from a ``LinkTable`` kept in step by
     the change log once built, from the store before; ``answers`` and ``superseded_by`` from the
     store."""
 
-    def __init__(self, records: SQLiteMemoryStore) -> None:
-        self._records = records
-        self._table: LinkTable | None = None
-        self._lock = threading.Lock()
-        self._building = threading.Lock()
+    kinds: frozenset[ChangeKind] = frozenset({"links"})
+    name = "link table"
 
-    @property
-    def ready(self) -> bool:
-        """Whether reads come from the table (built, and following the log)."""
-        return self._table is not None
+    def _read_whole(self) -> LinkTable:
+        return self._records.links.every_neighbourhood(LinkTable.read)
 
-    def build(self) -> None:
-        """Read every memory's neighbourhood into a new table, in one read of the store with the
-        change log's head (a build already running is waited for, not repeated)."""
-        with self._building:
-            table = self._records.links.every_neighbourhood(LinkTable.read)
-            with self._lock:
-                self._table = table
-
-    def build_in_background(self) -> threading.Thread:
-        """Build the table on a daemon thread; reads go to the store until it is ready."""
-        thread = threading.Thread(target=self._build_logged, name="link-table", daemon=True)
-        thread.start()
-        return thread
-
-    def _build_logged(self) -> None:
-        from cognitive_memory.errors import StorageError
-
-        try:
-            self.build()
-        except StorageError as exc:
-            logger.warning("The links were not read into memory (recall reads them from the store): %s", exc)
+    def _take(self, table: LinkTable, seq: int, changed: Sequence[str]) -> None:
+        table.take(seq, changed, self._records.links.neighbourhood(changed))
 
     def neighbourhood(self, ids: Sequence[str]) -> tuple[Graph, Graph]:
         """Each id's neighbours over every kind of link, and the same without links in time."""
-        return self._records.together(lambda: self._neighbourhood(ids))
-
-    def _neighbourhood(self, ids: Sequence[str]) -> tuple[Graph, Graph]:
-        with self._lock:
-            table = self._table
-            if table is None or not self._caught_up(table):
-                return self._records.links.neighbourhood(ids)
-            return table.neighbourhood(ids)
-
-    def _caught_up(self, table: LinkTable) -> bool:
-        """Bring ``table`` up to the change log's head; False when it cannot be (it is dropped and
-        built again on a thread, and this read goes to the store)."""
-        found = self._records.changes.since(table.seq)
-        changed = list(dict.fromkeys(c.memory_id for c in found.changes if c.kind == "links"))
-        if found.whole or len(changed) > REBUILD_AFTER:
-            why = "the change log no longer reaches back to it" if found.whole else "too much changed"
-            logger.info("The links in memory are read again (%s)", why)
-            self._table = None
-            self.build_in_background()
-            return False
-        if changed:
-            table.take(found.head, changed, self._records.links.neighbourhood(changed))
-        else:
-            table.seq = found.head
-        return True
+        from_store = self._records.links.neighbourhood
+        return self._records.together(
+            lambda: self._read(lambda table: table.neighbourhood(ids), lambda: from_store(ids))
+        )
 
     def answers(self, ids: Sequence[str]) -> dict[str, str]:
         """For each question turn among ``ids``, the turn that answers it (from the store)."""

@@ -20,7 +20,7 @@ from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.sparse import SparseVector, query_stems, words_query
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
-from cognitive_memory.retrieval.reading import RecallReads
+from cognitive_memory.retrieval.reading import RankingReads, RecallReads
 
 __all__ = ["Candidates", "RecallQuery", "Search", "gather", "read_query", "search"]
 
@@ -88,15 +88,21 @@ def search(vectors: VectorStore, query: RecallQuery, vector: Vector, pool: int) 
 
 
 def gather(
-    records: RecallReads, query: RecallQuery, found: Search, vector: Vector, pool: int, min_similarity: float
+    records: RecallReads,
+    ranking: RankingReads,
+    query: RecallQuery,
+    found: Search,
+    vector: Vector,
+    pool: int,
+    min_similarity: float,
 ) -> Candidates:
     """The candidates of ``found``: the nearest at a cosine of at least ``min_similarity``, and the
     ``pool`` best word matches (FTS5's where the index did not search the words), each given its
-    cosine from SQLite's vector."""
+    cosine from the store's 32-bit vector (read from ``ranking``)."""
     similarity = {hit.id: hit.score for hit in found.nearest if hit.score >= min_similarity}
     matches = found.words if found.words is not None else records.words.search(query.terms, pool)
     lexical = dict(matches)
     missing = [memory_id for memory_id in lexical if memory_id not in similarity]
-    for memory_id, stored in records.memories.vectors(missing).items():
+    for memory_id, stored in ranking.vectors(missing).items():
         similarity[memory_id] = float(stored @ vector)
     return Candidates(similarity, lexical)

@@ -13,17 +13,13 @@ from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow
 
-__all__ = ["LinkReads", "MemoryReads", "RecallReads", "WordReads"]
+__all__ = ["LinkReads", "MemoryReads", "RankingReads", "RecallReads", "WordReads"]
 
 T = TypeVar("T")
 
 
-class MemoryReads(Protocol):
-    """The memories recall ranks and returns."""
-
-    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
-        """The memories with these ids, in the order given (unknown ids are skipped)."""
-        ...
+class RankingReads(Protocol):
+    """What recall reads of each candidate it ranks: its light row, its vector."""
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         """The stored vectors of these ids."""
@@ -31,6 +27,14 @@ class MemoryReads(Protocol):
 
     def ranking_rows(self, ids: Sequence[str]) -> list[RankingRow]:
         """The few fields ranking needs, for many candidates at once."""
+        ...
+
+
+class MemoryReads(RankingReads, Protocol):
+    """The memories recall ranks and returns."""
+
+    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories with these ids, in the order given (unknown ids are skipped)."""
         ...
 
     def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:

@@ -20,7 +20,7 @@ from cognitive_memory.retrieval.conversation import ConversationStage
 from cognitive_memory.retrieval.explaining import FloorPass, explain, with_bridges
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
-from cognitive_memory.retrieval.reading import LinkReads, RecallReads
+from cognitive_memory.retrieval.reading import LinkReads, RankingReads, RecallReads
 from cognitive_memory.retrieval.results import Explanation, RankedMemory, RetrievalResult, split_core
 from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
 from cognitive_memory.retrieval.succession import successors_first
@@ -83,12 +83,14 @@ class Retriever:
         config: RetrievalConfig,
         coverage: IndexCoverage | None = None,
         links: LinkReads | None = None,
+        ranking: RankingReads | None = None,
     ) -> None:
-        """``links``: where the links are read (links kept in memory by ``replicas``), else the
-        store's."""
+        """``links``: where the links are read, ``ranking``: where the candidates' ranking rows and
+        vectors are (both kept in memory by ``replicas``), else the store's."""
         self._records = records
         self._memories = records.memories
         self._links = links or records.links
+        self._ranking_reads = ranking or records.memories
         self._words = records.words
         self._vectors = vectors
         self.config = config
@@ -152,8 +154,9 @@ class Retriever:
         """The stages after the search, made inside one read of the store: the core and peripheral
         memories, and the explanations of ``explain_ids``."""
         cfg = self.config
+        pool = self.pool_size(max_results)
         candidates = gather(
-            self._records, asked, found, query_vector, self.pool_size(max_results), cfg.min_similarity
+            self._records, self._ranking_reads, asked, found, query_vector, pool, cfg.min_similarity
         )
         fused = fuse(candidates.similarity, candidates.lexical, cfg.semantic_weight)
         conversation = self._conversation(query, fused)
@@ -208,7 +211,7 @@ class Retriever:
         only for what is returned), kept to ``where`` (its metadata pairs: to the ids ``searched``
         lists, the memories SQLite found holding them)."""
         reached = [*fused, *_most_activated(fused, activation.received, self.config.activation_pool)]
-        rows = self._memories.ranking_rows(reached)
+        rows = self._ranking_reads.ranking_rows(reached)
         if where is None or where.is_empty():
             return rows
         if where.metadata and searched is not None and searched.ids is not None:
@@ -397,7 +400,7 @@ class Retriever:
         scores = score_bridges(
             query_vector,
             anchors,
-            self._memories.vectors(hits),
+            self._ranking_reads.vectors(hits),
             threshold=self.config.bridge_threshold,
             limit=self.config.bridge_limit,
         )

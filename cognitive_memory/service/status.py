@@ -151,6 +151,8 @@ def _configuration(found: SystemStatus, detailed: bool, session_id: str) -> dict
         configuration |= found.configuration
         configuration["session_id"] = session_id
         configuration["process_id"] = os.getpid()
+        if found.recall_state:
+            configuration["recall_state"] = dict(found.recall_state)
         if info is not None:
             configuration["vector_store_details"] = dict(info.details)
     return configuration

@@ -125,17 +125,5 @@ class Words:
         text is read with ``query_terms``; ``counts``: the ``document_counts`` of its terms, when
         the caller read them already); memories holding none of them are left out."""
         terms = self.query_terms(query) if isinstance(query, str) else query
-        return self._db.read(lambda conn: self._shares(conn, terms, rows, counts))
-
-    def _shares(
-        self,
-        conn: sqlite3.Connection,
-        query: QueryTerms,
-        rows: Sequence[RankingRow],
-        counts: tuple[int, Mapping[str, int]] | None,
-    ) -> dict[str, float]:
-        missing = [row for row in rows if row.terms is None]
-        found = word_sql.terms_of([row.content for row in missing])
-        terms = {row.id: row.terms for row in rows if row.terms is not None}
-        terms |= {row.id: held for row, held in zip(missing, found, strict=True)}
-        return word_sql.word_shares(conn, query, terms, counts)
+        held = {row.id: row.terms for row in rows}
+        return self._db.read(lambda conn: word_sql.word_shares(conn, terms, held, counts))

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
 from cognitive_memory.core.uses import Use
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.storage import associations, browse, identifiers, ranking
+from cognitive_memory.storage import associations, browse, change_log, identifiers, ranking
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.browse import TextMatch
@@ -26,6 +27,8 @@ __all__ = ["SESSION_SCAN", "MemoryCounts", "Memories"]
 # Under a session or metadata filter the index is given the ids of at most this many of the
 # memories that match (the latest).
 SESSION_SCAN = 5_000
+
+T = TypeVar("T")
 
 _LAST_STORAGE = "INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)"
 
@@ -196,6 +199,15 @@ class Memories:
         """The few fields ranking needs, for many candidates at once (``storage/ranking.py``)."""
         dimension = self._dimension()
         return self._db.read(lambda conn: ranking.ranking_rows(conn, ids, dimension))
+
+    def every_ranking_row(self, take: Callable[[int, Iterator[RankingRow]], T]) -> T:
+        """What ``take`` makes of the change log's head and every memory's ranking row (in the
+        order they were stored, read as it takes them), both in one read apart from the others
+        (``Database.read_apart``): recalls do not wait for it."""
+        dimension = self._dimension()
+        return self._db.read_apart(
+            lambda conn: take(change_log.head_in(conn), ranking.every_ranking_row(conn, dimension))
+        )
 
     def vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         """The stored vectors of these ids (a vector of another size, or not made of 32-bit

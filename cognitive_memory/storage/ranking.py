@@ -5,25 +5,26 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.core.terms import terms as text_terms
+from cognitive_memory.storage.words import terms_of
 
-__all__ = ["RankingRow", "ranking_rows", "tags_as_words"]
+__all__ = ["RankingRow", "every_ranking_row", "ranking_rows", "tags_as_words"]
 
 
 class RankingRow(NamedTuple):
     """What ranking reads of a candidate (``timestamp`` and ``last_used``, its last access or else
-    ``timestamp``, in seconds since the epoch; ``uses`` its access count), with the fields recall
-    filters on. A named tuple, as immutable as a frozen dataclass: a recall makes about a hundred,
-    and one takes 0.5 us to make against 2.9 us for the frozen dataclass it was."""
+    ``timestamp``, in seconds since the epoch; ``uses`` its access count; ``terms`` the terms of
+    its own text), with the fields recall filters on. A named tuple, as immutable as a frozen
+    dataclass: a recall makes about a hundred, and one takes 0.5 us to make against 2.9 us for
+    the frozen dataclass it was."""
 
     id: str
-    content: str
     importance_score: float
     uses: int
     last_used: float
@@ -34,8 +35,8 @@ class RankingRow(NamedTuple):
     hierarchy_level: int
     memory_type: str
     tags_json: str
-    speaker: str | None = None
-    terms: frozenset[str] | None = None
+    speaker: str | None
+    terms: frozenset[str]
     session_id: str | None = None
 
     def payload(self, *, with_tags: bool = True) -> dict[str, Any]:
@@ -63,8 +64,17 @@ def _with_tag_terms(row: RankingRow) -> RankingRow:
     tags = json.loads(row.tags_json)
     if not tags:
         return row
-    own = row.terms if row.terms is not None else frozenset(text_terms(row.content))
-    return row._replace(terms=own | frozenset(text_terms(" ".join(tags))))
+    return row._replace(terms=row.terms | frozenset(text_terms(" ".join(tags))))
+
+
+# The text is read only for a memory whose terms were never kept (``memory_words``): it is
+# tokenized then, as storing it would have.
+_COLUMNS = (
+    "SELECT id, importance_score, access_count, COALESCE(last_accessed, timestamp), "
+    "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
+    "speaker, w.terms, session_id, CASE WHEN w.terms IS NULL THEN content END FROM memories "
+    "LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid "
+)
 
 
 def ranking_rows(
@@ -76,25 +86,29 @@ def ranking_rows(
     if not ids:
         return []
     marks = ",".join("?" * len(ids))
-    size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
     rows = conn.execute(
-        "SELECT id, content, importance_score, access_count, COALESCE(last_accessed, timestamp), "
-        "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-        "speaker, w.terms, session_id FROM memories "
-        f"LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid WHERE id IN ({marks}) "
-        f"AND typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)",
+        f"{_COLUMNS} WHERE id IN ({marks}) AND {_readable(dimension)}",
         [*ids, *([4 * dimension] if dimension else [])],
     )
-    by_id = {
-        row[0]: RankingRow._make(
-            (
-                *row[:7],
-                np.frombuffer(row[7], dtype="<f4"),
-                *row[8:13],
-                None if row[13] is None else frozenset(row[13].split()),
-                row[14],
-            )
-        )
-        for row in rows
-    }
+    by_id = {row[0]: _row(row) for row in rows}
     return [by_id[i] for i in ids if i in by_id]
+
+
+def every_ranking_row(conn: sqlite3.Connection, dimension: int | None = None) -> Iterator[RankingRow]:
+    """The row of every memory ``ranking_rows`` reads, in the order they were stored, read as they
+    are taken."""
+    rows = conn.execute(
+        f"{_COLUMNS} WHERE {_readable(dimension)} ORDER BY memories.rowid",
+        [4 * dimension] if dimension else [],
+    )
+    return (_row(row) for row in rows)
+
+
+def _readable(dimension: int | None) -> str:
+    size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
+    return f"typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)"
+
+
+def _row(row: Any) -> RankingRow:
+    terms = terms_of([row[14]])[0] if row[12] is None else frozenset(row[12].split())
+    return RankingRow._make((*row[:6], np.frombuffer(row[6], dtype="<f4"), *row[7:12], terms, row[13]))

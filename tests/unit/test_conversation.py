@@ -86,7 +86,7 @@ class _Links:
 def _row(memory_id: str, speaker: str | None) -> RankingRow:
     vector = np.zeros(2, dtype=np.float32)
     return RankingRow(
-        memory_id, "text", 0.5, 0, 0.0, 0.0, None, vector, "default", 2, "episodic", "[]", speaker
+        memory_id, 0.5, 0, 0.0, 0.0, None, vector, "default", 2, "episodic", "[]", speaker, frozenset()
     )
 
 

@@ -23,14 +23,16 @@ def test_a_memory_s_terms_are_kept_beside_it_and_go_with_it(store: SQLiteMemoryS
         assert conn.execute("SELECT count(*) FROM memory_words").fetchone() == (1,)
 
 
-def test_word_shares_tokenize_a_memory_whose_terms_were_never_kept(store: SQLiteMemoryStore) -> None:
+def test_a_memory_whose_terms_were_never_kept_is_read_with_the_terms_of_its_text(
+    store: SQLiteMemoryStore,
+) -> None:
     store.memories.add([stored_memory("old", content="The blue bucket holds the backups")])
     with closing(sqlite3.connect(store.path)) as conn, conn:
         conn.execute("DELETE FROM memory_words")
 
     (row,) = store.memories.ranking_rows(["old"])
 
-    assert row.terms is None
+    assert row.terms == frozenset({"the", "blue", "bucket", "hold", "backup"})
     assert store.words.shares("blue bucket", [row]) == {"old": 1.0}
 
 

@@ -97,7 +97,9 @@ def _describe_validation(
     found = [_problem(tool, err, arguments, named) for err in errors[:SHOWN_PROBLEMS]]
     if len(errors) > SHOWN_PROBLEMS:
         found.append(f"and {len(errors) - SHOWN_PROBLEMS:,} more")
-    return code, f"Invalid arguments for {tool}: {'; '.join(found)}. Nothing was stored or changed."
+    # A problem given as a sentence keeps its own full stop; the joined list gets one.
+    listed = "; ".join(found).rstrip(".")
+    return code, f"Invalid arguments for {tool}: {listed}. Nothing was stored or changed."
 
 
 def _problem(

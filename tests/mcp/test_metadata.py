@@ -142,6 +142,7 @@ async def test_bad_fields_are_refused_and_nothing_is_stored(
 
     assert body["error"] == code
     assert "context.metadata" in body["message"] and says in body["message"], body["message"]
+    assert ".." not in body["message"]  # a problem's own full stop is not doubled
     assert (await call(client, "list_memories", {}))["total"] == 0
 
 

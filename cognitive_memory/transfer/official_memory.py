@@ -49,6 +49,8 @@ _RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("caused_by", "because", "due_to", "result_of", "results_from"), "caused_by"),
     (("example", "instance_of", "is_a", "kind_of", "type_of"), "example_of"),
     (("part_of", "member_of", "belongs", "component_of", "works_at", "works_for", "located_in"), "part_of"),
+    (("depends", "requires", "relies_on", "needs"), "depends_on"),
+    (("similar", "same_as", "resembles", "alike"), "similar"),
 )
 
 

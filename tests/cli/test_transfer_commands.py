@@ -249,6 +249,8 @@ OFFICIAL = [
     {"type": "entity", "name": "Anthropic", "entityType": "organization", "observations": ["Makes Claude"]},
     {"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "works_at"},
     {"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "admires"},
+    {"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "depends on"},
+    {"type": "relation", "from": "Anthropic", "to": "John_Smith", "relationType": "is similar to"},
     {"type": "relation", "from": "John_Smith", "to": "Nobody", "relationType": "knows"},
 ]
 
@@ -260,7 +262,7 @@ def test_an_official_memory_jsonl_imports_once(tmp_path: Path, monkeypatch: pyte
     first = imported(str(path), "--project", "people")
     second = imported(str(path), "--project", "people")
 
-    assert (first["format"], first["added"], first["links_added"]) == ("official-memory", 2, 2)
+    assert (first["format"], first["added"], first["links_added"]) == ("official-memory", 2, 4)
     assert [s["reason"] for s in first["skipped"]] == [
         f"link {entity_id('John_Smith')} -relates_to-> {entity_id('Nobody')} (John_Smith knows Nobody): "
         f"no memory {entity_id('Nobody')}"
@@ -274,6 +276,7 @@ def test_an_official_memory_jsonl_imports_once(tmp_path: Path, monkeypatch: pyte
     assert (john.project, int(john.hierarchy_level)) == ("people", 0)
     assert john.tags == ("imported", "official-memory", "entity:person")
     assert sorted((link.relation, link.note) for link in links) == [
+        ("depends_on", "John_Smith depends on Anthropic"),
         ("part_of", "John_Smith works_at Anthropic"),
         ("relates_to", "John_Smith admires Anthropic"),
     ]

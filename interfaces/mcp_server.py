@@ -34,7 +34,7 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces import mcp_prompts, mcp_resources
 from interfaces.handshake import handshake_first
 from interfaces.mcp_tools import ServerState, register_tools
-from interfaces.mcp_tools.arguments import closed, names_at
+from interfaces.mcp_tools.arguments import closed, instead_of, names_at
 from interfaces.stdio_lines import MAX_NAMES, AnsweringBadLines, StdinLines, claimed_stdin, crowded
 
 __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
@@ -111,6 +111,9 @@ def _problem(
     if err["type"] != "extra_forbidden" or arguments is None:
         return f"`{where}`: {message}"
     kind = "unknown field" if parent else "unknown argument"
+    use = instead_of(arguments, parent, str(err["loc"][-1]))
+    if use:
+        kind += f"; use `{_place((*parent, use))}`"
     names = None if parent in named else names_at(arguments, parent)
     named.add(parent)
     if names is None:

@@ -3,7 +3,8 @@
 The SDK builds each tool's arguments model from the tool function's signature and lets unknown
 keys through. ``closed`` gives a tool a model that forbids them, so its published input schema
 says ``additionalProperties: false`` like the nested models (``context``, ``filters``) already
-do; ``names_at`` lists the names a refusal offers instead of the unknown one."""
+do; ``names_at`` lists the names a refusal offers instead of the unknown one, and ``instead_of``
+the one it stands for when another memory server's name, or a field given one level off, says so."""
 
 from __future__ import annotations
 
@@ -16,7 +17,30 @@ from pydantic import BaseModel, ConfigDict
 
 from interfaces.tool_schemas import input_schema, output_schema
 
-__all__ = ["closed", "names_at"]
+__all__ = ["closed", "instead_of", "names_at"]
+
+# What other memory servers (the official one, Memento, bootstrap and category stores) call the
+# fields these tools take: a refusal of one of these names says which name to use here.
+_OTHER_NAMES: dict[str, tuple[str, ...]] = {
+    "strength": ("weight",),
+    "confidence": ("weight",),
+    "category": ("tags",),
+    "categories": ("tags",),
+    "relationType": ("relation",),
+    "relation_type": ("relation",),
+    "from": ("from_id",),
+    "to": ("to_id",),
+    "source": ("from_id",),
+    "target": ("to_id",),
+    "content": ("text",),
+    "observations": ("text",),
+    "entityName": ("key", "keys"),
+    "entity_name": ("key", "keys"),
+    "names": ("keys",),
+    "id": ("memory_id", "memory_ids"),
+    "ids": ("memory_ids",),
+    "checkpoint": ("name",),
+}
 
 
 def closed(tool: Tool) -> Tool:
@@ -57,3 +81,23 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     return next((found for arg in get_args(annotation) if (found := _model_in(arg))), None)
+
+
+def instead_of(model: type[BaseModel], path: Sequence[int | str], name: str) -> str | None:
+    """The place (``weight``, ``context.tags``) that the unknown ``name`` at ``path`` stands for:
+    another server's name for a field taken there (``strength``: ``weight``), or a field of an
+    object taken there (``key`` given beside ``context`` belongs in ``context.key``); None when
+    neither."""
+    names = names_at(model, path)
+    if names is None:
+        return None
+    wanted = (name, *_OTHER_NAMES.get(name, ()))
+    for candidate in _OTHER_NAMES.get(name, ()):
+        if candidate in names:
+            return candidate
+    for field in names:
+        inner = names_at(model, (*path, field)) or []
+        found = next((candidate for candidate in wanted if candidate in inner), None)
+        if found:
+            return f"{field}.{found}"
+    return None

@@ -115,6 +115,45 @@ async def test_importance_at_the_top_level_is_refused_and_nothing_is_stored(
     assert hash_system.records.memories.counts().total == 0
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "problem"),
+    [
+        ("store_memory", {"text": "x", "key": "db"}, "`key`: unknown argument; use `context.key`"),
+        (
+            "store_memory",
+            {"text": "x", "category": "ops"},
+            "`category`: unknown argument; use `context.tags`",
+        ),
+        (
+            "store_memory",
+            {"text": "x", "context": {"category": "ops"}},
+            "`context.category`: unknown field; use `context.tags`",
+        ),
+        ("store_memory", {"content": "x"}, "`content`: unknown argument; use `text`"),
+        (
+            "link_memories",
+            {"from_id": "a", "to_id": "b", "relation": "similar", "strength": 0.9},
+            "`strength`: unknown argument; use `weight`",
+        ),
+        (
+            "link_memories",
+            {"from": "a", "to": "b", "relationType": "uses"},
+            "`from`: unknown argument; use `from_id`",
+        ),
+        ("forget_memories", {"entityName": "db"}, "`entityName`: unknown argument; use `keys`"),
+        ("get_memories", {"ids": ["a"]}, "`ids`: unknown argument; use `memory_ids`"),
+    ],
+)
+async def test_another_servers_name_for_a_field_is_refused_naming_ours(
+    client: Client, hash_system: CognitiveSystem, tool: str, arguments: dict[str, Any], problem: str
+) -> None:
+    body = error_body(await client.call_tool(tool, arguments))
+    # missing_field when the name stood for a required one (content for text)
+    assert body["error"] in ("unknown_field", "missing_field")
+    assert problem in body["message"]
+    assert hash_system.records.memories.counts().total == 0
+
+
 async def test_an_unknown_nested_field_names_the_fields_of_its_object(client: Client) -> None:
     body = error_body(await client.call_tool("store_memory", {"text": "x", "context": {"importance": 8}}))
     assert body["error"] == "unknown_field"

@@ -76,6 +76,15 @@ class Edits:
         version = self._records.memories.rewrite(memory, previous, session_id)
         return UpdateOutcome(memory, changed, version, queued=not self._replication.index([memory]))
 
+    def change_key(self, memory: CognitiveMemory, key: str | None) -> str | None:
+        """Give ``memory`` ``key`` in place of its own (None: no key) and write its words in the
+        index again (a key's words are the memory's: ``terms.keyed_text``); returns the id of the
+        memory of its project that holds ``key`` already (nothing changed then), else None."""
+        holder = self._records.memories.change_key(memory.id, key)
+        if holder is None:
+            self._replication.index([dataclasses.replace(memory, key=key)])
+        return holder
+
     def plan(
         self, memory_id: str, edit: MemoryEdit, expected_revision: str | None = None
     ) -> tuple[CognitiveMemory, CognitiveMemory, tuple[str, ...]]:

@@ -242,6 +242,8 @@ class CognitiveSystem:
                     code="duplicate",
                 )
             existing = dataclasses.replace(existing, key=key)
+            if not dry_run:  # the key's words are the memory's now (terms.keyed_text)
+                self.replication.index([existing])
         if not dry_run:
             self.uses.add(Use((existing.id,), (), self._clock(), time.time()))
         return StoreOutcome(existing, duplicate=True, novelty=0.0)

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from cognitive_memory.core.porter import stem
 
-__all__ = ["terms", "tokens"]
+__all__ = ["keyed_text", "terms", "tokens"]
 
 # An ASCII text's tokens: in ASCII a token character is exactly a letter or a digit.
 _ASCII_TOKEN = re.compile(r"[0-9a-z]+")
@@ -99,3 +99,10 @@ def terms(text: str) -> list[str]:
 @lru_cache(maxsize=65536)
 def _stem(token: str) -> str:
     return stem(token)
+
+
+def keyed_text(content: str, key: str | None) -> str:
+    """A memory's own words as one text: its content, then its key (``memory_key``) on a line of
+    its own, so the key's words are the memory's (``database-choice``: database, choice) in the
+    lexical index, the kept terms and the sparse word vectors alike. Without a key, the content."""
+    return content if key is None else f"{content}\n{key}"

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.core.spelling import QueryTerms
-from cognitive_memory.errors import StorageError
+from cognitive_memory.core.validation import check_key
+from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.index.sparse import SparseVector, query_stems, words_query
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
 from cognitive_memory.retrieval.reading import RankingReads, RecallReads
 
-__all__ = ["Candidates", "RecallQuery", "Search", "gather", "read_query", "search"]
+__all__ = ["Candidates", "RecallQuery", "Search", "gather", "named_key", "read_query", "search"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,12 +35,14 @@ class RecallQuery:
     filter, the ids of the session's memories), ``words`` the sparse vector of its terms when the
     index searches the words (else None: FTS5 does), and ``counts`` the store's memories and how
     many hold each of its terms (the words' rarity, which the index's query and the relevance
-    floor's word shares both weigh)."""
+    floor's word shares both weigh). ``keyed``: the memories of the recall's projects whose key
+    the query is as a whole (``named_key``), which pass the floor and rank first."""
 
     terms: QueryTerms
     searched: VectorFilter | None
     words: SparseVector | None
     counts: tuple[int, dict[str, int]]
+    keyed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +73,18 @@ def read_query(
     terms = records.words.query_terms(text)
     counts = records.words.document_counts(query_stems(terms))
     words = words_query(terms, *counts) if words_in_index else None
-    return RecallQuery(terms, searched, words, counts)
+    key = named_key(text)
+    keyed = records.memories.keyed_ids(key, where.projects if where else ()) if key else []
+    return RecallQuery(terms, searched, words, counts, tuple(keyed))
+
+
+def named_key(text: str) -> str | None:
+    """The key a query is as a whole (case, width and accents folded as keys are, surrounding
+    spaces dropped: ``check_key``), or None when no key is written so (spaces inside, ...)."""
+    try:
+        return check_key(text)
+    except InvalidInputError:
+        return None
 
 
 def search(vectors: VectorStore, query: RecallQuery, vector: Vector, pool: int) -> Search:

@@ -19,7 +19,7 @@ from cognitive_memory.retrieval.results import Explanation, RankedMemory
 from cognitive_memory.retrieval.scoring import ScoreBreakdown
 from cognitive_memory.storage.ranking import RankingRow
 
-__all__ = ["FloorPass", "explain", "with_bridges"]
+__all__ = ["FloorPass", "Kept", "explain", "with_bridges"]
 
 Kept = list[tuple[RankingRow, ScoreBreakdown, float]]
 

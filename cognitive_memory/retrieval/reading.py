@@ -42,6 +42,10 @@ class MemoryReads(RankingReads, Protocol):
         session filter, the ids of the session's memories that match it)."""
         ...
 
+    def keyed_ids(self, key: str, projects: Sequence[str]) -> list[str]:
+        """The ids of the memories holding ``key``, of ``projects`` (of every project: none)."""
+        ...
+
 
 class LinkReads(Protocol):
     """The links activation spreads over, and the links that change a ranking."""

@@ -70,7 +70,7 @@ class RetrievalResult:
 def split_core(ranked: Sequence[RankedMemory], core_ratio: float, core_evidence: float | None = None) -> int:
     """How many leading results are core: the best and those scoring >= core_ratio x the best,
     as long as each one's own evidence of relevance reaches ``core_evidence`` (when given: then
-    even the best may not be core)."""
+    even the best may not be core) or the query names it by its key."""
     if not ranked:
         return 0
     bar = ranked[0].score.total * core_ratio
@@ -78,7 +78,7 @@ def split_core(ranked: Sequence[RankedMemory], core_ratio: float, core_evidence:
     for result in ranked:
         if count and result.score.total < bar:
             break
-        if core_evidence is not None and result.score.evidence < core_evidence:
+        if core_evidence is not None and result.score.evidence < core_evidence and not result.score.key:
             break
         count += 1
     return count

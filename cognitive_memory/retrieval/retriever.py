@@ -17,12 +17,18 @@ from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
 from cognitive_memory.retrieval.candidates import RecallQuery, Search, gather, read_query, search
 from cognitive_memory.retrieval.conversation import ConversationStage
-from cognitive_memory.retrieval.explaining import FloorPass, explain, with_bridges
+from cognitive_memory.retrieval.explaining import FloorPass, Kept, explain, with_bridges
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
 from cognitive_memory.retrieval.reading import LinkReads, RankingReads, RecallReads
 from cognitive_memory.retrieval.results import Explanation, RankedMemory, RetrievalResult, split_core
-from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, score_candidate, word_bonus
+from cognitive_memory.retrieval.scoring import (
+    RankWeights,
+    ScoreBreakdown,
+    key_lift,
+    score_candidate,
+    word_bonus,
+)
 from cognitive_memory.retrieval.succession import successors_first
 from cognitive_memory.storage.associations import Graph
 from cognitive_memory.storage.ranking import RankingRow, tags_as_words
@@ -161,7 +167,7 @@ class Retriever:
         fused = fuse(candidates.similarity, candidates.lexical, cfg.semantic_weight)
         conversation = self._conversation(query, fused)
         activation = self._activation(fused, conversation)
-        rows = self._rows(fused, activation, where, asked.searched)
+        rows = self._rows(fused, activation, where, asked.searched, asked.keyed)
         scored = self._ranking(rows, fused, activation, conversation, query_vector, now)
         floor_pass = self._floor(asked, scored, fused, activation, conversation)
         core, peripheral = self._returned(self._best(floor_pass, max_results))
@@ -205,12 +211,19 @@ class Retriever:
         return _Activation(conversation.answered(received, seeds), graph, timeless)
 
     def _rows(
-        self, fused: Fused, activation: _Activation, where: VectorFilter | None, searched: VectorFilter | None
+        self,
+        fused: Fused,
+        activation: _Activation,
+        where: VectorFilter | None,
+        searched: VectorFilter | None,
+        keyed: Sequence[str] = (),
     ) -> list[RankingRow]:
-        """Light rows of the candidates and of the most activated memories (whole memories are read
-        only for what is returned), kept to ``where`` (its metadata pairs: to the ids ``searched``
-        lists, the memories SQLite found holding them)."""
+        """Light rows of the candidates, of the most activated memories and of those the query
+        names by their key (``keyed``) (whole memories are read only for what is returned), kept
+        to ``where`` (its metadata pairs: to the ids ``searched`` lists, the memories SQLite found
+        holding them)."""
         reached = [*fused, *_most_activated(fused, activation.received, self.config.activation_pool)]
+        reached += [memory_id for memory_id in keyed if memory_id not in fused and memory_id not in reached]
         rows = self._ranking_reads.ranking_rows(reached)
         if where is None or where.is_empty():
             return rows
@@ -275,12 +288,14 @@ class Retriever:
             for row, score in scored
         }
         linked = self._linked(scored, own, fused, activation, conversation)
-        allowed = passing(own, linked, cfg.floor)
+        named = [row.id for row, _ in scored if row.id in asked.keyed]
+        allowed = passing(own, linked, cfg.floor, named)
         kept = [
             (row, score, score.total + word_bonus(shares.get(row.id, 0.0), cfg.weights))
             for row, score in scored
             if allowed is None or row.id in allowed
         ]
+        kept = _named_first(kept, frozenset(named), cfg.weights) if named else kept
         kept.sort(key=lambda item: item[2], reverse=True)
         return FloorPass(shares, own, linked, allowed, kept)
 
@@ -417,6 +432,17 @@ class Retriever:
             for s in scores
             if s.memory_id in by_id
         ]
+
+
+def _named_first(kept: Kept, named: frozenset[str], weights: RankWeights) -> Kept:
+    """``kept`` with each memory the query names by its key lifted above every other one
+    (``scoring.key_lift``), the lift kept in its score."""
+    best = max((total for row, _, total in kept if row.id not in named), default=0.0)
+    lifted = []
+    for row, score, total in kept:
+        lift = key_lift(total, best, weights) if row.id in named else 0.0
+        lifted.append((row, score._replace(key=lift), total + lift) if lift else (row, score, total))
+    return lifted
 
 
 def _most_activated(fused: Fused, received: dict[str, float], limit: int) -> list[str]:

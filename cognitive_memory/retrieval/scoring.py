@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["RankWeights", "ScoreBreakdown", "recency", "score_candidate", "word_bonus"]
+__all__ = ["RankWeights", "ScoreBreakdown", "key_lift", "recency", "score_candidate", "word_bonus"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,7 @@ class RankWeights:
     words_from: float = 0.5
     recency_half_life_days: float = 30.0
     session_lesson_boost: float = 1.1
+    key_lead: float = 0.1
 
 
 class ScoreBreakdown(NamedTuple):
@@ -34,7 +35,8 @@ class ScoreBreakdown(NamedTuple):
     the query names who said it. ``words`` (the rarity-weighted share of the query's words the
     memory holds), ``evidence`` (cosine plus weighted word share) and ``linked`` (activation from
     memories that passed the relevance floor) are what the floor read (retrieval/floor.py);
-    ``total`` includes the word bonus (``word_bonus``) recall adds once the floor is applied.
+    ``total`` includes the word bonus (``word_bonus``) recall adds once the floor is applied, and
+    ``key``, what a memory whose key the query is as a whole gains to rank first (``key_lift``).
     """
 
     similarity: float
@@ -51,6 +53,14 @@ class ScoreBreakdown(NamedTuple):
     words: float = 0.0
     evidence: float = 0.0
     linked: float = 0.0
+    key: float = 0.0
+
+
+def key_lift(total: float, best_other: float, weights: RankWeights) -> float:
+    """What a memory named by its key (the whole query is its key) adds to its ``total`` to rank
+    first: enough to lead the best other memory (``best_other``) by ``weights.key_lead``, and
+    never less than that lead, so a named memory always shows a lift."""
+    return max(weights.key_lead, best_other + weights.key_lead - total)
 
 
 def word_bonus(word_share: float, weights: RankWeights) -> float:

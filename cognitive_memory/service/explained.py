@@ -112,7 +112,10 @@ def _why(e: Explanation, floor: RelevanceFloor, where: VectorFilter, trashed: bo
             return "It is in the trash (forgotten): restore_memories brings it back."
         return "No memory has this id."
     if e.reason == "returned":
-        return "Returned as a bridge." if e.kind == "bridge" else f"Returned at rank {e.rank} ({e.kind})."
+        if e.kind == "bridge":
+            return "Returned as a bridge."
+        named = f": the query is its key (+{s.key:.2f})" if s.key else ""
+        return f"Returned at rank {e.rank} ({e.kind}){named}."
     if e.reason == "other_project":
         scope = ", ".join(where.projects)
         return (

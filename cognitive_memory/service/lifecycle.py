@@ -158,7 +158,7 @@ def _check_key_free(system: CognitiveSystem, memory: CognitiveMemory, key: str) 
 
 
 def _change_key(system: CognitiveSystem, memory: CognitiveMemory, key: str | None) -> None:
-    holder = system.records.memories.change_key(memory.id, key)
+    holder = system.edits.change_key(memory, key)
     if holder is not None:  # taken between the check and the write
         raise _key_held(key or "", holder, memory.project)
 

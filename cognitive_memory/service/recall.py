@@ -366,7 +366,7 @@ def _full_lines(number: int, memory: MemoryOut) -> list[str]:
         scores = (
             f"Score: {s.total:.3f} (similarity {s.similarity:.2f}, words {s.words:.2f}, "
             f"evidence {s.evidence:.2f}, linked {s.linked:.2f}, relevance {s.relevance:.2f}, "
-            f"activation {s.activation:.2f})"
+            f"activation {s.activation:.2f}{f', key +{s.key:.2f}' if s.key else ''})"
             if s
             else ""
         )

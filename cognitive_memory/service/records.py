@@ -41,6 +41,7 @@ class ScoreOut(BaseModel):
     got because the query names who said it (the speaker recorded for a conversation turn). words
     (rarity-weighted share of the query's words it holds), evidence (similarity + 0.5 x words) and
     linked (activation from memories that passed on their own) are what the relevance floor read.
+    key (given only then) is what the memory gained because the query is its key: it ranks first.
     """
 
     similarity: float
@@ -57,6 +58,7 @@ class ScoreOut(BaseModel):
     words: float = 0.0
     evidence: float = 0.0
     linked: float = 0.0
+    key: float = Field(default=0.0, exclude_if=lambda value: not value)
 
 
 class MemoryOut(BaseModel):

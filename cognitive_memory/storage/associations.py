@@ -8,6 +8,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
+from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.storage import words
 
 __all__ = [
@@ -162,9 +163,13 @@ def text_words(text: str) -> list[str]:
 
 
 def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
-    """(Re)write the memory's FTS row (its content, and its temporal neighbours' content as
-    context) and queue the write of its vector, whose words come from the same texts."""
-    row = conn.execute("SELECT rowid, content FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    """(Re)write the memory's FTS row (its content with its key, ``terms.keyed_text``, and its
+    temporal neighbours' content as context) and queue the write of its vector, whose words come
+    from the same texts."""
+    rowid, content, key = conn.execute(
+        "SELECT rowid, content, memory_key FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
+    own = keyed_text(content, key)
     neighbours = conn.execute(
         "SELECT m.content FROM connections c JOIN memories m ON m.id = c.target_id "
         "WHERE c.source_id = ? AND c.kind = 'temporal' ORDER BY m.rowid",
@@ -172,11 +177,9 @@ def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
     ).fetchall()
     texts = [str(content) for (content,) in neighbours]
     context = "\n".join(texts)
-    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (row[0],))
-    conn.execute(
-        "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (row[0], row[1], context)
-    )
-    words.remember_terms(conn, row[0], row[1], texts)
+    conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
+    conn.execute("INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (rowid, own, context))
+    words.remember_terms(conn, rowid, own, texts)
     # Its words changed (its own or a neighbour's): its sparse word vector is written again.
     conn.execute(
         "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, 'upsert', ?)",

@@ -124,9 +124,18 @@ class Memories:
         )
         return readable_memories(rows, self._unreadable)
 
+    def keyed_ids(self, key: str, projects: Sequence[str]) -> list[str]:
+        """The ids of the memories holding ``key``, of ``projects`` (of every project: none), in
+        the order they were stored: one per project at most."""
+        scope = f" AND project IN ({','.join('?' * len(projects))})" if projects else ""
+        found = f"SELECT id FROM memories WHERE memory_key = ?{scope} ORDER BY rowid"
+        rows = self._db.rows(found, [key, *projects])
+        return [str(row[0]) for row in rows]
+
     def change_key(self, memory_id: str, key: str | None) -> str | None:
-        """Give a memory ``key`` in place of its own (None: no key); returns the id of the other
-        memory of its project that holds ``key`` (and changes nothing then), else None."""
+        """Give a memory ``key`` in place of its own (None: no key), and its words with it (its
+        vector's write queued); returns the id of the other memory of its project that holds
+        ``key`` (and changes nothing then), else None."""
         with self._db.transaction() as conn:
             holder = conn.execute(
                 "SELECT id FROM memories WHERE memory_key = ? AND id != ? AND project = "
@@ -136,11 +145,13 @@ class Memories:
             if holder:
                 return str(holder[0])
             conn.execute("UPDATE memories SET memory_key = ? WHERE id = ?", (key, memory_id))
+            associations.index_memory(conn, memory_id)
             return None
 
     def set_key(self, memory_id: str, key: str) -> bool:
-        """Give a memory without a key ``key``; False when it has one, or another memory of its
-        project holds ``key`` (the unique index refuses it)."""
+        """Give a memory without a key ``key``, and its words with it (its vector's write queued);
+        False when it has one, or another memory of its project holds ``key`` (the unique index
+        refuses it)."""
         with self._db.transaction() as conn:
             taken = conn.execute(
                 "SELECT 1 FROM memories WHERE memory_key = ? AND project = "
@@ -152,7 +163,10 @@ class Memories:
             done = conn.execute(
                 "UPDATE memories SET memory_key = ? WHERE id = ? AND memory_key IS NULL", (key, memory_id)
             )
-            return done.rowcount == 1
+            if done.rowcount != 1:
+                return False
+            associations.index_memory(conn, memory_id)
+            return True
 
     def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
         """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""

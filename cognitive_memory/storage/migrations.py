@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
+from cognitive_memory.core.terms import keyed_text, terms
 from cognitive_memory.core.validation import check_key
 from cognitive_memory.errors import InvalidInputError
 
@@ -569,6 +570,51 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         END
         """,
     ),
+    (
+        # A key's words are its memory's own (core/terms.keyed_text): each keyed memory's lexical
+        # entry holds its text, then its key on a line of its own; its kept terms (keyed_terms:
+        # the distinct terms of both) are counted in the vocabulary and the document frequencies
+        # where they are new to it, and its vector's write is queued, so the words the index
+        # holds follow when the outbox is replayed at start-up. A query that is a whole key finds
+        # its memories in every project by the index on keys alone.
+        "0022_key_words",
+        """
+        CREATE INDEX memories_key_alone ON memories (memory_key) WHERE memory_key IS NOT NULL;
+        CREATE TEMP TABLE migration_keyed AS
+            SELECT m.rowid AS doc, m.id AS id, w.terms AS old_terms, w.context AS context,
+                keyed_terms(m.content, m.memory_key) AS new_terms
+            FROM memories m JOIN memory_words w ON w.memory_rowid = m.rowid
+            WHERE m.memory_key IS NOT NULL;
+        UPDATE memory_fts SET content = (
+                SELECT m.content || char(10) || m.memory_key FROM memories m WHERE m.rowid = memory_fts.rowid
+            ) WHERE rowid IN (SELECT doc FROM migration_keyed);
+        CREATE TEMP TABLE migration_added AS
+            SELECT k.doc, j.value AS term, instr(' ' || k.context || ' ', ' ' || j.value || ' ') > 0 AS held
+            FROM migration_keyed k, json_each('["' || replace(k.new_terms, ' ', '","') || '"]') j
+            WHERE j.value != '' AND instr(' ' || k.old_terms || ' ', ' ' || j.value || ' ') = 0;
+        INSERT INTO vocabulary (term, memories)
+            SELECT term, count(*) FROM migration_added WHERE true GROUP BY term
+            ON CONFLICT (term) DO UPDATE SET memories = memories + excluded.memories;
+        WITH RECURSIVE position (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM position WHERE i < 64),
+            added (term) AS (SELECT DISTINCT term FROM migration_added)
+        INSERT OR IGNORE INTO vocabulary_deletes (variant, term)
+            SELECT term, term FROM added
+            WHERE length(term) BETWEEN 3 AND 64 AND term NOT GLOB '*[^a-zA-Z]*'
+            UNION ALL
+            SELECT substr(term, 1, i - 1) || substr(term, i + 1), term FROM added, position
+            WHERE length(term) BETWEEN 3 AND 64 AND term NOT GLOB '*[^a-zA-Z]*' AND i <= length(term);
+        INSERT INTO document_frequencies (term, memories)
+            SELECT term, count(*) FROM migration_added WHERE NOT held GROUP BY term
+            ON CONFLICT (term) DO UPDATE SET memories = memories + excluded.memories;
+        UPDATE memory_words SET terms = migration_keyed.new_terms FROM migration_keyed
+            WHERE migration_keyed.doc = memory_words.memory_rowid
+            AND migration_keyed.new_terms != memory_words.terms;
+        INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at)
+            SELECT id, 'upsert', (julianday('now') - 2440587.5) * 86400.0 FROM migration_keyed;
+        DROP TABLE migration_added;
+        DROP TABLE migration_keyed
+        """,
+    ),
 )
 
 
@@ -583,6 +629,7 @@ def apply_migrations(conn: sqlite3.Connection, count: int | None = None) -> list
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
     conn.create_function("fold_key", 1, _folded_key, deterministic=True)
+    conn.create_function("keyed_terms", 2, _keyed_terms, deterministic=True)
     applied = []
     for name, sql in MIGRATIONS[:count]:
         conn.execute("BEGIN IMMEDIATE")
@@ -622,3 +669,10 @@ def _folded_key(key: object) -> str | None:
         return check_key(key)
     except InvalidInputError:
         return None
+
+
+def _keyed_terms(content: object, key: object) -> str:
+    """A keyed memory's kept terms (``memory_words.terms``): the distinct terms of its text and
+    key (``terms.keyed_text``), sorted, one space between."""
+    text = keyed_text(str(content), key if isinstance(key, str) else None)
+    return " ".join(sorted(set(terms(text))))

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
+from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.core.terms import terms as text_terms
 from cognitive_memory.storage.words import terms_of
 
@@ -67,12 +68,12 @@ def _with_tag_terms(row: RankingRow) -> RankingRow:
     return row._replace(terms=row.terms | frozenset(text_terms(" ".join(tags))))
 
 
-# The text is read only for a memory whose terms were never kept (``memory_words``): it is
-# tokenized then, as storing it would have.
+# The text (with its key) is read only for a memory whose terms were never kept
+# (``memory_words``): it is tokenized then, as storing it would have.
 _COLUMNS = (
     "SELECT id, importance_score, access_count, COALESCE(last_accessed, timestamp), "
     "timestamp, loader_type, embedding, project, hierarchy_level, memory_type, tags, "
-    "speaker, w.terms, session_id, CASE WHEN w.terms IS NULL THEN content END FROM memories "
+    "speaker, w.terms, session_id, CASE WHEN w.terms IS NULL THEN content END, memory_key FROM memories "
     "LEFT JOIN memory_words w ON w.memory_rowid = memories.rowid "
 )
 
@@ -110,5 +111,5 @@ def _readable(dimension: int | None) -> str:
 
 
 def _row(row: Any) -> RankingRow:
-    terms = terms_of([row[14]])[0] if row[12] is None else frozenset(row[12].split())
+    terms = terms_of([keyed_text(row[14], row[15])])[0] if row[12] is None else frozenset(row[12].split())
     return RankingRow._make((*row[:6], np.frombuffer(row[6], dtype="<f4"), *row[7:12], terms, row[13]))

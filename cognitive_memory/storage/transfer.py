@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.storage import associations
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.rows import insert_memories
@@ -94,6 +95,8 @@ def write_import(
                 memory.id,
             ),
         )
+        if memory.key != previous.key:  # a key's words are the memory's (terms.keyed_text)
+            associations.index_memory(conn, memory.id)
     done = [
         relation_sql.insert_link(
             conn,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.index.sparse import drifted
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import begin_reweigh
@@ -31,7 +32,8 @@ _AVERAGES = 1
 
 @dataclass(frozen=True, slots=True)
 class WordDocument:
-    """A memory's own text and its temporal neighbours' (their ids beside them)."""
+    """A memory's own text (with its key: ``terms.keyed_text``) and its temporal neighbours'
+    (their ids beside them)."""
 
     content: str
     neighbours: tuple[str, ...] = ()
@@ -96,14 +98,14 @@ def _averages(conn: sqlite3.Connection) -> tuple[float | None, float]:
 def _documents(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, WordDocument]:
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        "SELECT m.id, m.content, n.id, n.content FROM memories m "
+        "SELECT m.id, m.content, m.memory_key, n.id, n.content FROM memories m "
         "LEFT JOIN connections c ON c.source_id = m.id AND c.kind = 'temporal' "
         f"LEFT JOIN memories n ON n.id = c.target_id WHERE m.id IN ({marks}) ORDER BY m.id, n.rowid",
         list(ids),
     )
     texts: dict[str, tuple[str, list[str], list[str]]] = {}
-    for memory_id, content, neighbour_id, neighbour in rows:
-        _, neighbours, neighbour_ids = texts.setdefault(memory_id, (content, [], []))
+    for memory_id, content, key, neighbour_id, neighbour in rows:
+        _, neighbours, neighbour_ids = texts.setdefault(memory_id, (keyed_text(content, key), [], []))
         if neighbour_id is not None:
             neighbours.append(neighbour)
             neighbour_ids.append(neighbour_id)

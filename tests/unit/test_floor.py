@@ -1,4 +1,5 @@
-"""The relevance floor's pure rule: own evidence, an anchor, activation from memories that passed."""
+"""The relevance floor's pure rule: own evidence, an anchor, activation from memories that passed,
+memories the query names by their key."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def test_with_an_anchor_a_memory_passes_on_its_own_evidence_or_on_activation_fro
     own = {"anchor": 0.55, "weak": 0.31, "noise": 0.1, "answer": 0.05, "faint": 0.05}
     linked = {"answer": 0.12, "faint": 0.09}
     assert passing(own, linked, FLOOR) == {"anchor", "weak", "answer"}
+
+
+def test_a_memory_the_query_names_by_its_key_passes_and_anchors_whatever_its_evidence() -> None:
+    own = {"named": 0.05, "weak": 0.31, "noise": 0.1}
+    assert passing(own, {}, FLOOR, named=["named"]) == {"named", "weak"}
+    assert passing(own, {}, FLOOR) == frozenset()
 
 
 def test_the_floor_switched_off_lets_everything_through() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
 from cognitive_memory.retrieval.results import RankedMemory, split_core
-from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, recency, score_candidate
+from cognitive_memory.retrieval.scoring import RankWeights, ScoreBreakdown, key_lift, recency, score_candidate
 
 DEFAULTS = RankWeights()
 
@@ -131,3 +131,28 @@ def test_core_needs_its_own_evidence_of_relevance(evidences: tuple[float, ...], 
         for r, e in zip(_ranked(1.0, 1.0, 1.0), evidences, strict=True)
     ]
     assert split_core(ranked, 0.8, core_evidence=0.6) == expected
+
+
+def test_a_core_memory_named_by_its_key_needs_no_evidence() -> None:
+    (named, other) = _ranked(1.0, 0.9)
+    ranked = [
+        replace(named, score=named.score._replace(evidence=0.1, key=0.3)),
+        replace(other, score=other.score._replace(evidence=0.9)),
+    ]
+    assert split_core(ranked, 0.8, core_evidence=0.6) == 2
+
+
+@pytest.mark.parametrize(
+    ("total", "best_other", "lift"),
+    [
+        pytest.param(0.4, 1.2, 0.9, id="behind-lifts-past-the-best-by-the-lead"),
+        pytest.param(1.5, 1.2, 0.1, id="ahead-still-shows-the-lead"),
+        pytest.param(0.2, 0.0, 0.1, id="alone"),
+    ],
+)
+def test_a_memory_named_by_its_key_is_lifted_to_lead_the_best_other(
+    total: float, best_other: float, lift: float
+) -> None:
+    weights = RankWeights(key_lead=0.1)
+    assert key_lift(total, best_other, weights) == pytest.approx(lift)
+    assert total + key_lift(total, best_other, weights) >= best_other + 0.1 - 1e-9

@@ -143,6 +143,9 @@ async def test_bootstrap_keyed_entries_by_category(client: Client) -> None:
     )
     got = await call(client, "get_memories", {"keys": ["coding-style"], "project": "web"})
     listed = await call(client, "list_memories", {"filters": {"tags": ["preferences"], "projects": ["web"]}})
+    # search: by the key itself, or by one of its words
+    by_key = await recalled(client, "Coding-Style", filters={"projects": ["web"]})
+    by_word = await recalled(client, "style", filters={"projects": ["web"]})
     forgotten = await call(client, "forget_memories", {"keys": ["coding-style"], "project": "web"})
     # undo from a server whose own project is another one
     trash = await call(client, "restore_memories", {"project": "*"})
@@ -151,6 +154,7 @@ async def test_bootstrap_keyed_entries_by_category(client: Client) -> None:
     assert second["memory_id"] == first["memory_id"] and second["updated"] is True
     assert [m["content"] for m in got["memories"]] == ["Use 2 spaces in TypeScript."]
     assert [m["tags"] for m in listed["memories"]] == [["preferences"]]
+    assert by_key[:1] == by_word[:1] == ["Use 2 spaces in TypeScript."]
     assert forgotten["forgotten"] == [first["memory_id"]]
     assert [entry["id"] for entry in trash["trash"]] == [first["memory_id"]]
     assert restored["restore"]["restored"] == [first["memory_id"]]

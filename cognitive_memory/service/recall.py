@@ -283,10 +283,11 @@ def _recall_message(query: str, found: Sequence[BriefMemoryOut | MemoryOut]) -> 
 
 
 def ranked_reason(score: ScoreBreakdown | ScoreOut) -> str:
-    """Which signals found a memory: meaning (cosine), words (share of the query's words it
-    holds), linked (activation from results that passed the floor), speaker (the query names
-    who said it). Also read from a full answer's ``ScoreOut`` (the dashboard's search)."""
-    reasons = []
+    """Which signals found a memory: key (the query is its key), meaning (cosine), words (share
+    of the query's words it holds), linked (activation from results that passed the floor),
+    speaker (the query names who said it). Also read from a full answer's ``ScoreOut`` (the
+    dashboard's search)."""
+    reasons = ["key"] if score.key > 0 else []
     if score.similarity >= MEANING_SIMILARITY:
         reasons.append("meaning")
     if score.words > 0:

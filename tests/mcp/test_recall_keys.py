@@ -85,19 +85,22 @@ async def test_the_key_names_its_memory_only_in_the_recalls_projects(client: Cli
     assert there[0]["id"] == keyed and there[0]["score"]["key"] > 0
 
 
-async def test_explain_says_the_query_is_the_memorys_key(client: Client) -> None:
+async def test_explain_and_the_text_say_the_query_is_the_memorys_key(client: Client) -> None:
     for text in TALK:
         await store(client, text)
     keyed = await store(client, DECISION, key="database-choice")
 
     body = await call(client, "recall_memories", {"query": "database-choice", "explain": [keyed]})
     full = await client.call_tool("recall_memories", {"query": "database-choice", "detail": "full"})
+    brief = await client.call_tool("recall_memories", {"query": "database-choice"})
 
     [item] = body["explained"]
     assert (item["reason"], item["rank"]) == ("returned", 1)
     assert "the query is its key" in item["why"] and item["score"]["key"] > 0
     (block,) = full.content
     assert isinstance(block, TextContent) and "key +" in block.text
+    (line,) = brief.content
+    assert isinstance(line, TextContent) and " · key, " in line.text.splitlines()[2]
 
 
 async def test_changing_or_clearing_the_key_moves_its_words_and_its_name(client: Client) -> None:

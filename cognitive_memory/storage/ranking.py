@@ -21,9 +21,9 @@ __all__ = ["RankingRow", "every_ranking_row", "ranking_rows", "tags_as_words"]
 class RankingRow(NamedTuple):
     """What ranking reads of a candidate (``timestamp`` and ``last_used``, its last access or else
     ``timestamp``, in seconds since the epoch; ``uses`` its access count; ``terms`` the terms of
-    its own text), with the fields recall filters on. A named tuple, as immutable as a frozen
-    dataclass: a recall makes about a hundred, and one takes 0.5 us to make against 2.9 us for
-    the frozen dataclass it was."""
+    its own text with its key, ``terms.keyed_text``), with the fields recall filters on. A named
+    tuple, as immutable as a frozen dataclass: a recall makes about a hundred, and one takes
+    0.5 us to make against 2.9 us for the frozen dataclass it was."""
 
     id: str
     importance_score: float

@@ -33,10 +33,11 @@ def terms_of(texts: Sequence[str]) -> list[frozenset[str]]:
 
 
 def remember_terms(conn: sqlite3.Connection, rowid: int, content: str, neighbours: Sequence[str]) -> None:
-    """Keep the terms of a memory's own text beside it (``memory_words``), so recall reads a
-    candidate's terms with its row instead of tokenizing its text again, and those of its
-    neighbours' texts (``neighbours``); the store's vocabulary counts the first, its document
-    frequencies both (``storage/vocabulary.py``)."""
+    """Keep the terms of a memory's own text (``content``: its text with its key,
+    ``terms.keyed_text``) beside it (``memory_words``), so recall reads a candidate's terms with
+    its row instead of tokenizing its text again, and those of its neighbours' texts
+    (``neighbours``); the store's vocabulary counts the first, its document frequencies both
+    (``storage/vocabulary.py``)."""
     own, *theirs = terms_of([content, *neighbours])
     context = frozenset().union(*theirs)
     row = conn.execute(_KEPT, (rowid,)).fetchone()

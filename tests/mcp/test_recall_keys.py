@@ -65,14 +65,16 @@ async def test_a_key_of_words_recall_ignores_still_names_its_memory(client: Clie
     assert found[0]["score"]["words"] == 0.0 and found[0]["score"]["key"] > 0
 
 
-async def test_one_of_a_keys_words_finds_its_memory(client: Client) -> None:
+async def test_one_of_a_keys_words_finds_its_memory_in_recall_and_lists(client: Client) -> None:
     await store(client, "The office plants need water on Mondays.")
     keyed = await store(client, DECISION, key="database-choice")
 
     found = await recalled(client, "choice")
+    listed = await call(client, "list_memories", {"text": "choice"})
 
     assert [m["id"] for m in found] == [keyed]
     assert found[0]["score"]["words"] == 1.0 and "key" not in found[0]["score"]
+    assert [m["id"] for m in listed["memories"]] == [keyed]
 
 
 async def test_the_key_names_its_memory_only_in_the_recalls_projects(client: Client) -> None:

@@ -279,6 +279,12 @@ class SharedVectorStore:
     def build_index(self, min_unindexed: int) -> bool:
         return bool(self._call("build_index", min_unindexed=min_unindexed))
 
+    def has_sessions(self) -> bool:
+        return bool(self._call("has_sessions"))
+
+    def mark_sessions(self) -> None:
+        self._call("mark_sessions")
+
     def stop_serving(self) -> None:
         """Stop serving the store to other processes (its socket goes): this process ends next,
         and they take the store over once it is gone."""

@@ -157,12 +157,12 @@ def test_a_session_filter_finds_the_oldest_of_more_memories_than_the_ids_it_once
 def test_an_index_made_before_sessions_answers_by_ids_until_a_copy_from_sqlite_fills_them(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _as_before_sessions(monkeypatch)
-    with _system(kind, tmp_path) as older:
-        mine = older.store("Dinner was a lentil soup with cumin", session_id="mine").memory.id
-        older.store("Lunch was a lentil soup with lemon", session_id="other")
-        assert not older.vectors.has_sessions()
-    monkeypatch.undo()
+    with monkeypatch.context() as before:
+        _as_before_sessions(before)
+        with _system(kind, tmp_path) as older:
+            mine = older.store("Dinner was a lentil soup with cumin", session_id="mine").memory.id
+            older.store("Lunch was a lentil soup with lemon", session_id="other")
+            assert not older.vectors.has_sessions()
 
     with _system(kind, tmp_path) as system:
         assert not system.vectors.has_sessions()

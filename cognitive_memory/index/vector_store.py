@@ -31,6 +31,8 @@ __all__ = [
     "point_problem",
 ]
 
+# The payload field of a memory's session; indexes made before it lack it (``has_sessions``).
+SESSION_FIELD = "session_id"
 # Payload fields recall filters on, with their index kind; every backend indexes them on creation.
 INDEXED_FIELDS: Mapping[str, str] = {
     "hierarchy_level": "integer",
@@ -39,10 +41,8 @@ INDEXED_FIELDS: Mapping[str, str] = {
     "tags": "keyword",
     "project": "keyword",
     "created_at": "float",
-    "session_id": "keyword",
+    SESSION_FIELD: "keyword",
 }
-# The payload field of a memory's session; indexes made before it lack it (``has_sessions``).
-SESSION_FIELD = "session_id"
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,9 @@ class QdrantServerVectorStore:
 
     def _ensure_collection(self) -> None:
         if self._client.collection_exists(self._collection):
-            params = self._client.get_collection(self._collection).config.params
+            config = self._client.get_collection(self._collection).config
+            self._sessions = self._marked(config)
+            params = config.params
             found = params.vectors.size if isinstance(params.vectors, models.VectorParams) else None
             if found != self._dimension:
                 raise IndexMismatchError(
@@ -145,10 +147,15 @@ class QdrantServerVectorStore:
         missing, asked again at most every ``SESSIONS_RECHECK_SECONDS``."""
         if self._sessions or time.monotonic() - self._sessions_at < SESSIONS_RECHECK_SECONDS:
             return self._sessions
-        self._sessions_at = time.monotonic()
+        self._sessions_at = time.monotonic()  # a failure below waits as long
         collection = self._guard(lambda: self._client.get_collection(self._collection))
-        self._sessions = bool((collection.config.metadata or {}).get(SESSIONS_MARK))
+        self._sessions = self._marked(collection.config)
         return self._sessions
+
+    def _marked(self, config: models.CollectionConfig) -> bool:
+        """Whether ``config``'s metadata holds ``SESSIONS_MARK`` (looked at now)."""
+        self._sessions_at = time.monotonic()
+        return bool((config.metadata or {}).get(SESSIONS_MARK))
 
     def mark_sessions(self) -> None:
         self._guard(lambda: self._index_field(SESSION_FIELD, INDEXED_FIELDS[SESSION_FIELD]))

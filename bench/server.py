@@ -9,8 +9,9 @@ the configured encoder, ``FirstPassEncoder``), stored in bulk. Then LoCoMo quest
 for each way, cycled, each way its own) are recalled through the use-case layer
 (``MemoryService.retrieve_memories``) two ways: ``core`` (no bridges, full records: one search, two
 reads), ``tool_defaults`` (``recall_memories``' defaults: brief, bridges on) and ``session`` (as
-``core``, under a session filter: the last 1,000 turns were stored as one session, whose ids the
-request carries). Per recall, on the recalling thread:
+``core``, under a session filter: the last 1,000 turns were stored as one session, and the
+filter goes to the server as a condition on the payload's ``session_id``). Per recall, on the
+recalling thread:
 
 - the calls to the server and the bytes of their bodies as JSON, as qdrant-client's REST transport
   sends them and a server answers (HTTP headers left out);
@@ -54,7 +55,7 @@ from cognitive_memory.system import CognitiveSystem
 __all__ = ["main", "measure"]
 
 # The last chunk of turns is stored as one session, which the ``session`` way recalls under a
-# session filter (the request names the session's memories: ``Memories.index_filter``).
+# session filter (the request names the session: ``VectorStore.has_sessions``).
 SESSION = "asked"
 _WAYS: dict[str, dict[str, Any]] = {
     "core": {"include_bridges": False, "detail": "full"},

@@ -30,6 +30,7 @@ from cognitive_memory.index.edge_unindexed import UnindexedPoints
 from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
+    SESSION_FIELD,
     VectorFilter,
     VectorHit,
     VectorPoint,
@@ -126,6 +127,7 @@ class EdgeVectorStore:
         # Held around every use of the shard, so that ``adopt`` swaps it between two calls.
         self._swap = threading.RLock()
         self._journal: list[qe.UpdateOperation] | None = None
+        self._sessions: bool | None = None  # has_sessions, once looked at (per shard loaded)
         self._unindexed = UnindexedPoints(path)
         self.watcher: IndexWatcher | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -323,6 +325,7 @@ class EdgeVectorStore:
                 self._shard = self._open()
                 raise StorageError(f"Could not swap in the index built in {built}: {exc}") from exc
             self._unindexed.adopted()  # the built shard's index covers all but the journal's writes
+            self._sessions = None  # the built shard has them (made now); looked at again anyway
         shutil.rmtree(self.previous_path, ignore_errors=True)
 
     def _take(self, built: Path) -> None:
@@ -430,6 +433,24 @@ class EdgeVectorStore:
             self._call("optimize")
             self._unindexed.indexed()
         return True
+
+    def has_sessions(self) -> bool:
+        """Whether the shard has the payload index on ``session_id``: a shard gets it when it is
+        made (``INDEXED_FIELDS``) or once every point was written again with its session
+        (``mark_sessions``), never before, so an older shard's index is the mark of a whole one."""
+        with self._swap:
+            if self._sessions is None:
+                self._sessions = SESSION_FIELD in self._call("info").payload_schema
+            return self._sessions
+
+    def mark_sessions(self) -> None:
+        self._check_room_to_write()
+        index = qe.UpdateOperation.create_field_index(
+            SESSION_FIELD, payload_index(INDEXED_FIELDS[SESSION_FIELD])
+        )
+        with self._swap:
+            self._call("update", index)
+            self._sessions = True
 
     def close(self) -> None:
         if self.watcher is not None:

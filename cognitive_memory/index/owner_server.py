@@ -64,6 +64,11 @@ def dispatch(store: VectorStore, request: dict[str, Any]) -> Any:
         return store.ids()
     if op == "build_index":
         return store.build_index(request["min_unindexed"])
+    if op == "has_sessions":
+        return store.has_sessions()
+    if op == "mark_sessions":
+        store.mark_sessions()
+        return None
     if op == "info":
         info = asdict(store.info())
         info["details"] = {**info["details"], "served_by_pid": os.getpid()}

@@ -18,6 +18,7 @@ from cognitive_memory.index.sparse import WORDS, SparseVector
 from cognitive_memory.index.vector_store import (
     INDEXED_FIELDS,
     SEARCH_EF,
+    SESSION_FIELD,
     VectorFilter,
     VectorHit,
     VectorPoint,
@@ -41,6 +42,13 @@ logger = logging.getLogger(__name__)
 RETRY_SECONDS = 5.0
 _CLIENT_ERRORS = (UnexpectedResponse, ResponseHandlingException, OSError, ValueError)
 _ID_PAGE = 1000  # point ids per scroll page
+# The collection's metadata key that marks every point's payload as holding its session
+# (``has_sessions``): kept with the collection, as a payload index is, and read back by local mode
+# too, which keeps no payload index.
+SESSIONS_MARK = "sessions_in_payload"
+# While a collection lacks the mark, how often ``has_sessions`` asks again (seconds): another
+# process (``doctor --repair``, ``qdrant migrate``) may write it.
+SESSIONS_RECHECK_SECONDS = 30.0
 
 
 class QdrantServerVectorStore:
@@ -65,6 +73,8 @@ class QdrantServerVectorStore:
         self._dimension = dimension
         self._search_ef = search_ef  # None: the client's default (local mode searches exactly)
         self._words = True  # the collection has the words vector (see _add_words)
+        self._sessions = False  # the collection has SESSIONS_MARK (see has_sessions)
+        self._sessions_at = -float("inf")
         self._ready = False
         self._next_try = 0.0
         self._failure = f"Qdrant at {location} did not answer"
@@ -105,7 +115,9 @@ class QdrantServerVectorStore:
 
     def _ensure_collection(self) -> None:
         if self._client.collection_exists(self._collection):
-            params = self._client.get_collection(self._collection).config.params
+            config = self._client.get_collection(self._collection).config
+            self._sessions = self._marked(config)
+            params = config.params
             found = params.vectors.size if isinstance(params.vectors, models.VectorParams) else None
             if found != self._dimension:
                 raise IndexMismatchError(
@@ -120,10 +132,48 @@ class QdrantServerVectorStore:
             vectors_config=models.VectorParams(size=self._dimension, distance=models.Distance.COSINE),
             sparse_vectors_config={WORDS: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         )
+        for name, kind in INDEXED_FIELDS.items():
+            self._index_field(name, kind)
+        self._mark_sessions()  # empty: every point it will hold is written with its session
+
+    def _index_field(self, name: str, kind: str) -> None:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Payload indexes have no effect in the local Qdrant")
-            for name, kind in INDEXED_FIELDS.items():
-                self._client.create_payload_index(self._collection, name, _SCHEMA[kind])
+            self._client.create_payload_index(self._collection, name, _SCHEMA[kind])
+
+    def has_sessions(self) -> bool:
+        """Whether the collection's metadata holds ``SESSIONS_MARK``: set when it is made, or once
+        every point was written again with its session (``mark_sessions``). Kept once seen; while
+        missing, asked again at most every ``SESSIONS_RECHECK_SECONDS``."""
+        if self._sessions or time.monotonic() - self._sessions_at < SESSIONS_RECHECK_SECONDS:
+            return self._sessions
+        self._sessions_at = time.monotonic()  # a failure below waits as long
+        collection = self._guard(lambda: self._client.get_collection(self._collection))
+        self._sessions = self._marked(collection.config)
+        return self._sessions
+
+    def _marked(self, config: models.CollectionConfig) -> bool:
+        """Whether ``config``'s metadata holds ``SESSIONS_MARK`` (looked at now)."""
+        self._sessions_at = time.monotonic()
+        return bool((config.metadata or {}).get(SESSIONS_MARK))
+
+    def mark_sessions(self) -> None:
+        self._guard(lambda: self._index_field(SESSION_FIELD, INDEXED_FIELDS[SESSION_FIELD]))
+        self._guard(self._mark_sessions)
+
+    def _mark_sessions(self) -> None:
+        """Write ``SESSIONS_MARK``; a server that keeps no collection metadata
+        (an older one) refuses it, and a session filter then goes by the ids SQLite lists."""
+        try:
+            self._client.update_collection(self._collection, metadata={SESSIONS_MARK: True})
+        except _CLIENT_ERRORS as exc:
+            logger.warning(
+                "Qdrant at %s cannot mark the sessions in the payload (%s); session filters go by ids",
+                self._location,
+                exc,
+            )
+            return
+        self._sessions = True
 
     def _add_words(self) -> None:
         """Give a collection made before words were indexed their sparse vector; its points get

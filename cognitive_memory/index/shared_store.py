@@ -86,6 +86,7 @@ class SharedVectorStore:
         self._connection: socket.socket | None = None
         self._on_takeover: Callable[[], object] | None = None
         self._took_over = False
+        self._sessions = False  # has_sessions, once true
         if attach_now:
             self._attach()
 
@@ -278,6 +279,16 @@ class SharedVectorStore:
 
     def build_index(self, min_unindexed: int) -> bool:
         return bool(self._call("build_index", min_unindexed=min_unindexed))
+
+    def has_sessions(self) -> bool:
+        """Asked of the owner until it says so; kept once true (a shard never loses the mark, and a
+        shard swapped in is made with it), so a recall of a client asks nothing more."""
+        if not self._sessions:
+            self._sessions = bool(self._call("has_sessions"))
+        return self._sessions
+
+    def mark_sessions(self) -> None:
+        self._call("mark_sessions")
 
     def stop_serving(self) -> None:
         """Stop serving the store to other processes (its socket goes): this process ends next,

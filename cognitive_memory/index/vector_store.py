@@ -17,6 +17,7 @@ from cognitive_memory.index.sparse import SparseVector
 
 __all__ = [
     "INDEXED_FIELDS",
+    "SESSION_FIELD",
     "ArrayVectorStore",
     "VectorFilter",
     "VectorHit",
@@ -30,6 +31,8 @@ __all__ = [
     "point_problem",
 ]
 
+# The payload field of a memory's session; indexes made before it lack it (``has_sessions``).
+SESSION_FIELD = "session_id"
 # Payload fields recall filters on, with their index kind; every backend indexes them on creation.
 INDEXED_FIELDS: Mapping[str, str] = {
     "hierarchy_level": "integer",
@@ -38,6 +41,7 @@ INDEXED_FIELDS: Mapping[str, str] = {
     "tags": "keyword",
     "project": "keyword",
     "created_at": "float",
+    SESSION_FIELD: "keyword",
 }
 
 
@@ -62,11 +66,12 @@ class VectorHit:
 class VectorFilter:
     """Conditions on the payload: each non-empty field must match one of its values, and
     ``created_at`` (seconds since the epoch) must lie in [created_after, created_before).
-    ``sessions`` (the session that stored a memory) is not in the index's payload: the index is
-    given the ids of the session's memories instead, as SQLite lists them (``ids``: the only
-    points it may return, none when empty; None: any; ``Memories.index_filter``). ``metadata``,
-    the caller's fields as (name, kind, value) (``core/metadata.check_fields_filter``), are not in
-    the payload either: they go the same way, and ``matches`` leaves them to those ids."""
+    ``sessions`` (the session that stored a memory) is the payload's ``session_id``; an index made
+    before it was there (``VectorStore.has_sessions`` False) is given the ids of the session's
+    memories instead, as SQLite lists them (``ids``: the only points it may return, none when
+    empty; None: any; ``Memories.index_filter``). ``metadata``, the caller's fields as (name,
+    kind, value) (``core/metadata.check_fields_filter``), are not in the payload: they always go
+    by ids, and ``matches`` leaves them to those ids."""
 
     hierarchy_levels: tuple[int, ...] = ()
     memory_types: tuple[str, ...] = ()
@@ -87,6 +92,7 @@ class VectorFilter:
             "loader_type": self.loader_types,
             "tags": self.tags,
             "project": self.projects,
+            "session_id": self.sessions,
         }
         return {name: values for name, values in pairs.items() if values}
 
@@ -103,8 +109,6 @@ class VectorFilter:
         return self.ids is None or point_id in self.ids
 
     def matches(self, payload: Mapping[str, Any]) -> bool:
-        if self.sessions and payload.get("session_id") not in self.sessions:
-            return False
         for name, values in self.conditions().items():
             held = payload.get(name)
             held_values = held if isinstance(held, list) else [held]
@@ -116,16 +120,14 @@ class VectorFilter:
         return not (self.created_before is not None and (created is None or created >= self.created_before))
 
     def failing(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
-        """The conditions ``payload`` fails, by their payload names (``conditions``' keys,
-        ``session_id``) or bounds (``created_after``, ``created_before``); empty when it matches
-        (recall's ``explain``)."""
+        """The conditions ``payload`` fails, by their payload names (``conditions``' keys) or
+        bounds (``created_after``, ``created_before``); empty when it matches (recall's
+        ``explain``)."""
         failed = []
         for name, values in self.conditions().items():
             held = payload.get(name)
             if not any(value in values for value in (held if isinstance(held, list) else [held])):
                 failed.append(name)
-        if self.sessions and payload.get("session_id") not in self.sessions:
-            failed.append("session_id")
         created = payload.get("created_at")
         early = self.created_after is not None and (created is None or created < self.created_after)
         late = self.created_before is not None and (created is None or created >= self.created_before)
@@ -251,6 +253,18 @@ class VectorStore(Protocol):
         searched exactly; True if it was built. Blocks while it runs (seconds at 100k vectors)."""
         ...
 
+    def has_sessions(self) -> bool:
+        """Whether every point's payload holds its memory's session (``session_id``), so that a
+        session filter is searched in the index. An index made before the session was in the
+        payload says False until it is copied again from SQLite (``copy_vectors``)."""
+        ...
+
+    def mark_sessions(self) -> None:
+        """Record that every point's payload holds its session (``copy_vectors``, once it wrote
+        them all): the mark is kept with the index (Edge: the payload index on ``session_id``;
+        a Qdrant server: that index and the collection's metadata)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -271,6 +285,8 @@ def payload_for(memory: CognitiveMemory) -> dict[str, Any]:
     if memory.source.loader_type is not None:
         payload["loader_type"] = memory.source.loader_type
     payload["project"] = memory.project
+    if memory.session_id is not None:
+        payload["session_id"] = memory.session_id
     return payload
 
 
@@ -359,6 +375,13 @@ class ArrayVectorStore:
     def build_index(self, min_unindexed: int) -> bool:
         """Exact search only: there is no index to build."""
         return False
+
+    def has_sessions(self) -> bool:
+        """Always: it lives no longer than the process, whose every point has its session."""
+        return True
+
+    def mark_sessions(self) -> None:
+        """Nothing to record."""
 
     def close(self) -> None:
         """Nothing to release."""

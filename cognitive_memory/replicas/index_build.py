@@ -57,7 +57,9 @@ class BackgroundIndexer:
     process, when a shard made before the memory-mapped layout holds segments on the heap (its
     load copies them whole: 2-3 s at 1,000,000 vectors; see ``edge_layout.shard_config``), or
     when it holds fewer points than SQLite has memories beside the vector writes still queued
-    (its files were lost or replaced by an older copy: recall would miss the rest)."""
+    (its files were lost or replaced by an older copy: recall would miss the rest), or when its
+    points lack their session (a shard made before it was in the payload: a session filter goes by
+    the ids of the session's latest memories until the built shard is swapped in)."""
 
     def __init__(
         self,
@@ -127,12 +129,13 @@ class BackgroundIndexer:
             except StorageError:
                 return False
             missing = unindexed >= self._threshold(points)
-            relayout = short = False
+            relayout = short = sessionless = False
             if not missing and not self._layout_looked:
                 self._layout_looked = True
                 relayout = self._store.heap_loaded() > 0
                 short = not relayout and points < _held(self._db)
-            if not (missing or relayout or short):
+                sessionless = not (relayout or short) and not _has_sessions(self._store)
+            if not (missing or relayout or short or sessionless):
                 return False
             shutil.rmtree(self.built_path, ignore_errors=True)
             self._store.journal()
@@ -154,6 +157,8 @@ class BackgroundIndexer:
                 if relayout
                 else "; it holds fewer than SQLite's memories: they are copied from SQLite"
                 if short
+                else "; its points get their sessions"
+                if sessionless
                 else "",
             )
             threading.Thread(target=self._wait, args=(self._child,), name="index-build", daemon=True).start()
@@ -215,6 +220,14 @@ def _held(db: Path) -> int:
     except sqlite3.Error:
         return 0
     return int(count)
+
+
+def _has_sessions(store: EdgeVectorStore) -> bool:
+    """``store.has_sessions()``; True when the shard cannot say (no build for that)."""
+    try:
+        return store.has_sessions()
+    except StorageError:
+        return True
 
 
 def _look_after(seconds: float, look: Callable[[], object]) -> threading.Timer:

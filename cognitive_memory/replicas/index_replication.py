@@ -147,7 +147,10 @@ def copy_vectors(
     Nothing is re-embedded; reading SQLite is safe while a server writes (WAL readers). A memory
     the target cannot take is left out and reported (``CopyReport.rejected``).
     ``served``: ``target`` is the index recall uses from now on, so the words are weighed against
-    the store's current average, kept from now on, and a pass weighing them again is dropped. A
+    the store's current average, kept from now on, and a pass weighing them again is dropped.
+    Every point written holds its session: the copy ends by marking the target so
+    (``VectorStore.mark_sessions``), which an index made before the session was in the payload
+    lacks until then. A
     copy swapped in later (the background index build, ``served=False``) keeps the kept average
     and leaves a pass to the served index, whose writes reach the copy when it is swapped in: if
     the swap fails, the served index still matches what SQLite says."""
@@ -170,6 +173,7 @@ def copy_vectors(
     stale = [point_id for point_id in target.ids() if point_id not in known]
     for start in range(0, len(stale), batch_size):
         target.delete(stale[start : start + batch_size])
+    target.mark_sessions()  # every point was written with its session just now
     return CopyReport(len(known), len(stale), target.count(), without_vector, rejected)
 
 

@@ -2,8 +2,9 @@
 of the vector index, and what the search leaves to the store of record.
 
 A recall reads the store twice (``RecallReads.together``): ``read_query`` before the search (the
-query's terms corrected against the vocabulary, the filter the index applies, under a session
-filter the ids of the session's memories, the sparse vector of the words), and, after it,
+query's terms corrected against the vocabulary, the filter the index applies, under a metadata
+filter (or a session filter the index cannot search) the ids of the memories that match, the
+sparse vector of the words), and, after it,
 everything ranking needs, ``gather`` first. Between the two, ``search`` makes one call to the
 vector index for the meaning and the words together (``VectorStore.search_with_words``); the words
 come from FTS5 instead where the index does not search them: with ``words_in_index`` off, and when
@@ -31,12 +32,13 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
     """A query as the search takes it: its ``terms`` (corrected against the store's vocabulary),
-    ``searched`` the filter the index applies (None when every memory passes; under a session
-    filter, the ids of the session's memories), ``words`` the sparse vector of its terms when the
-    index searches the words (else None: FTS5 does), and ``counts`` the store's memories and how
-    many hold each of its terms (the words' rarity, which the index's query and the relevance
-    floor's word shares both weigh). ``keyed``: the memories of the recall's projects whose key
-    the query is as a whole (``named_key``), which pass the floor and rank first."""
+    ``searched`` the filter the index applies (None when every memory passes; under a metadata
+    filter, or a session filter the index cannot search, the ids of the memories that match),
+    ``words`` the sparse vector of its terms when the index searches the words (else None: FTS5
+    does), and ``counts`` the store's memories and how many hold each of its terms (the words'
+    rarity, which the index's query and the relevance floor's word shares both weigh). ``keyed``:
+    the memories of the recall's projects whose key the query is as a whole (``named_key``), which
+    pass the floor and rank first."""
 
     terms: QueryTerms
     searched: VectorFilter | None
@@ -64,12 +66,17 @@ class Candidates:
 
 
 def read_query(
-    records: RecallReads, text: str, where: VectorFilter | None, words_in_index: bool
+    records: RecallReads,
+    text: str,
+    where: VectorFilter | None,
+    words_in_index: bool,
+    sessions_in_index: bool = False,
 ) -> RecallQuery:
     """The reads of ``text`` before the search (made inside ``RecallReads.together``); with
     ``words_in_index``, its terms weighted as the index searches them, with FTS5's IDF
-    (``index/sparse.words_query``)."""
-    searched = records.memories.index_filter(where)
+    (``index/sparse.words_query``); with ``sessions_in_index``, a session filter goes to the index
+    as it is (``VectorStore.has_sessions``)."""
+    searched = records.memories.index_filter(where, sessions_in_index=sessions_in_index)
     terms = records.words.query_terms(text)
     counts = records.words.document_counts(query_stems(terms))
     words = words_query(terms, *counts) if words_in_index else None

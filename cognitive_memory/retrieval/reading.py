@@ -37,9 +37,12 @@ class MemoryReads(RankingReads, Protocol):
         """The memories with these ids, in the order given (unknown ids are skipped)."""
         ...
 
-    def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
+    def index_filter(
+        self, where: VectorFilter | None, *, sessions_in_index: bool = False
+    ) -> VectorFilter | None:
         """``where`` as the vector index needs it (None when every memory passes it; under a
-        session filter, the ids of the session's memories that match it)."""
+        metadata filter, or a session filter the index cannot search (``sessions_in_index``
+        False), the ids of the memories that match it)."""
         ...
 
     def keyed_ids(self, key: str, projects: Sequence[str]) -> list[str]:

@@ -11,6 +11,7 @@ from functools import partial
 
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.strength import effective_strength
+from cognitive_memory.errors import StorageError
 from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
@@ -125,8 +126,11 @@ class Retriever:
         # An index short of memories (lost files, an older copy) leaves the words to FTS5, which
         # holds them all: what the index lacks is still found, by its words.
         shortfall = self.coverage.shortfall() if self.coverage is not None else None
+        sessions = where is not None and bool(where.sessions) and self.sessions_from_index()
         asked = self._records.together(
-            lambda: read_query(self._records, query, where, shortfall is None and self.words_from_index())
+            lambda: read_query(
+                self._records, query, where, shortfall is None and self.words_from_index(), sessions
+            )
         )
         found = search(self._vectors, asked, query_vector, pool)
         ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where, explain)
@@ -141,6 +145,15 @@ class Retriever:
         """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
         index holds every memory's words (FTS5 answers while an older store's are built)."""
         return self.config.words_in_index and self._records.words.in_index()
+
+    def sessions_from_index(self) -> bool:
+        """Whether the index searches a session filter itself (``VectorStore.has_sessions``):
+        else SQLite lists the ids of the session's latest memories (``SESSION_SCAN``), as for an
+        index made before the session was in its payload, or one that does not answer."""
+        try:
+            return self._vectors.has_sessions()
+        except StorageError:
+            return False
 
     def pool_size(self, max_results: int) -> int:
         """How many candidates each search (meaning, words) offers for ``max_results``."""

@@ -24,8 +24,8 @@ from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
 __all__ = ["SESSION_SCAN", "MemoryCounts", "Memories"]
 
-# Under a session or metadata filter the index is given the ids of at most this many of the
-# memories that match (the latest).
+# Under a metadata filter, or a session filter in an index made before the session was in its
+# payload, the index is given the ids of at most this many of the memories that match (the latest).
 SESSION_SCAN = 5_000
 
 T = TypeVar("T")
@@ -256,15 +256,18 @@ class Memories:
             last = uses[-1].at.timestamp()
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (last,))
 
-    def index_filter(self, where: VectorFilter | None) -> VectorFilter | None:
-        """``where`` as the vector index needs it. Under a session or metadata filter, the ids of
-        the latest SESSION_SCAN memories that match it (the index holds neither; none when no
-        memory matches). Else None when it names only projects and every memory is in one of them (one
-        user's store), since Qdrant checks a filter at every point a search visits, even one
-        every point passes."""
+    def index_filter(
+        self, where: VectorFilter | None, *, sessions_in_index: bool = False
+    ) -> VectorFilter | None:
+        """``where`` as the vector index needs it. Under a metadata filter, or a session filter
+        when the index does not hold the sessions (``sessions_in_index``: see
+        ``VectorStore.has_sessions``), the ids of the latest SESSION_SCAN memories that match it
+        (none when no memory matches). Else None when it names only projects and every memory is
+        in one of them (one user's store), since Qdrant checks a filter at every point a search
+        visits, even one every point passes."""
         if where is None or where.is_empty():
             return None
-        if where.sessions or where.metadata:
+        if where.metadata or (where.sessions and not sessions_in_index):
             return VectorFilter(ids=tuple(self.latest_matching(where, SESSION_SCAN)))
         if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
             return None

@@ -30,8 +30,10 @@ class Outbox:
         return [(r[0], r[1]) for r in self._db.rows("SELECT memory_id, operation FROM vector_outbox")]
 
     def to_be_indexed(self) -> int:
-        """How many memories the vector index should hold now (``TO_BE_INDEXED``)."""
-        (count,) = self._db.rows(TO_BE_INDEXED)[0]
+        """How many memories the vector index should hold now (``TO_BE_INDEXED``), read on a
+        connection of its own (``Database.read_apart``): counting the memories reads a whole index
+        of the table (0.26 s at 1,000,000 rows on a busy 2-core machine), and recalls do not wait."""
+        (count,) = self._db.read_apart(lambda conn: conn.execute(TO_BE_INDEXED).fetchone())
         return int(count)
 
     def clear(self, ids: Iterable[str], queued_before: float | None = None) -> None:

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING
 
 from cognitive_memory.errors import CognitiveMemoryError, StorageError
 from cognitive_memory.index.edge_errors import set_aside
-from cognitive_memory.index.vector_store import INDEXED_FIELDS
+from cognitive_memory.index.vector_store import INDEXED_FIELDS, SESSION_FIELD
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.main import build_system
 from cognitive_memory.replicas.index_replication import unindexed_threshold
+from cognitive_memory.storage.memories import SESSION_SCAN
 from cognitive_memory.upkeep.health import REPAIR_HINT, CheckResult, Status, count_phrase
 
 if TYPE_CHECKING:
@@ -87,12 +88,15 @@ def check_vectors(system: CognitiveSystem) -> CheckResult:
     else:
         layout = f"collection {info.details.get('collection')}, {dimension}-d"
     detail = f"{where}: {layout}, {count_phrase(info.vector_count, 'vector')}"
-    missing = sorted(set(INDEXED_FIELDS) - set(info.details.get("payload_indexes", INDEXED_FIELDS)))
+    held = set(info.details.get("payload_indexes", INDEXED_FIELDS))
+    missing = sorted(set(INDEXED_FIELDS) - held - {SESSION_FIELD})
     if missing:
         return CheckResult("qdrant", "warn", f"{detail}; no payload index on {', '.join(missing)}")
     state = info.details.get("status", "green")
     if state != "green":
         return CheckResult("qdrant", "warn", f"{detail}; collection status {state}")
+    if not _has_sessions(system):
+        return CheckResult("qdrant", "warn", f"{detail}; {SESSIONLESS}")
     unindexed = info.vector_count - int(info.details.get("indexed_vectors", info.vector_count))
     builder = info.details.get("index_build_pid")
     if builder is not None:
@@ -105,6 +109,22 @@ def check_vectors(system: CognitiveSystem) -> CheckResult:
             "(recall slows as they grow): `memory_system doctor --repair` builds it",
         )
     return CheckResult("qdrant", "ok", detail)
+
+
+SESSIONLESS = (
+    "its points lack their session (the index was made before it was in the payload): a session "
+    f"filter searches the session's latest {SESSION_SCAN:,} memories only until `memory_system doctor "
+    "--repair` writes them (the process that owns an embedded store rebuilds it in the background)"
+)
+
+
+def _has_sessions(system: CognitiveSystem) -> bool:
+    """Whether the index holds every point's session (True when it cannot say: the other checks
+    report an index that does not answer)."""
+    try:
+        return system.vectors.has_sessions()
+    except StorageError:
+        return True
 
 
 def repair_index(system: CognitiveSystem) -> CheckResult:

@@ -11,6 +11,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,9 +19,11 @@ import pytest
 import cognitive_memory.index.edge_layout as edge_layout
 import cognitive_memory.main as main_module
 import cognitive_memory.replicas.index_build as background_module
+import cognitive_memory.replicas.index_points as index_points
+from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.errors import StorageError
-from cognitive_memory.index import EdgeVectorStore, VectorPoint
+from cognitive_memory.index import EdgeVectorStore, VectorFilter, VectorPoint, edge_store, payload_for
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.index.sparse import SparseVector
 from cognitive_memory.main import build_system
@@ -177,6 +180,48 @@ def test_a_shard_of_the_older_layout_is_rebuilt_memory_mapped_once(
             assert system.vectors.search(memory.cognitive_embedding, 1)[0].id == memory_id
         monkeypatch.setattr(local, "heap_loaded", lambda: 1)  # a build that left the old layout
         assert not indexer.check(), "the layout's build is tried once per process"
+    finally:
+        system.close()
+
+
+def _without_session(memory: CognitiveMemory) -> dict[str, Any]:
+    """A memory's payload as releases before the session was in it wrote it."""
+    return {name: value for name, value in payload_for(memory).items() if name != "session_id"}
+
+
+@pytest.mark.subprocess
+def test_a_shard_made_before_sessions_were_in_the_payload_is_rebuilt_with_them_once(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its points lack their session, so a session filter goes by the ids of the session's latest
+    memories (capped); its owner rebuilds it from SQLite in the background, with every point's
+    session and the payload index that marks it."""
+    older_fields = {name: kind for name, kind in edge_store.INDEXED_FIELDS.items() if name != "session_id"}
+    with monkeypatch.context() as before:
+        before.setattr(edge_store, "INDEXED_FIELDS", older_fields)
+        before.setattr(
+            index_points,
+            "payload_for",
+            lambda m: {k: v for k, v in payload_for(m).items() if k != "session_id"},
+        )
+        older = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+        notes = [f"ferry note {n}" for n in range(30)]
+        mine = [outcome.memory.id for outcome in older.store_many(notes, session_id="mine")]
+        older.store_many([f"{note} elsewhere" for note in notes], session_id="other")
+        older.close()
+    system = build_system(Settings(env_file=None), "default", encoder=HashEncoder(384))
+    try:
+        indexer = _indexer(system)
+        assert not system.vectors.has_sessions()
+
+        assert indexer.check(), "a shard without the sessions gets a build"
+        _wait_for_build(indexer)
+
+        assert system.vectors.has_sessions()
+        query = system.encoder.encode(["ferry note 7"])[0]
+        hits = system.vectors.search(query, 60, VectorFilter(sessions=("mine",)))
+        assert sorted(hit.id for hit in hits) == sorted(mine)
+        assert not indexer.check(), "looked at once per process"
     finally:
         system.close()
 

@@ -69,6 +69,7 @@ def _memory_point(
     kind: MemoryType,
     tags: tuple[str, ...] = (),
     loader: str | None = None,
+    session: str | None = None,
 ) -> VectorPoint:
     now = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
     memory = CognitiveMemory(
@@ -80,6 +81,7 @@ def _memory_point(
         now,
         tags=tags,
         source=SourceKind.of(loader),
+        session_id=session,
     )
     return VectorPoint(memory.id, vector, payload_for(memory))
 
@@ -89,13 +91,17 @@ def labelled(store: VectorStore) -> dict[str, str]:
     """Five points with distinct payloads in ``store``; name -> id."""
     vectors = _vectors(5, seed=3)
     points = {
-        "concept": _memory_point(vectors[0], HierarchyLevel.CONCEPT, MemoryType.SEMANTIC, ("docker", "ci")),
+        "concept": _memory_point(
+            vectors[0], HierarchyLevel.CONCEPT, MemoryType.SEMANTIC, ("docker", "ci"), session="s1"
+        ),
         "context": _memory_point(vectors[1], HierarchyLevel.CONTEXT, MemoryType.SEMANTIC, ("python",)),
-        "episode": _memory_point(vectors[2], HierarchyLevel.EPISODE, MemoryType.EPISODIC, ("ci",)),
+        "episode": _memory_point(
+            vectors[2], HierarchyLevel.EPISODE, MemoryType.EPISODIC, ("ci",), session="s2"
+        ),
         "lesson": _memory_point(
             vectors[3], HierarchyLevel.CONCEPT, MemoryType.SEMANTIC, ("python", "ci"), "session_lesson"
         ),
-        "git": _memory_point(vectors[4], HierarchyLevel.EPISODE, MemoryType.EPISODIC, (), "git"),
+        "git": _memory_point(vectors[4], HierarchyLevel.EPISODE, MemoryType.EPISODIC, (), "git", "s1"),
     }
     store.upsert(list(points.values()))
     return {name: point.id for name, point in points.items()}
@@ -237,12 +243,30 @@ def test_a_point_the_index_cannot_take_refuses_the_whole_call_and_names_it(store
             {"lesson"},
             id="fields-combine-with-and",
         ),
+        pytest.param(VectorFilter(sessions=("s1",)), {"concept", "git"}, id="session"),
+        pytest.param(VectorFilter(sessions=("s1", "s2")), {"concept", "episode", "git"}, id="session-any"),
+        pytest.param(VectorFilter(sessions=("s1",), hierarchy_levels=(2,)), {"git"}, id="session-and-level"),
+        pytest.param(VectorFilter(sessions=("s3",)), set(), id="unknown-session"),
     ],
 )
 def test_filters_keep_only_matching_payloads(
     store: VectorStore, labelled: dict[str, str], where: VectorFilter, expected: set[str]
 ) -> None:
     assert _found(store, where, labelled) == expected
+
+
+@pytest.mark.parametrize("kind", ["edge", "qdrant-client", "array"])
+def test_a_new_store_holds_the_sessions_and_keeps_them_marked(kind: str, tmp_path: Path) -> None:
+    store = _open(kind, tmp_path)
+    assert store.has_sessions()
+    store.mark_sessions()  # again, as a copy from SQLite ends
+    assert store.has_sessions()
+    store.close()
+    reopened = _open(kind, tmp_path)
+    try:
+        assert reopened.has_sessions()
+    finally:
+        reopened.close()
 
 
 def test_info_reports_the_vector_count(store: VectorStore) -> None:

@@ -200,6 +200,10 @@ def test_latest_matching_keeps_to_the_sessions_and_the_rest_of_the_filter(store:
 
     assert store.memories.latest_matching(ops_of_s1, 10) == ["late", "early"]
     assert store.memories.latest_matching(ops_of_s1, 1) == ["late"]
-    # The index holds no session: it is given the ids of the session's memories that match.
+    # An index made before the session was in its payload is given the ids of the session's
+    # memories that match; one that holds it searches the filter as it is.
     assert store.memories.index_filter(ops_of_s1) == VectorFilter(ids=("late", "early"))
     assert store.memories.index_filter(VectorFilter(sessions=("s3",))) == VectorFilter(ids=())
+    assert store.memories.index_filter(ops_of_s1, sessions_in_index=True) is ops_of_s1
+    in_one_project = VectorFilter(projects=("default",), sessions=("s1",))
+    assert store.memories.index_filter(in_one_project, sessions_in_index=True) is in_one_project

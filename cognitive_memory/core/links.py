@@ -18,6 +18,7 @@ from cognitive_memory.core.validation import check_text, fold_key
 from cognitive_memory.errors import InvalidInputError
 
 __all__ = [
+    "Graph",
     "DEFAULT_WEIGHT",
     "MAX_DEPTH",
     "MAX_NOTE_CHARS",
@@ -33,6 +34,10 @@ __all__ = [
     "check_weight",
     "cycle_message",
 ]
+
+# Each memory's linked memories and the weight of the link, as activation spreads over them (the
+# store of record and the link table kept in memory give the same shape).
+Graph = dict[str, list[tuple[str, float]]]
 
 # The documented relations, the seeds' among them; any other name within RELATION_RULE is allowed.
 RELATIONS = (

@@ -22,8 +22,9 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from cognitive_memory.core.links import Graph
 from cognitive_memory.replicas.following import FollowedTable
-from cognitive_memory.storage.associations import Graph, NeighbourRow
+from cognitive_memory.storage.associations import NeighbourRow
 from cognitive_memory.storage.change_log import ChangeKind
 
 __all__ = ["FollowedLinks", "LinkTable"]

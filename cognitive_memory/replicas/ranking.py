@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.replicas.following import FollowedTable
 from cognitive_memory.storage.change_log import ChangeKind
-from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["FollowedRanking", "RankingTable"]

@@ -27,8 +27,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.retrieval.reading import LinkReads
-from cognitive_memory.storage.ranking import RankingRow
 
 __all__ = ["ConversationStage", "floor_graph", "names_speaker", "pass_to_answers", "query_names"]
 

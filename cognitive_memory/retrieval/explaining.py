@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.retrieval.floor import RelevanceFloor
 from cognitive_memory.retrieval.results import Explanation, RankedMemory
 from cognitive_memory.retrieval.scoring import ScoreBreakdown
-from cognitive_memory.storage.ranking import RankingRow
 
 __all__ = ["FloorPass", "Kept", "explain", "with_bridges"]
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
+from cognitive_memory.core.links import Graph
 from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.storage.associations import Graph
-from cognitive_memory.storage.ranking import RankingRow
 
 __all__ = ["LinkReads", "MemoryReads", "RankingReads", "RecallReads", "WordReads"]
 

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
+from cognitive_memory.core.links import Graph
 from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
+from cognitive_memory.core.ranking import RankingRow, tags_as_words
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.coverage import IndexCoverage
@@ -31,8 +33,6 @@ from cognitive_memory.retrieval.scoring import (
     word_bonus,
 )
 from cognitive_memory.retrieval.succession import successors_first
-from cognitive_memory.storage.associations import Graph
-from cognitive_memory.storage.ranking import RankingRow, tags_as_words
 
 __all__ = ["RetrievalConfig", "Retriever"]
 

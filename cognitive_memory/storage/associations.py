@@ -8,6 +8,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
+from cognitive_memory.core.links import Graph
 from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.storage import words
 
@@ -18,7 +19,6 @@ __all__ = [
     "TEMPORAL_WINDOW_SECONDS",
     "connect",
     "every_neighbourhood",
-    "Graph",
     "NeighbourRow",
     "neighbourhood",
     "query_words",
@@ -250,8 +250,6 @@ def strengthen(
     )
 
 
-# Each memory's linked memories and the weight of the link.
-Graph = dict[str, list[tuple[str, float]]]
 # A memory, one memory it is linked to, the strongest weight of their links, and the strongest of
 # those not in time (None when they are linked only in time).
 NeighbourRow = tuple[str, str, float, float | None]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.associations import query_words, text_words
@@ -16,7 +17,6 @@ from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.corrections import corrected
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import IndexedWords
-from cognitive_memory.storage.ranking import RankingRow
 
 __all__ = ["CONTEXT_WEIGHT", "Words", "search"]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from cognitive_memory.core.links import Graph
 from cognitive_memory.storage import associations, change_log
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
@@ -61,7 +62,7 @@ class Links:
         (``relations``) is an edge of its own weight in both directions."""
         return self.neighbourhood(ids)[0]
 
-    def neighbourhood(self, ids: Sequence[str]) -> tuple[associations.Graph, associations.Graph]:
+    def neighbourhood(self, ids: Sequence[str]) -> tuple[Graph, Graph]:
         """``neighbours`` and, beside it, the same graph without links in time (the strongest
         weight over the other kinds; pairs linked only in time are left out)."""
         return self._db.read(lambda conn: associations.neighbourhood(conn, ids))

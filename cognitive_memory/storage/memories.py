@@ -10,6 +10,7 @@ from typing import TypeVar
 import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.uses import Use
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import associations, browse, change_log, identifiers, ranking
@@ -18,7 +19,6 @@ from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.overview import Overview, overview_of
-from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 

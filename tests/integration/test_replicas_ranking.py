@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.encoding import HashEncoder
 from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.main import build_system
@@ -20,7 +21,6 @@ from cognitive_memory.service import MemoryService
 from cognitive_memory.service.lifecycle import MemoryChanges
 from cognitive_memory.service.remember import StoreContext
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage.ranking import RankingRow
 from cognitive_memory.system import CognitiveSystem
 
 NOTES = [

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.retrieval.conversation import (
     ConversationStage,
     floor_graph,
@@ -15,7 +16,6 @@ from cognitive_memory.retrieval.conversation import (
     pass_to_answers,
     query_names,
 )
-from cognitive_memory.storage.ranking import RankingRow
 
 
 def test_query_names_are_its_lower_cased_words() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.replicas import RankingTable
-from cognitive_memory.storage.ranking import RankingRow
 
 
 def _row(n: int, dimension: int = 4, *, uses: int = 0) -> RankingRow:

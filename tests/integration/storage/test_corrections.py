@@ -74,7 +74,7 @@ def test_the_word_search_finds_a_misspelt_word_and_ranks_the_exact_spelling_firs
     assert [memory_id for memory_id, _ in store.words.search("pytohn", 10)][0] == "typo"
 
 
-def test_a_misspelt_word_counts_in_the_word_share_at_its_correction_s_weight(
+def test_a_misspelt_word_no_memory_holds_counts_its_correction_whole_in_the_word_share(
     store: SQLiteMemoryStore,
 ) -> None:
     stored(store)
@@ -84,7 +84,20 @@ def test_a_misspelt_word_counts_in_the_word_share_at_its_correction_s_weight(
     misspelt = store.words.shares("PostgrSQL", [row])
 
     assert exact == {"postgres": 1.0}
-    assert misspelt == {"postgres": WEIGHTS[1]}
+    assert misspelt == {"postgres": 1.0}
+
+
+def test_a_misspelt_word_one_memory_holds_counts_in_the_word_share_at_its_correction_s_weight(
+    store: SQLiteMemoryStore,
+) -> None:
+    """The memory holding the word as typed keeps the whole of it, one holding its correction less."""
+    store.memories.add([stored_memory("typo", content="A note on PostgrSQL spelled wrong")])
+    store.memories.add([stored_memory(f"pg{n}", content=f"PostgreSQL note {n}") for n in range(DOMINANT)])
+    rows = store.memories.ranking_rows(["typo", "pg0"])
+
+    shares = store.words.shares("PostgrSQL", rows)
+
+    assert shares == {"typo": 1.0, "pg0": WEIGHTS[1]}
 
 
 def test_a_list_text_filter_matches_corrections_and_lists_exact_matches_first(

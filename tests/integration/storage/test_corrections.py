@@ -119,3 +119,21 @@ def test_a_list_text_filter_matches_corrections_and_lists_exact_matches_first(
     assert len(rest.memories) == DOMINANT and "typo" not in {m.id for m in rest.memories}
     assert exact_only is not None and exact_only.loose is None
     assert store.memories.browse(every, "created", 100, text=exact_only).total == DOMINANT
+
+
+def test_a_typo_that_changes_how_a_word_stems_is_repaired_before_stemming(store: SQLiteMemoryStore) -> None:
+    """``tokns`` stems to ``tokn`` (too short to correct as a stem) and ``paginaton`` to itself (far
+    from ``pagin``): their repairs ``tokens`` and ``pagination`` stem to terms the store holds."""
+    store.memories.add(
+        [
+            stored_memory("jwt", content="API requests carry JWT tokens in the Authorization header."),
+            stored_memory("rest", content="The REST endpoint pages its results with cursor pagination."),
+        ]
+    )
+
+    assert corrections(store.words.query_terms("JWT tokns paginaton")) == {
+        "tokns": [("token", WEIGHTS[1])],
+        "paginaton": [("pagin", WEIGHTS[1])],
+    }
+    assert [memory_id for memory_id, _ in store.words.search("tokns", 10)] == ["jwt"]
+    assert not store.words.query_terms("JWT tokens pagination").corrected

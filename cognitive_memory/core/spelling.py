@@ -11,6 +11,16 @@ with the (term, weight) pairs that stand for it. Near spellings are found withou
 vocabulary: a symmetric-delete index (``deletes``) keeps every term under each of its spellings
 with one letter dropped, and a query term looks up its own spellings with one or two dropped;
 ``edit_distance`` then keeps the true neighbours.
+
+Stems alone miss a typo that changes how a word stems: ``tokns`` stems to ``tokn`` (four letters,
+never corrected), ``paginaton`` to itself, far from ``pagin`` (pagination). So a typed word of
+MIN_LENGTH letters or more whose term the store holds rarely is also repaired before stemming: a
+letter it lost put back, a doubled letter undoubled, two swapped neighbours put back (``repairs``,
+``insertions``), and a repaired word whose term the store holds DOMINANT times as often counts as
+a correction at one edit. A lost letter is found through the same delete index: the typed word's
+beginnings (``beginnings``) are looked up in it, and each term it offers says where the letter
+goes; only a letter lost past the term's end (in the suffix the stemmer cuts) is tried letter by
+letter.
 """
 
 from __future__ import annotations
@@ -29,10 +39,15 @@ __all__ = [
     "QueryTerms",
     "QueryWord",
     "allowed_distance",
+    "beginnings",
     "corrections",
     "deletes",
     "edit_distance",
     "indexed",
+    "insertions",
+    "repairable",
+    "repaired",
+    "repairs",
 ]
 
 MIN_LENGTH = 5
@@ -55,6 +70,12 @@ KEYBOARD_NEIGHBOURS: Mapping[str, str] = {
     for index, key in enumerate(keys)
 }
 _VOWELS = frozenset("aeiouy")
+# The shortest beginning of a typed word looked up for a lost letter (a term of four letters and
+# more: shorter ones have too many neighbours), and the most letters past a beginning that a lost
+# letter is tried in, each letter a-z (the longest suffixes the stemmer cuts: ``icatons``).
+_SHORTEST_BEGINNING = 4
+_LONGEST_TAIL = 7
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # Terms shorter or longer than these, or holding anything but letters a-z, are not in the delete
 # index (migration 0015_vocabulary has the same rule).
 _INDEXED_LENGTHS = (3, 64)
@@ -168,3 +189,52 @@ def corrections(term: str, held: int, near: Mapping[str, int]) -> tuple[tuple[st
     nearest = min(distance for distance, _ in found.values())
     best = sorted((c for c, (d, _) in found.items() if d == nearest), key=lambda c: (-found[c][1], c))
     return tuple((candidate, WEIGHTS[nearest]) for candidate in best[:MAX_CORRECTIONS])
+
+
+def repairable(word: str) -> bool:
+    """True when the typed ``word`` may be repaired: MIN_LENGTH letters a-z or more."""
+    return len(word) >= MIN_LENGTH and indexed(word)
+
+
+def repairs(word: str) -> set[str]:
+    """``word``'s spellings with two neighbouring letters swapped or a doubled letter undoubled,
+    its first letter kept (the repairs that need no look-up; none for a word not ``repairable``)."""
+    if not repairable(word):
+        return set()
+    swapped = {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(1, len(word) - 1)}
+    undoubled = {word[:i] + word[i + 1 :] for i in range(1, len(word)) if word[i] == word[i - 1]}
+    return (swapped | undoubled) - {word}
+
+
+def beginnings(word: str) -> list[str]:
+    """The beginnings of the typed ``word`` looked up in the delete index for a letter it lost: from
+    four letters to the whole word (none for a word not ``repairable``)."""
+    if not repairable(word):
+        return []
+    return [word[:end] for end in range(_SHORTEST_BEGINNING, len(word) + 1)]
+
+
+def insertions(word: str, beginning: str, term: str) -> set[str]:
+    """Spellings of ``word`` with one lost letter put back that may stem to ``term``, a term the delete
+    index offered for ``word``'s ``beginning``: where ``beginning`` is ``term`` with a letter dropped,
+    that letter in its place; where it is ``term`` itself (a longer one: MIN_LENGTH letters or
+    more), any letter at any place past it, the suffix the stemmer cuts. The first letter stays."""
+    if beginning == term:
+        tail = len(word) - len(term)
+        if len(term) < MIN_LENGTH or not 0 < tail <= _LONGEST_TAIL:
+            return set()
+        return {word[:i] + letter + word[i:] for i in range(len(term), len(word) + 1) for letter in _LETTERS}
+    places = [i for i in range(1, len(term)) if term[:i] + term[i + 1 :] == beginning]
+    return {word[:i] + term[i] + word[i:] for i in places}
+
+
+def repaired(held: int, found: Mapping[str, int]) -> tuple[tuple[str, float], ...]:
+    """The corrections a typed word's repairs give, from ``found`` (each repaired word's term with
+    how many memories hold it; ``held``: how many hold the typed word's own term): the terms held
+    DOMINANT times as often, most held first, at most MAX_CORRECTIONS, each at one edit's weight.
+    None for a word the store holds in more than RARE memories."""
+    if held > RARE:
+        return ()
+    kept = [t for t, count in found.items() if count > 0 and count >= DOMINANT * held]
+    kept.sort(key=lambda t: (-found[t], t))
+    return tuple((term, WEIGHTS[1]) for term in kept[:MAX_CORRECTIONS])

@@ -28,6 +28,7 @@ __all__ = [
     "frequencies",
     "held",
     "near",
+    "offered",
     "rebuild",
 ]
 
@@ -131,7 +132,17 @@ def near(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, dict[str, 
         for variant in {term} | deletes(term, allowed_distance(term)):
             wanted.setdefault(variant, set()).add(term)
     found: dict[str, dict[str, int]] = {term: {} for term in terms}
-    variants = sorted(wanted)
+    for variant, offered_terms in offered(conn, sorted(wanted)).items():
+        for term in wanted[variant]:
+            found[term] |= offered_terms
+    return found
+
+
+def offered(conn: sqlite3.Connection, variants: Sequence[str]) -> dict[str, dict[str, int]]:
+    """The store's terms the delete index keeps under each of ``variants`` (a term under itself and
+    its spellings with one letter dropped), with how many memories hold each; variants under which
+    it keeps none are left out."""
+    found: dict[str, dict[str, int]] = {}
     for start in range(0, len(variants), _BATCH):
         part = variants[start : start + _BATCH]
         marks = ",".join("?" * len(part))
@@ -140,9 +151,8 @@ def near(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, dict[str, 
             f"JOIN vocabulary v ON v.term = d.term WHERE d.variant IN ({marks})",
             part,
         )
-        for variant, candidate, count in rows:
-            for term in wanted[variant]:
-                found[term][str(candidate)] = int(count)
+        for variant, term, count in rows:
+            found.setdefault(str(variant), {})[str(term)] = int(count)
     return found
 
 

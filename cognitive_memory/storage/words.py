@@ -82,7 +82,8 @@ def word_shares(
     """Each memory's word share of the query's words (see the module docstring), from its terms
     (``terms``: id -> the terms of its text, as ``terms_of`` gives them); memories that hold none
     of the words are left out. A corrected word (``core/spelling.py``) weighs as rare as its most
-    held spelling, and a memory holding a correction gets the correction's weight of it.
+    held spelling, and a memory holding a correction gets the correction's weight of it, or all of
+    it when no memory holds the word as typed (nothing then outranks the correction).
     ``counts``: the ``document_counts`` of the query's terms, when the caller read them already."""
     if not query.words or not terms:
         return {}
@@ -94,7 +95,11 @@ def word_shares(
     for word in query.words:
         options = [(stems[term], weight) for term, weight in word.terms]
         # A word the tokenizer splits is a phrase: as rare as its rarest term at most.
-        df = max(min((frequency.get(term, 0) for term in held), default=0) for held, _ in options)
+        dfs = [min((frequency.get(term, 0) for term in held), default=0) for held, _ in options]
+        if len(options) > 1 and dfs[0] == 0:
+            # No memory holds the word as typed: its corrections are all it can mean.
+            options = [(held, 1.0) for held, _ in options]
+        df = max(dfs)
         slots.append((options, math.log((total - df + 0.5) / (df + 0.5) + 1.0)))
     whole = sum(weight for _, weight in slots)
     if whole <= 0:

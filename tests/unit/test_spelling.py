@@ -12,10 +12,15 @@ from cognitive_memory.core.spelling import (
     QueryTerms,
     QueryWord,
     allowed_distance,
+    beginnings,
     corrections,
     deletes,
     edit_distance,
     indexed,
+    insertions,
+    repairable,
+    repaired,
+    repairs,
 )
 
 
@@ -113,3 +118,45 @@ def test_query_terms_pairs_keep_each_term_once_at_its_highest_weight() -> None:
     assert terms.pairs() == [("pyton", 1.0), ("python", 1.0)]
     assert terms.corrected
     assert not QueryTerms.exact(["python"]).corrected
+
+
+def test_a_typed_word_of_five_letters_or_more_is_repaired_whatever_its_stem() -> None:
+    # "tokns" stems to "tokn": too short a stem to correct, but a word of five letters.
+    assert repairable("tokns") and not allowed_distance("tokn")
+    assert not repairable("tokn") and not repairable("v2ray") and not repairable("cafés")
+
+
+def test_repairs_swap_neighbours_and_undouble_letters_past_the_first() -> None:
+    assert "kubernetes" in repairs("kubernetse")
+    assert "redis" in repairs("reddis")
+    assert "celery" in repairs("celeery")
+    assert all(repair[0] == "k" for repair in repairs("kubernetse"))  # the first letter stays
+    assert "tokns" not in repairs("tokns") and repairs("tokn") == set()
+
+
+def test_beginnings_run_from_four_letters_to_the_whole_word() -> None:
+    assert beginnings("tokns") == ["tokn", "tokns"]
+    assert beginnings("tokn") == []
+
+
+def test_a_lost_letter_goes_back_where_the_term_the_index_offered_has_it() -> None:
+    # The index keeps "token" under "tokn" (its "e" dropped): the "e" goes back after "tok".
+    assert insertions("tokns", "tokn", "token") == {"tokens"}
+    assert insertions("custmer", "custm", "custom") == {"customer"}
+    assert insertions("prsma", "prsma", "prisma") == {"prisma"}
+
+
+def test_a_letter_lost_past_a_whole_term_is_tried_letter_by_letter_in_the_suffix() -> None:
+    tried = insertions("paginaton", "pagin", "pagin")
+    assert "pagination" in tried
+    assert all(word.startswith("pagin") and len(word) == len("paginaton") + 1 for word in tried)
+    assert insertions("tokns", "tokn", "tokn") == set()  # a beginning of four letters: too short
+    assert insertions("pagin", "pagin", "pagin") == set()  # nothing past it
+
+
+def test_a_repair_counts_only_towards_a_term_held_far_more_often_than_the_word_typed() -> None:
+    assert repaired(0, {"token": 3, "toke": 0}) == (("token", WEIGHTS[1]),)
+    assert repaired(1, {"token": DOMINANT}) == (("token", WEIGHTS[1]),)
+    assert repaired(1, {"token": DOMINANT - 1}) == ()
+    assert repaired(2, {"token": 1000}) == ()  # a word the store holds is never changed
+    assert len(repaired(0, {f"term{letter}": 5 for letter in "abcdefgh"})) == MAX_CORRECTIONS

@@ -74,7 +74,7 @@ def test_the_word_search_finds_a_misspelt_word_and_ranks_the_exact_spelling_firs
     assert [memory_id for memory_id, _ in store.words.search("pytohn", 10)][0] == "typo"
 
 
-def test_a_misspelt_word_counts_in_the_word_share_at_its_correction_s_weight(
+def test_a_misspelt_word_no_memory_holds_counts_its_correction_whole_in_the_word_share(
     store: SQLiteMemoryStore,
 ) -> None:
     stored(store)
@@ -84,7 +84,20 @@ def test_a_misspelt_word_counts_in_the_word_share_at_its_correction_s_weight(
     misspelt = store.words.shares("PostgrSQL", [row])
 
     assert exact == {"postgres": 1.0}
-    assert misspelt == {"postgres": WEIGHTS[1]}
+    assert misspelt == {"postgres": 1.0}
+
+
+def test_a_misspelt_word_one_memory_holds_counts_in_the_word_share_at_its_correction_s_weight(
+    store: SQLiteMemoryStore,
+) -> None:
+    """The memory holding the word as typed keeps the whole of it, one holding its correction less."""
+    store.memories.add([stored_memory("typo", content="A note on PostgrSQL spelled wrong")])
+    store.memories.add([stored_memory(f"pg{n}", content=f"PostgreSQL note {n}") for n in range(DOMINANT)])
+    rows = store.memories.ranking_rows(["typo", "pg0"])
+
+    shares = store.words.shares("PostgrSQL", rows)
+
+    assert shares == {"typo": 1.0, "pg0": WEIGHTS[1]}
 
 
 def test_a_list_text_filter_matches_corrections_and_lists_exact_matches_first(
@@ -106,3 +119,21 @@ def test_a_list_text_filter_matches_corrections_and_lists_exact_matches_first(
     assert len(rest.memories) == DOMINANT and "typo" not in {m.id for m in rest.memories}
     assert exact_only is not None and exact_only.loose is None
     assert store.memories.browse(every, "created", 100, text=exact_only).total == DOMINANT
+
+
+def test_a_typo_that_changes_how_a_word_stems_is_repaired_before_stemming(store: SQLiteMemoryStore) -> None:
+    """``tokns`` stems to ``tokn`` (too short to correct as a stem) and ``paginaton`` to itself (far
+    from ``pagin``): their repairs ``tokens`` and ``pagination`` stem to terms the store holds."""
+    store.memories.add(
+        [
+            stored_memory("jwt", content="API requests carry JWT tokens in the Authorization header."),
+            stored_memory("rest", content="The REST endpoint pages its results with cursor pagination."),
+        ]
+    )
+
+    assert corrections(store.words.query_terms("JWT tokns paginaton")) == {
+        "tokns": [("token", WEIGHTS[1])],
+        "paginaton": [("pagin", WEIGHTS[1])],
+    }
+    assert [memory_id for memory_id, _ in store.words.search("tokns", 10)] == ["jwt"]
+    assert not store.words.query_terms("JWT tokens pagination").corrected

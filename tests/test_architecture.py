@@ -34,7 +34,11 @@ FORBIDDEN = {
     ),
     # Recall owns its types (core/ranking.py, core/links.py) and reads through its protocols
     # (retrieval/reading.py): the store of record behind them may be another one.
-    "cognitive_memory/retrieval": ("cognitive_memory.storage", "cognitive_memory.system", "cognitive_memory.main"),
+    "cognitive_memory/retrieval": (
+        "cognitive_memory.storage",
+        "cognitive_memory.system",
+        "cognitive_memory.main",
+    ),
     "cognitive_memory/core": (
         "cognitive_memory.storage",
         "cognitive_memory.retrieval",

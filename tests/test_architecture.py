@@ -253,3 +253,20 @@ def test_the_core_imports_point_down_its_layers() -> None:
         and there < here
     ]
     assert offences == []
+
+
+# SQLite is the store of record's own business: only storage/ speaks it, so a second store of
+# record (PostgreSQL, issue #46) goes behind the same seam. backup/ still copies and checks the
+# SQLite file itself, until snapshots are asked of the store too.
+SQLITE_SPOKEN_IN = ("cognitive_memory/storage/", "cognitive_memory/backup/")
+
+
+def test_only_the_store_of_record_imports_sqlite3() -> None:
+    offences = [
+        relative
+        for package in ("cognitive_memory", "interfaces", "memory_system")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if "sqlite3" in imported_modules(path)
+        and not (relative := path.relative_to(ROOT).as_posix()).startswith(SQLITE_SPOKEN_IN)
+    ]
+    assert offences == []

@@ -22,7 +22,6 @@ import logging
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -32,7 +31,7 @@ from pathlib import Path
 
 from cognitive_memory.errors import CognitiveMemoryError, StorageError
 from cognitive_memory.index.edge_store import EdgeVectorStore
-from cognitive_memory.storage.outbox import TO_BE_INDEXED
+from cognitive_memory.storage.outbox import to_be_indexed_at
 
 __all__ = ["BackgroundIndexer", "main"]
 
@@ -133,7 +132,7 @@ class BackgroundIndexer:
             if not missing and not self._layout_looked:
                 self._layout_looked = True
                 relayout = self._store.heap_loaded() > 0
-                short = not relayout and points < _held(self._db)
+                short = not relayout and points < to_be_indexed_at(self._db)
                 sessionless = not (relayout or short) and not _has_sessions(self._store)
             if not (missing or relayout or short or sessionless):
                 return False
@@ -208,18 +207,6 @@ class BackgroundIndexer:
                 child.wait(timeout=10)
             shutil.rmtree(self.built_path, ignore_errors=True)
         self._store.drop_journal()
-
-
-def _held(db: Path) -> int:
-    """How many memories the index should hold (``storage.outbox.TO_BE_INDEXED``), read on a
-    connection of its own, so that the serving process's reads never wait for it; 0 when the
-    database cannot be read."""
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-            (count,) = conn.execute(TO_BE_INDEXED).fetchone()
-    except sqlite3.Error:
-        return 0
-    return int(count)
 
 
 def _has_sessions(store: EdgeVectorStore) -> bool:

@@ -11,15 +11,22 @@ import shutil
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage.connection import connect
 from cognitive_memory.storage.file_identity import FileIdentity
 
-__all__ = ["Database", "file_in_the_way", "refused_write"]
+__all__ = [
+    "Database",
+    "FileHealth",
+    "file_in_the_way",
+    "inspect_file",
+    "raised_by_the_database",
+    "refused_write",
+]
 
 T = TypeVar("T")
 
@@ -198,3 +205,37 @@ def file_in_the_way(folder: Path) -> Path | None:
         if candidate.exists():
             return None if candidate.is_dir() else candidate
     return None
+
+
+class FileHealth(NamedTuple):
+    """What ``inspect_file`` reads of a database file: ``integrity_check``'s lines (``["ok"]``
+    when whole), its journal mode, and the migrations it records."""
+
+    integrity: list[str]
+    journal: str
+    migrations: set[str]
+
+
+def inspect_file(path: Path) -> FileHealth:
+    """Read-only, before anything opens the store: integrity, journal mode and migrations of the
+    database at ``path``. ``StorageError`` with code ``database_unreadable`` when it cannot be
+    read (locked, no rights), ``database_damaged`` when it is not a database any more; its message
+    is SQLite's."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            integrity = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
+            journal = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+            table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            if conn.execute(table).fetchone() is None:
+                return FileHealth(integrity, journal, set())
+            recorded = {str(row[0]) for row in conn.execute("SELECT name FROM schema_migrations")}
+            return FileHealth(integrity, journal, recorded)
+    except sqlite3.OperationalError as exc:
+        raise StorageError(str(exc), code="database_unreadable") from exc
+    except sqlite3.DatabaseError as exc:
+        raise StorageError(str(exc), code="database_damaged") from exc
+
+
+def raised_by_the_database(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from the database (SQLite's own error is its cause), not the index."""
+    return isinstance(exc.__cause__, sqlite3.Error)

@@ -6,17 +6,32 @@ Rows are queued in the transaction that writes their memory (``rows.queue_vector
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
+from contextlib import closing
+from pathlib import Path
 
 from cognitive_memory.storage.database import Database
 
-__all__ = ["TO_BE_INDEXED", "Outbox"]
+__all__ = ["TO_BE_INDEXED", "Outbox", "to_be_indexed_at"]
 
 # How many memories the vector index should hold now: every memory, less those whose vector write
 # is still queued (one statement, one snapshot).
 TO_BE_INDEXED = (
     "SELECT (SELECT count(*) FROM memories) - (SELECT count(*) FROM vector_outbox WHERE operation = 'upsert')"
 )
+
+
+def to_be_indexed_at(path: Path) -> int:
+    """How many memories the vector index should hold now (``TO_BE_INDEXED``) in the database at
+    ``path``, read on a read-only connection of its own by a process that has no store open (the
+    index builder); 0 when the database cannot be read."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            (count,) = conn.execute(TO_BE_INDEXED).fetchone()
+    except sqlite3.Error:
+        return 0
+    return int(count)
 
 
 class Outbox:

@@ -6,12 +6,11 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cognitive_memory.errors import StorageError
+from cognitive_memory.storage.database import inspect_file
 from cognitive_memory.storage.migrations import MIGRATIONS
 from cognitive_memory.upkeep.health import CheckResult, count_phrase
 
@@ -26,11 +25,11 @@ def check_sqlite(path: Path) -> CheckResult:
     if not path.exists():
         return CheckResult("sqlite", "ok", f"no database yet at {path}: it is created on first use")
     try:
-        integrity, journal, recorded = _inspect_sqlite(path)
-    except sqlite3.OperationalError as exc:
-        return CheckResult("sqlite", "fail", f"cannot read {path}: {exc}")
-    except sqlite3.DatabaseError as exc:
-        return CheckResult("sqlite", "fail", f"{path} is damaged ({exc}): {_salvage_hint(path)}")
+        integrity, journal, recorded = inspect_file(path)
+    except StorageError as exc:
+        if exc.code == "database_damaged":
+            return CheckResult("sqlite", "fail", f"{path} is damaged ({exc.message}): {_salvage_hint(path)}")
+        return CheckResult("sqlite", "fail", f"cannot read {path}: {exc.message}")
     if integrity != ["ok"]:
         return CheckResult(
             "sqlite", "fail", f"{path} is damaged ({'; '.join(integrity[:3])}): {_salvage_hint(path)}"
@@ -53,16 +52,6 @@ def _salvage_hint(path: Path) -> str:
         "restore a backup (`memory_system restore SNAPSHOT --force` sets the damaged file aside), or "
         f"salvage its rows with `sqlite3 {path} .recover`"
     )
-
-
-def _inspect_sqlite(path: Path) -> tuple[list[str], str, set[str]]:
-    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
-        integrity = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
-        journal = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
-        table = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        if conn.execute(table).fetchone() is None:
-            return integrity, journal, set()
-        return integrity, journal, {str(row[0]) for row in conn.execute("SELECT name FROM schema_migrations")}
 
 
 def check_rows(system: CognitiveSystem, repair: bool = False) -> CheckResult:

@@ -10,11 +10,9 @@ and loading again restores anything that was not a duplicate.
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import TYPE_CHECKING
 
-from cognitive_memory.core.memory import LOADED_KINDS
+from cognitive_memory.errors import StorageError
 from cognitive_memory.upkeep.health import CheckResult
 
 if TYPE_CHECKING:
@@ -22,28 +20,18 @@ if TYPE_CHECKING:
 
 __all__ = ["check_loaded_sources", "orphaned_memories"]
 
-LOADED_TYPES = tuple(kind.value for kind in LOADED_KINDS)
-
 
 def orphaned_memories(system: CognitiveSystem) -> list[str]:
-    """Ids of memories marked as loaded that no source's chunk table holds (read-only query)."""
-    marks = ",".join("?" * len(LOADED_TYPES))
-    uri = system.records.path.resolve().as_uri() + "?mode=ro"
-    with closing(sqlite3.connect(uri, uri=True)) as conn:
-        rows = conn.execute(
-            f"SELECT id FROM memories WHERE loader_type IN ({marks}) "
-            "AND id NOT IN (SELECT memory_id FROM source_chunks) ORDER BY id",
-            LOADED_TYPES,
-        ).fetchall()
-    return [memory_id for (memory_id,) in rows]
+    """Ids of memories marked as loaded that no source's chunk table holds (read-only)."""
+    return system.records.sources.orphans()
 
 
 def check_loaded_sources(system: CognitiveSystem, repair: bool) -> CheckResult:
     """Every loaded memory belongs to a loaded source; with ``repair``, orphans are deleted."""
     try:
         orphans = orphaned_memories(system)
-    except sqlite3.Error as exc:
-        return CheckResult("sources", "fail", f"could not read the loaded sources: {exc}")
+    except StorageError as exc:
+        return CheckResult("sources", "fail", f"could not read the loaded sources: {exc.message}")
     if not orphans:
         return CheckResult("sources", "ok", "every loaded memory belongs to a loaded file or repository")
     if repair:

@@ -5,7 +5,6 @@ SQLite's.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from cognitive_memory.index.vector_store import INDEXED_FIELDS, SESSION_FIELD
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.main import build_system
 from cognitive_memory.replicas.index_replication import unindexed_threshold
+from cognitive_memory.storage.database import raised_by_the_database
 from cognitive_memory.storage.memories import SESSION_SCAN
 from cognitive_memory.upkeep.health import REPAIR_HINT, CheckResult, Status, count_phrase
 
@@ -44,7 +44,7 @@ def open_system(settings: Settings) -> CognitiveSystem | CheckResult:
 
 
 def _failed_open(exc: CognitiveMemoryError) -> CheckResult:
-    name = "sqlite" if isinstance(exc.__cause__, sqlite3.Error) else "qdrant"
+    name = "sqlite" if raised_by_the_database(exc) else "qdrant"
     return CheckResult(name, "fail", exc.message)
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "BridgeMemory",
     "CognitiveMemory",
     "LOADED_KINDS",
+    "LOADED_TYPES",
     "HierarchyLevel",
     "MemoryType",
     "SourceKind",
@@ -79,6 +80,8 @@ class SourceKind(StrEnum):
 
 # Kept in step with a file or a repository: never pruned, forgotten or changed by an import.
 LOADED_KINDS = (SourceKind.MARKDOWN, SourceKind.GIT)
+# Their ``loader_type`` values, as the store of record holds them.
+LOADED_TYPES = tuple(kind.value for kind in LOADED_KINDS)
 # The keys under which answers, exports and versions show the fields a record holds as columns
 # (the export format of the releases before them carried them in ``metadata``).
 LOADER_TYPE_KEY, SPEAKER_KEY, ORIGIN_KEY = "loader_type", "speaker", "source_path"

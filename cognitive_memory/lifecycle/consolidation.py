@@ -25,9 +25,9 @@ from cognitive_memory.core.consolidation import (
     survivor_first,
     unit_rows,
 )
+from cognitive_memory.core.memory import LOADED_TYPES
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.lifecycle.forgetting import LOADED_TYPES
 from cognitive_memory.storage.consolidation import MergedGroup, ProjectRows
 from cognitive_memory.system import CognitiveSystem
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from cognitive_memory.core.memory import LOADED_KINDS
+from cognitive_memory.core.memory import LOADED_TYPES
 from cognitive_memory.core.pruning import (
     DAY_SECONDS,
     MAX_PRUNE,
@@ -26,10 +26,7 @@ from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.trash import Restored
 from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["LOADED_TYPES", "PrunePlan", "plan_prune", "prune", "purge_expired", "restore", "trash"]
-
-# Memories of these loaders are never pruned: their file or repository is their source.
-LOADED_TYPES = tuple(kind.value for kind in LOADED_KINDS)
+__all__ = ["PrunePlan", "plan_prune", "prune", "purge_expired", "restore", "trash"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from cognitive_memory.core.memory import LOADED_KINDS, CognitiveMemory, content_key
+from cognitive_memory.core.memory import LOADED_TYPES, CognitiveMemory, content_key
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.database import Database
@@ -31,8 +31,6 @@ __all__ = [
     "sources_under",
     "write_source",
 ]
-
-_LOADED_TYPES = tuple(kind.value for kind in LOADED_KINDS)
 
 # Edges between the chunks of one source; rewritten whenever the source is synced.
 STRUCTURE_KINDS = ("parent", "child", "sibling")
@@ -238,12 +236,12 @@ class Sources:
     def orphans(self) -> list[str]:
         """Ids of memories marked as loaded that no source's chunk table holds (the doctor's
         ``sources`` check), read apart from the other reads."""
-        marks = ",".join("?" * len(_LOADED_TYPES))
+        marks = ",".join("?" * len(LOADED_TYPES))
         rows = self._db.read_apart(
             lambda conn: conn.execute(
                 f"SELECT id FROM memories WHERE loader_type IN ({marks}) "
                 "AND id NOT IN (SELECT memory_id FROM source_chunks) ORDER BY id",
-                _LOADED_TYPES,
+                LOADED_TYPES,
             ).fetchall()
         )
         return [str(memory_id) for (memory_id,) in rows]

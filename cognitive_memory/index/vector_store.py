@@ -92,7 +92,7 @@ class VectorFilter:
             "loader_type": self.loader_types,
             "tags": self.tags,
             "project": self.projects,
-            "session_id": self.sessions,
+            SESSION_FIELD: self.sessions,
         }
         return {name: values for name, values in pairs.items() if values}
 
@@ -286,7 +286,7 @@ def payload_for(memory: CognitiveMemory) -> dict[str, Any]:
         payload["loader_type"] = memory.source.loader_type
     payload["project"] = memory.project
     if memory.session_id is not None:
-        payload["session_id"] = memory.session_id
+        payload[SESSION_FIELD] = memory.session_id
     return payload
 
 

@@ -16,7 +16,7 @@ from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.edge_store import keep_shards_until_exit
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
-from cognitive_memory.replicas import FollowedLinks, FollowedRanking
+from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedWords
 from cognitive_memory.replicas.index_build import BackgroundIndexer
 from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
@@ -45,8 +45,9 @@ def build_system(
     system's clock (the benchmarks' ranking dumps fix it, so recency does not drift between runs).
     With ``follow_changes`` (a process that serves many recalls) recall reads the links and the
     candidates' ranking rows and vectors from memory (``replicas.FollowedLinks``,
-    ``replicas.FollowedRanking``), built on threads once the system is up and kept in step by the
-    change log; a one-shot command reads them from the store."""
+    ``replicas.FollowedRanking``), and the query's word counts (``replicas.FollowedWords``), built
+    on threads once the system is up and kept in step by the change log; a one-shot command reads
+    them from the store."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
@@ -75,8 +76,10 @@ def build_system(
         config = replace(config, words_in_index=recall.words == "index")
     links = FollowedLinks(records) if follow_changes else None
     ranking = FollowedRanking(records, encoder.dimension) if follow_changes else None
+    words = FollowedWords(records) if follow_changes else None
+    at_hand = (ranking, words) if ranking is not None and words is not None else None
     coverage = IndexCoverage(vectors, records.outbox.to_be_indexed)
-    retriever = Retriever(records, vectors, config, coverage, links=links, ranking=ranking)
+    retriever = Retriever(records, vectors, config, coverage, links=links, ranking=ranking, at_hand=at_hand)
     configuration = {
         "profile": profile,
         "data_dir": str(settings.storage.data_dir),
@@ -100,7 +103,7 @@ def build_system(
             configuration=configuration,
             near_duplicate=settings.scope.near_duplicate,
             clock=clock or (lambda: datetime.now(UTC)),
-            followed=[replica for replica in (links, ranking) if replica is not None],
+            followed=[replica for replica in (links, ranking, words) if replica is not None],
             backups=BackupPlace(settings.storage.data_dir.expanduser(), settings.storage.database_path),
         )
     except CognitiveMemoryError:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.core.ranking import RankingRow
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.replicas.following import FollowedTable
 from cognitive_memory.storage.change_log import ChangeKind
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
@@ -78,6 +79,8 @@ class RankingTable:
     vectors: np.ndarray
     names: _Names
     used: int = 0
+    # How many memories hold each project (by its code): ``only_in`` without a scan.
+    projects: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, seq: int, dimension: int, room: int = 1024) -> RankingTable:
@@ -170,6 +173,8 @@ class RankingTable:
         slot = self.slots.get(row.id)
         if slot is None:
             slot = self._new_slot(row.id)
+        else:
+            self._count_project(int(self.codes[slot, _PROJECT]), -1)
         self.vectors[slot] = row.embedding
         self.importance[slot] = row.importance_score
         self.uses[slot] = row.uses
@@ -186,6 +191,20 @@ class RankingTable:
             code(row.session_id),
         )
         self.terms[slot] = tuple(map(sys.intern, row.terms))
+        self._count_project(int(self.codes[slot, _PROJECT]), 1)
+
+    def only_in(self, projects: Sequence[str]) -> bool:
+        """True when every memory belongs to one of ``projects`` (as ``Memories.only_in``)."""
+        wanted = set(projects)
+        names = self.names.names
+        return bool(wanted) and all(names[code] in wanted for code in self.projects)
+
+    def _count_project(self, code: int, step: int) -> None:
+        held = self.projects.get(code, 0) + step
+        if held > 0:
+            self.projects[code] = held
+        else:
+            self.projects.pop(code, None)
 
     def _new_slot(self, memory_id: str) -> int:
         slot = self.used
@@ -200,6 +219,7 @@ class RankingTable:
     def _drop(self, memory_id: str) -> None:
         slot = self.slots.pop(memory_id, None)
         if slot is not None:
+            self._count_project(int(self.codes[slot, _PROJECT]), -1)
             self.ids[slot] = None
             self.terms[slot] = ()
 
@@ -267,6 +287,36 @@ class FollowedRanking(FollowedTable[RankingTable]):
         return self._records.together(
             lambda: self._read(lambda table: table.vectors_of(ids), lambda: from_store(ids))
         )
+
+    def only_in(self, projects: Sequence[str]) -> bool:
+        """True when every memory belongs to one of ``projects`` (``Memories.only_in``)."""
+        from_store = self._records.memories.only_in
+        return self._records.together(
+            lambda: self._read(lambda table: table.only_in(projects), lambda: from_store(projects))
+        )
+
+    def index_filter(
+        self, where: VectorFilter | None, *, sessions_in_index: bool = False
+    ) -> VectorFilter | None:
+        """``where`` as the vector index needs it (``Memories.index_filter``), whether every
+        memory is in its projects told by the table."""
+        filters = self._records.memories.index_filter
+        return filters(where, sessions_in_index=sessions_in_index, only_in=self.only_in)
+
+    def filter_at_hand(
+        self, where: VectorFilter | None, *, sessions_in_index: bool = False
+    ) -> tuple[VectorFilter | None] | None:
+        """``index_filter`` as the table last caught up tells it, without reading the store: the
+        filter in a tuple, or None when the table is not built or the filter lists ids (the store
+        must be read). Recall checks it against the change log after its search."""
+        if self._records.memories.needs_ids(where, sessions_in_index=sessions_in_index):
+            return None
+        with self._lock:
+            table = self._table
+            if table is None:
+                return None
+            filters = self._records.memories.index_filter
+            return (filters(where, sessions_in_index=sessions_in_index, only_in=table.only_in),)
 
     def bytes_held(self) -> dict[str, int]:
         """What the table holds, in bytes (``RankingTable.bytes_held``; empty before it is built)."""

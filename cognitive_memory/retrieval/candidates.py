@@ -4,11 +4,12 @@ of the vector index, and what the search leaves to the store of record.
 A recall reads the store twice (``RecallReads.together``): ``read_query`` before the search (the
 query's terms corrected against the vocabulary, the filter the index applies, under a metadata
 filter (or a session filter the index cannot search) the ids of the memories that match, the
-sparse vector of the words), and, after it,
-everything ranking needs, ``gather`` first. Between the two, ``search`` makes one call to the
-vector index for the meaning and the words together (``VectorStore.search_with_words``); the words
-come from FTS5 instead where the index does not search them: with ``words_in_index`` off, and when
-the index is down.
+sparse vector of the words), and, after it, everything ranking needs, ``gather`` first. Where the
+word counts and the filter are kept in memory (``replicas``), ``query_at_hand`` gives the query
+without the first read, and the read after the search checks it (``Retriever.retrieve``).
+Between the two, ``search`` makes one call to the vector index for the meaning and the words
+together (``VectorStore.search_with_words``); the words come from FTS5 instead where the index
+does not search them: with ``words_in_index`` off, and when the index is down.
 """
 
 from __future__ import annotations
@@ -22,9 +23,27 @@ from cognitive_memory.core.validation import check_key
 from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.index.sparse import SparseVector, query_stems, words_query
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore
-from cognitive_memory.retrieval.reading import RankingReads, RecallReads
+from cognitive_memory.retrieval.reading import (
+    FilterAtHand,
+    FilterReads,
+    MemoryReads,
+    QueryAtHand,
+    QueryReads,
+    RankingReads,
+    RecallReads,
+)
 
-__all__ = ["Candidates", "RecallQuery", "Search", "gather", "named_key", "read_query", "search"]
+__all__ = [
+    "Candidates",
+    "RecallQuery",
+    "Search",
+    "gather",
+    "named_key",
+    "named_keys",
+    "query_at_hand",
+    "read_query",
+    "search",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +85,8 @@ class Candidates:
 
 
 def read_query(
-    records: RecallReads,
+    filters: FilterReads,
+    words: QueryReads,
     text: str,
     where: VectorFilter | None,
     words_in_index: bool,
@@ -75,14 +95,37 @@ def read_query(
     """The reads of ``text`` before the search (made inside ``RecallReads.together``); with
     ``words_in_index``, its terms weighted as the index searches them, with FTS5's IDF
     (``index/sparse.words_query``); with ``sessions_in_index``, a session filter goes to the index
-    as it is (``VectorStore.has_sessions``)."""
-    searched = records.memories.index_filter(where, sessions_in_index=sessions_in_index)
-    terms = records.words.query_terms(text)
-    counts = records.words.document_counts(query_stems(terms))
-    words = words_query(terms, *counts) if words_in_index else None
+    as it is (``VectorStore.has_sessions``). The memories named by key are read after the search
+    (``named_keys``)."""
+    searched = filters.index_filter(where, sessions_in_index=sessions_in_index)
+    terms = words.query_terms(text)
+    counts = words.document_counts(query_stems(terms))
+    return RecallQuery(terms, searched, words_query(terms, *counts) if words_in_index else None, counts)
+
+
+def query_at_hand(
+    filters: FilterAtHand,
+    words: QueryAtHand,
+    text: str,
+    where: VectorFilter | None,
+    words_in_index: bool,
+    sessions_in_index: bool = False,
+) -> RecallQuery | None:
+    """``read_query`` from what is kept in memory, without reading the store, as it was when last
+    caught up with the change log (the recall checks it after the search); None when something
+    must be read (a word to correct, a term not kept, a filter that lists ids)."""
+    searched = filters.filter_at_hand(where, sessions_in_index=sessions_in_index)
+    kept = words.at_hand(text) if searched is not None else None
+    if searched is None or kept is None:
+        return None
+    terms, counts = kept
+    return RecallQuery(terms, searched[0], words_query(terms, *counts) if words_in_index else None, counts)
+
+
+def named_keys(memories: MemoryReads, text: str, where: VectorFilter | None) -> tuple[str, ...]:
+    """The memories of ``where``'s projects whose key ``text`` is as a whole (``named_key``)."""
     key = named_key(text)
-    keyed = records.memories.keyed_ids(key, where.projects if where else ()) if key else []
-    return RecallQuery(terms, searched, words, counts, tuple(keyed))
+    return tuple(memories.keyed_ids(key, where.projects if where else ())) if key else ()
 
 
 def named_key(text: str) -> str | None:

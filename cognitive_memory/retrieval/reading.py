@@ -13,7 +13,17 @@ from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.index.vector_store import VectorFilter
 
-__all__ = ["LinkReads", "MemoryReads", "RankingReads", "RecallReads", "WordReads"]
+__all__ = [
+    "FilterAtHand",
+    "FilterReads",
+    "LinkReads",
+    "MemoryReads",
+    "QueryAtHand",
+    "QueryReads",
+    "RankingReads",
+    "RecallReads",
+    "WordReads",
+]
 
 T = TypeVar("T")
 
@@ -30,12 +40,8 @@ class RankingReads(Protocol):
         ...
 
 
-class MemoryReads(RankingReads, Protocol):
-    """The memories recall ranks and returns."""
-
-    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
-        """The memories with these ids, in the order given (unknown ids are skipped)."""
-        ...
+class FilterReads(Protocol):
+    """How a recall's filter is given to the vector index."""
 
     def index_filter(
         self, where: VectorFilter | None, *, sessions_in_index: bool = False
@@ -43,6 +49,14 @@ class MemoryReads(RankingReads, Protocol):
         """``where`` as the vector index needs it (None when every memory passes it; under a
         metadata filter, or a session filter the index cannot search (``sessions_in_index``
         False), the ids of the memories that match it)."""
+        ...
+
+
+class MemoryReads(RankingReads, FilterReads, Protocol):
+    """The memories recall ranks and returns."""
+
+    def get(self, ids: Sequence[str]) -> list[CognitiveMemory]:
+        """The memories with these ids, in the order given (unknown ids are skipped)."""
         ...
 
     def keyed_ids(self, key: str, projects: Sequence[str]) -> list[str]:
@@ -99,6 +113,40 @@ class WordReads(Protocol):
         ...
 
 
+class QueryReads(Protocol):
+    """What a recall reads to weigh its query's words before its search (``WordReads`` has them;
+    ``replicas.FollowedWords`` keeps them in memory)."""
+
+    def query_terms(self, text: str) -> QueryTerms:
+        """The text's words with their corrections (``WordReads.query_terms``)."""
+        ...
+
+    def document_counts(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(memories in the store, how many hold each of ``terms``: ``WordReads.document_counts``)."""
+        ...
+
+
+class QueryAtHand(QueryReads, Protocol):
+    """``QueryReads`` kept in memory, which may also answer without reading the store."""
+
+    def at_hand(self, text: str) -> tuple[QueryTerms, tuple[int, dict[str, int]]] | None:
+        """``query_terms`` of ``text`` and ``document_counts`` of its terms as last read, without
+        reading the store (they may be behind it: recall checks them after its search); None
+        when they are not all kept."""
+        ...
+
+
+class FilterAtHand(FilterReads, Protocol):
+    """``FilterReads`` kept in memory, which may also answer without reading the store."""
+
+    def filter_at_hand(
+        self, where: VectorFilter | None, *, sessions_in_index: bool = False
+    ) -> tuple[VectorFilter | None] | None:
+        """``index_filter`` as last read, in a tuple, without reading the store (it may be behind
+        it: recall checks it after its search); None when it cannot tell without a read."""
+        ...
+
+
 class RecallReads(Protocol):
     """The store of record as recall reads it."""
 
@@ -113,6 +161,7 @@ class RecallReads(Protocol):
 
     def together(self, work: Callable[[], T]) -> T:
         """What ``work`` returns, its reads of ``memories``, ``links`` and ``words`` made as one
-        read of the store (one transaction: one snapshot): recall reads the store twice, once
-        before its search and once after (docs/recall.md#how-recall-works)."""
+        read of the store (one transaction: one snapshot): recall reads the store once after its
+        search, and once before it unless what it weighs its query by is kept in memory
+        (docs/recall.md#how-recall-works)."""
         ...

@@ -4,8 +4,8 @@ records (core and peripheral) and bridges; the conversation stage adds its signa
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
@@ -18,12 +18,28 @@ from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
 from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
-from cognitive_memory.retrieval.candidates import RecallQuery, Search, gather, read_query, search
+from cognitive_memory.retrieval.candidates import (
+    RecallQuery,
+    Search,
+    gather,
+    named_keys,
+    query_at_hand,
+    read_query,
+    search,
+)
 from cognitive_memory.retrieval.conversation import ConversationStage
 from cognitive_memory.retrieval.explaining import FloorPass, Kept, explain, with_bridges
 from cognitive_memory.retrieval.floor import RelevanceFloor, evidence, passing
 from cognitive_memory.retrieval.fusion import fuse
-from cognitive_memory.retrieval.reading import LinkReads, RankingReads, RecallReads
+from cognitive_memory.retrieval.reading import (
+    FilterAtHand,
+    FilterReads,
+    LinkReads,
+    QueryAtHand,
+    QueryReads,
+    RankingReads,
+    RecallReads,
+)
 from cognitive_memory.retrieval.results import Explanation, RankedMemory, RetrievalResult, split_core
 from cognitive_memory.retrieval.scoring import (
     RankWeights,
@@ -78,6 +94,7 @@ class _Activation:
 
 Fused = dict[str, tuple[float, float, float]]
 Scored = list[tuple[RankingRow, ScoreBreakdown]]
+_Ranked = tuple[list[RankedMemory], list[RankedMemory], list[Explanation]]
 
 
 class Retriever:
@@ -91,14 +108,20 @@ class Retriever:
         coverage: IndexCoverage | None = None,
         links: LinkReads | None = None,
         ranking: RankingReads | None = None,
+        at_hand: tuple[FilterAtHand, QueryAtHand] | None = None,
     ) -> None:
         """``links``: where the links are read, ``ranking``: where the candidates' ranking rows and
-        vectors are (both kept in memory by ``replicas``), else the store's."""
+        vectors are (both kept in memory by ``replicas``), else the store's. ``at_hand``: the
+        filter and the query's word counts kept in memory, which let the search come before any
+        read of the store (``query_at_hand``)."""
         self._records = records
         self._memories = records.memories
         self._links = links or records.links
         self._ranking_reads = ranking or records.memories
         self._words = records.words
+        self._at_hand = at_hand
+        self._filters: FilterReads = at_hand[0] if at_hand else records.memories
+        self._query_words: QueryReads = at_hand[1] if at_hand else records.words
         self._vectors = vectors
         self.config = config
         self.coverage = coverage  # None: the index is taken to hold every memory
@@ -121,25 +144,54 @@ class Retriever:
         peripheral); bridges last, in one more search and one more read. The conversation stage
         (``retrieval/conversation.py``) adds its signals for turns at activation, ranking and the
         floor. ``explain``: ids of memories to explain (``retrieval/explaining.py``), read in one
-        more read of the store; they change nothing else."""
+        more read of the store; they change nothing else. Where the query's reads are kept in
+        memory (``at_hand``), the search comes first and the read after it checks the query
+        against the store: when the store changed what the query was weighed by, the query is
+        read again there and the search made again."""
         pool = self.pool_size(max_results)
         # An index short of memories (lost files, an older copy) leaves the words to FTS5, which
         # holds them all: what the index lacks is still found, by its words.
         shortfall = self.coverage.shortfall() if self.coverage is not None else None
         sessions = where is not None and bool(where.sessions) and self.sessions_from_index()
-        asked = self._records.together(
-            lambda: read_query(
-                self._records, query, where, shortfall is None and self.words_from_index(), sessions
-            )
-        )
+
+        def read() -> RecallQuery:
+            in_index = shortfall is None and self.words_from_index()
+            return read_query(self._filters, self._query_words, query, where, in_index, sessions)
+
+        kept = self._query_at_hand(query, where, shortfall is None, sessions)
+        asked = kept or self._records.together(read)
         found = search(self._vectors, asked, query_vector, pool)
+        checked = partial(self._checked, read, query_vector, pool) if kept else None
         ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where, explain)
-        core, peripheral, explained = self._records.together(ranked)
+        asked, found, (core, peripheral, explained) = self._records.together(lambda: ranked(checked))
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
         bridges = self._bridges(query_vector, core, peripheral, asked)[:room] if wanted else []
         explained = with_bridges(explained, [b.memory.id for b in bridges])
         return RetrievalResult(query, core, peripheral, bridges, found.degraded, shortfall, explained)
+
+    def _query_at_hand(
+        self, query: str, where: VectorFilter | None, whole_index: bool, sessions: bool
+    ) -> RecallQuery | None:
+        """The query as ``read_query`` gives it, from what is kept in memory (``query_at_hand``),
+        or None."""
+        if self._at_hand is None:
+            return None
+        return query_at_hand(*self._at_hand, query, where, whole_index and self.words_from_index(), sessions)
+
+    def _checked(
+        self,
+        read: Callable[[], RecallQuery],
+        query_vector: Vector,
+        pool: int,
+        asked: RecallQuery,
+        found: Search,
+    ) -> tuple[RecallQuery, Search]:
+        """``asked`` and what it found, checked inside the read after the search: the query read
+        again (from memory, caught up with the change log), and when the store changed what it is
+        weighed by, searched again."""
+        fresh = read()
+        return (asked, found) if fresh == asked else (fresh, search(self._vectors, fresh, query_vector, pool))
 
     def words_from_index(self) -> bool:
         """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
@@ -169,9 +221,32 @@ class Retriever:
         max_results: int,
         where: VectorFilter | None,
         explain_ids: Sequence[str] = (),
-    ) -> tuple[list[RankedMemory], list[RankedMemory], list[Explanation]]:
-        """The stages after the search, made inside one read of the store: the core and peripheral
+        checked: Callable[[RecallQuery, Search], tuple[RecallQuery, Search]] | None = None,
+    ) -> tuple[RecallQuery, Search, _Ranked]:
+        """The stages after the search, made inside one read of the store: the query and search
+        (``checked`` first, when the query was not read from the store), the core and peripheral
         memories, and the explanations of ``explain_ids``."""
+        if checked is not None:
+            asked, found = checked(asked, found)
+        asked = replace(asked, keyed=named_keys(self._memories, query, where))
+        return (
+            asked,
+            found,
+            self._stages(query, asked, found, query_vector, now, max_results, where, explain_ids),
+        )
+
+    def _stages(
+        self,
+        query: str,
+        asked: RecallQuery,
+        found: Search,
+        query_vector: Vector,
+        now: datetime,
+        max_results: int,
+        where: VectorFilter | None,
+        explain_ids: Sequence[str] = (),
+    ) -> _Ranked:
+        """The stages from the candidates to the returned memories and explanations."""
         cfg = self.config
         pool = self.pool_size(max_results)
         candidates = gather(

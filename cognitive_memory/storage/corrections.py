@@ -34,17 +34,31 @@ from cognitive_memory.core.spelling import (
 from cognitive_memory.storage import vocabulary
 from cognitive_memory.storage.words import terms_of
 
-__all__ = ["corrected"]
+__all__ = ["asked_stems", "corrected", "needs_correcting"]
 
 Pairs = tuple[tuple[str, float], ...]
+
+
+def asked_stems(words: Sequence[str]) -> dict[str, str]:
+    """The words of ``words`` that a correction could stand for (word -> its one stem): those
+    whose stem is long enough to have near spellings, or that could be repaired. How many memories
+    hold each stem (the vocabulary's count) decides whether the word is corrected: at most
+    ``spelling.RARE``."""
+    own = terms_of(words)
+    stems = {word: next(iter(held)) for word, held in zip(words, own, strict=True) if len(held) == 1}
+    return {word: stem for word, stem in stems.items() if allowed_distance(stem) or repairable(word)}
+
+
+def needs_correcting(asked: Mapping[str, str], counts: Mapping[str, int]) -> bool:
+    """Whether some word of ``asked`` (``asked_stems``) is rare in the store, by ``counts`` (the
+    vocabulary's count of each stem; a stem left out is held by no memory)."""
+    return any(counts.get(stem, 0) <= RARE for stem in asked.values())
 
 
 def corrected(conn: sqlite3.Connection, words: Sequence[str]) -> QueryTerms:
     """``words`` (a query's, as ``query_words`` gives them) with their corrections: a few point
     reads of the vocabulary when some word is rare in the store, none of it otherwise."""
-    own = terms_of(words)
-    stems = {word: next(iter(held)) for word, held in zip(words, own, strict=True) if len(held) == 1}
-    asked = {word: stem for word, stem in stems.items() if allowed_distance(stem) or repairable(word)}
+    asked = asked_stems(words)
     counts = vocabulary.held(conn, sorted(set(asked.values()))) if asked else {}
     rare = {word: stem for word, stem in asked.items() if counts.get(stem, 0) <= RARE}
     if not rare:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.spelling import QueryTerms
+from cognitive_memory.storage import vocabulary
 from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.associations import query_words, text_words
 from cognitive_memory.storage.browse import TextMatch
@@ -110,6 +111,12 @@ class Words:
         neighbours'): the counts the word shares weigh rarity by, point reads of the document
         frequencies (``storage/vocabulary.py``)."""
         return self._db.read(lambda conn: word_sql.document_counts(conn, terms))
+
+    def held(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many memories hold each of ``terms`` in their own text (the vocabulary's counts,
+        which decide whether a query's word is corrected; 0 for a term none holds)."""
+        found = self._db.read(lambda conn: vocabulary.held(conn, sorted(set(terms))))
+        return {term: found.get(term, 0) for term in terms}
 
     def in_index(self) -> bool:
         """True when the vector index holds every memory's words (``indexed_words``; cached)."""

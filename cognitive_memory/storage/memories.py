@@ -257,21 +257,31 @@ class Memories:
             conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (last,))
 
     def index_filter(
-        self, where: VectorFilter | None, *, sessions_in_index: bool = False
+        self,
+        where: VectorFilter | None,
+        *,
+        sessions_in_index: bool = False,
+        only_in: Callable[[Sequence[str]], bool] | None = None,
     ) -> VectorFilter | None:
         """``where`` as the vector index needs it. Under a metadata filter, or a session filter
         when the index does not hold the sessions (``sessions_in_index``: see
         ``VectorStore.has_sessions``), the ids of the latest SESSION_SCAN memories that match it
         (none when no memory matches). Else None when it names only projects and every memory is
-        in one of them (one user's store), since Qdrant checks a filter at every point a search
-        visits, even one every point passes."""
+        in one of them (one user's store, asked of ``only_in``, by default this table's), since
+        Qdrant checks a filter at every point a search visits, even one every point passes."""
         if where is None or where.is_empty():
             return None
-        if where.metadata or (where.sessions and not sessions_in_index):
+        if self.needs_ids(where, sessions_in_index=sessions_in_index):
             return VectorFilter(ids=tuple(self.latest_matching(where, SESSION_SCAN)))
-        if where.conditions().keys() == {"project"} and not where.has_range and self.only_in(where.projects):
-            return None
+        if where.conditions().keys() == {"project"} and not where.has_range:
+            return None if (only_in or self.only_in)(where.projects) else where
         return where
+
+    @staticmethod
+    def needs_ids(where: VectorFilter | None, *, sessions_in_index: bool = False) -> bool:
+        """Whether ``index_filter`` lists the ids of the memories ``where`` matches (a read of
+        the store that nothing kept in memory answers)."""
+        return where is not None and bool(where.metadata or (where.sessions and not sessions_in_index))
 
     def only_in(self, projects: Sequence[str]) -> bool:
         """True when every memory belongs to one of ``projects``: a probe of the project index

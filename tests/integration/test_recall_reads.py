@@ -1,7 +1,9 @@
 """What a recall reads (service/recall.py down to the stores): one call to the vector index and two
 reads of SQLite, one before the search and one after it (docs/recall.md#how-recall-works); bridges
-add one call and one read. With a Qdrant server (qdrant-client's local mode stands in) the search is
-one call to the server and SQLite only answers point reads. A new read or call fails here."""
+add one call and one read. With its state in memory, as a server keeps it (``replicas``), the
+search comes first and SQLite is read once, after it. With a Qdrant server (qdrant-client's local
+mode stands in) the search is one call to the server and SQLite only answers point reads. A new
+read or call fails here."""
 
 from __future__ import annotations
 
@@ -21,11 +23,14 @@ from cognitive_memory.errors import StorageError
 from cognitive_memory.index import EdgeVectorStore, VectorStore
 from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
+from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedWords
 from cognitive_memory.retrieval import RetrievalConfig, Retriever
 from cognitive_memory.service.filters import RecallFilters
 from cognitive_memory.service.recall import Detail, RecallResult, recall
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
+
+DIMENSION = 384
 
 
 class CountingIndex:
@@ -101,11 +106,32 @@ def system(tmp_path: Path) -> Iterator[CognitiveSystem]:
     opened.close()
 
 
-def _system(records: SQLiteMemoryStore, index: Any) -> CognitiveSystem:
-    """A system as build_system makes one, its index looked at as a server's opener does first."""
+@pytest.fixture
+def serving(tmp_path: Path) -> Iterator[CognitiveSystem]:
+    """A system as a server builds one: its links, ranking rows and the query's word counts kept
+    in memory (``replicas``), built."""
+    records = SQLiteMemoryStore(tmp_path / "memories.db")
+    index: Any = CountingIndex(EdgeVectorStore(tmp_path / "edge"))
+    opened = _system(records, index, follow=True)
+    for replica in opened.followed:
+        replica.build()
+    yield opened
+    opened.close()
+
+
+def _system(records: SQLiteMemoryStore, index: Any, *, follow: bool = False) -> CognitiveSystem:
+    """A system as build_system makes one, its index looked at as a server's opener does first;
+    with ``follow``, as a server's (its state in memory, not yet built)."""
     coverage = IndexCoverage(index, records.outbox.to_be_indexed)
-    retriever = Retriever(records, index, RetrievalConfig(words_in_index=True), coverage)
-    opened = CognitiveSystem(records, index, HashEncoder(), retriever)
+    links, ranking, words = (
+        FollowedLinks(records),
+        FollowedRanking(records, DIMENSION),
+        FollowedWords(records),
+    )
+    kept = {"links": links, "ranking": ranking, "at_hand": (ranking, words)} if follow else {}
+    retriever = Retriever(records, index, RetrievalConfig(words_in_index=True), coverage, **kept)
+    followed = (links, ranking, words) if follow else ()
+    opened = CognitiveSystem(records, index, HashEncoder(DIMENSION), retriever, followed=followed)
     _conversation(opened)
     coverage.look()
     return opened
@@ -136,6 +162,7 @@ def _recall(
     bridges: bool = False,
     detail: Detail = "full",
     filters: RecallFilters | None = None,
+    query: str = "ferry tickets harbour",
 ) -> tuple[RecallResult, list[str], Transactions]:
     index = system.vectors
     assert isinstance(index, CountingIndex)
@@ -145,9 +172,7 @@ def _recall(
     index.calls.clear()
     index.counting = True
     try:
-        answer = recall(
-            system, "ferry tickets harbour", None, 10, bridges, filters, project="default", detail=detail
-        )
+        answer = recall(system, query, None, 10, bridges, filters, project="default", detail=detail)
     finally:
         index.counting = False
         database.trace(None)
@@ -162,6 +187,46 @@ def test_a_recall_makes_one_call_to_the_index_and_two_reads(system: CognitiveSys
     assert (transactions.reads, transactions.writes) == (2, 0)
     read = " ".join(transactions.statements)  # links, supersession and records among them
     assert all(table in read for table in ("FROM connections", "FROM relations", "FROM memories"))
+
+
+def test_with_its_state_in_memory_a_recall_searches_first_and_reads_once(serving: CognitiveSystem) -> None:
+    query = "ferry tomatoes garden"  # words no correction is looked for: each held by several
+    _recall(serving, query=query)  # the first reads the query's counts, and keeps them
+
+    answer, calls, transactions = _recall(serving, query=query)
+
+    assert answer.total_results >= 3
+    assert calls == ["search_with_words"]
+    assert (transactions.reads, transactions.writes) == (1, 0)
+    read = " ".join(transactions.statements)
+    assert "vocabulary" not in read and "document_frequencies" not in read
+
+
+def test_after_another_process_writes_the_query_is_read_again_and_searched_again(
+    serving: CognitiveSystem, tmp_path: Path
+) -> None:
+    query = "ferry tomatoes garden"
+    _recall(serving, query=query)
+    other = SQLiteMemoryStore(tmp_path / "memories.db")  # another process's connection
+    try:
+        writer = CognitiveSystem(
+            other,
+            serving.vectors,
+            HashEncoder(DIMENSION),
+            Retriever(other, serving.vectors, RetrievalConfig()),
+        )
+        writer.store("The garden ferry carries tomatoes on Sundays", session_id="garden")
+        writer.flush()
+    finally:
+        other.close()
+
+    answer, calls, transactions = _recall(serving, query=query)
+
+    # Searched with the counts it held, which the store no longer gives: read again inside the
+    # one read, and searched again; the new memory is found.
+    assert calls == ["search_with_words", "search_with_words"]
+    assert (transactions.reads, transactions.writes) == (1, 0)
+    assert "garden ferry" in answer.model_dump_json()
 
 
 def test_the_first_recall_of_a_process_whose_index_was_not_looked_at_counts_both_once(

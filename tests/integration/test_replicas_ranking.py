@@ -189,7 +189,8 @@ def test_a_serving_system_recalls_from_tables_it_built_at_start(data_dir: Path) 
     try:
         for replica in system.followed:
             replica.build()
-        assert {type(replica).__name__ for replica in system.followed} == {"FollowedLinks", "FollowedRanking"}
+        names = {type(replica).__name__ for replica in system.followed}
+        assert names == {"FollowedLinks", "FollowedRanking", "FollowedWords"}
         assert all(replica.state == "following" for replica in system.followed)
     finally:
         system.close()

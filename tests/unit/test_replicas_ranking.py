@@ -62,3 +62,15 @@ def test_a_changed_row_is_written_over_and_a_gone_memory_dropped() -> None:
 def test_a_vector_of_another_size_is_left_out() -> None:
     table = RankingTable.read(1, iter([_row(0), _row(1, dimension=3)]), dimension=4)
     assert [row.id for row in table.rows(["m0", "m1"])] == ["m0"]
+
+
+def test_whether_every_memory_is_in_some_projects_follows_each_write() -> None:
+    table = RankingTable.read(1, iter([_row(n) for n in range(3)]), dimension=4)  # p0, p1, p2
+
+    assert table.only_in(["p0", "p1", "p2"]) and not table.only_in(["p0", "p1"])
+    table.take(["m2"], [])  # the only memory of p2 forgotten
+    assert table.only_in(["p0", "p1"])
+    table.put(_row(1)._replace(project="p0"))  # p1's memory moved to p0
+    assert table.only_in(["p0"]) and not table.only_in([])
+    table.put(_row(7)._replace(project="p9"))
+    assert not table.only_in(["p0"]) and table.only_in(["p0", "p9"])

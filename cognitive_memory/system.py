@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.backup.folder import BackupPlace
+from cognitive_memory.browsing import Browsing
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.metadata import check_fields
@@ -90,6 +91,7 @@ class CognitiveSystem:
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
+        self.browsing = Browsing(records)
         self.words_upgrade = WordsUpgrade(records, vectors)  # started by build_system
         self._index_opener = IndexOpener(vectors, retriever.coverage)
         self._check_encoder_matches_index()

@@ -270,9 +270,9 @@ def test_the_core_imports_point_down_its_layers() -> None:
 
 
 # SQLite is the store of record's own business: only storage/ speaks it, so a second store of
-# record (PostgreSQL, issue #46) goes behind the same seam. backup/ still copies and checks the
-# SQLite file itself, until snapshots are asked of the store too.
-SQLITE_SPOKEN_IN = ("cognitive_memory/storage/", "cognitive_memory/backup/")
+# record (PostgreSQL, issue #46) goes behind the same seam; backup/ asks storage/ for its copies
+# and checks (storage/snapshots.py).
+SQLITE_SPOKEN_IN = ("cognitive_memory/storage/",)
 
 
 def test_only_the_store_of_record_imports_sqlite3() -> None:

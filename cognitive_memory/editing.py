@@ -9,12 +9,12 @@ from datetime import datetime
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.records import EDITABLE_FIELDS, MemoryEdit, apply_edit
+from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import EditConflictError, InvalidInputError, NotFoundError
 from cognitive_memory.linking import unknown
 from cognitive_memory.outcomes import UpdateOutcome
 from cognitive_memory.replicas.index_replication import IndexReplication
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["UPDATE_ATTEMPTS", "Edits"]
 
@@ -28,7 +28,7 @@ class Edits:
 
     def __init__(
         self,
-        records: SQLiteMemoryStore,
+        records: StoreOfRecord,
         encoder: Encoder,
         replication: IndexReplication,
         clock: Callable[[], datetime],

@@ -18,15 +18,15 @@ from cognitive_memory.core.links import (
     check_weight,
     cycle_message,
 )
+from cognitive_memory.core.store import StoreOfRecord
+from cognitive_memory.core.store.values import LinkWrite, Neighbourhood
 from cognitive_memory.errors import InvalidInputError, NotFoundError
-from cognitive_memory.storage.relations import LinkWrite, Neighbourhood
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["link", "related", "require", "unknown", "unlink"]
 
 
 def link(
-    records: SQLiteMemoryStore,
+    records: StoreOfRecord,
     from_id: str,
     to_id: str,
     relation: str,
@@ -48,7 +48,7 @@ def link(
     return written
 
 
-def unlink(records: SQLiteMemoryStore, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
+def unlink(records: StoreOfRecord, from_id: str, to_id: str, relation: str | None = None) -> list[str]:
     """Remove the links from ``from_id`` to ``to_id`` (of ``relation`` only, if given); returns
     the relations removed (none is a value, not an error). Unknown ids are refused."""
     ends = check_ends(from_id, to_id)
@@ -58,7 +58,7 @@ def unlink(records: SQLiteMemoryStore, from_id: str, to_id: str, relation: str |
 
 
 def related(
-    records: SQLiteMemoryStore, memory_id: str, depth: int = 1, relations: Sequence[str] = ()
+    records: StoreOfRecord, memory_id: str, depth: int = 1, relations: Sequence[str] = ()
 ) -> Neighbourhood:
     """The memories linked to ``memory_id`` within ``depth`` (1-5) hops, in both directions,
     breadth first; the walk visits at most RELATED_LIMIT of them (``truncated`` says when more
@@ -68,7 +68,7 @@ def related(
     return records.links.related(memory_id, hops, kinds, RELATED_LIMIT)
 
 
-def require(records: SQLiteMemoryStore, ids: Sequence[str]) -> None:
+def require(records: StoreOfRecord, ids: Sequence[str]) -> None:
     """Refuse ids of memories that do not exist."""
     found = {memory.id for memory in records.memories.get(list(dict.fromkeys(ids)))}
     missing = [memory_id for memory_id in dict.fromkeys(ids) if memory_id not in found]

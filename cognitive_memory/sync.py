@@ -21,12 +21,12 @@ from datetime import datetime
 
 from cognitive_memory.core.memory import CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.sources import SourceChunk, SourceUpdate, SyncCounts, content_hash
+from cognitive_memory.core.store import StoreOfRecord
+from cognitive_memory.core.store.values import ChunkRow, SourceRecord, SourceWrite
 from cognitive_memory.core.validation import check_text
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.replicas.index_replication import IndexReplication
-from cognitive_memory.storage.sources import ChunkRow, SourceRecord, SourceWrite
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["LoadedSources", "SyncPlan", "build_write", "plan_sync"]
 
@@ -180,7 +180,7 @@ class LoadedSources:
 
     def __init__(
         self,
-        records: SQLiteMemoryStore,
+        records: StoreOfRecord,
         encoder: Encoder,
         replication: IndexReplication,
         clock: Callable[[], datetime],

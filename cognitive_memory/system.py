@@ -12,10 +12,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.backup.folder import BackupPlace
+from cognitive_memory.browsing import Browsing
 from cognitive_memory.core.levels import classify
 from cognitive_memory.core.memory import DEFAULT_PROJECT, CognitiveMemory, SourceKind, Vector
 from cognitive_memory.core.metadata import check_fields
 from cognitive_memory.core.records import MemoryEdit, check_kind, check_level, new_memory
+from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.core.uses import Use
 from cognitive_memory.core.validation import (
     MAX_QUERY_CHARS,
@@ -38,7 +40,6 @@ from cognitive_memory.replicas.index_replication import IndexReplication
 from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.retrieval.results import RetrievalResult
 from cognitive_memory.retrieval.retriever import Retriever
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 from cognitive_memory.sync import LoadedSources
 from cognitive_memory.use_log import UseLog
 
@@ -58,7 +59,7 @@ class CognitiveSystem:
 
     def __init__(
         self,
-        records: SQLiteMemoryStore,
+        records: StoreOfRecord,
         vectors: VectorStore,
         encoder: Encoder,
         retriever: Retriever,
@@ -90,6 +91,7 @@ class CognitiveSystem:
         self.replication = IndexReplication(records, vectors, self._bookkeeping, retry_seconds=retry_seconds)
         self.loaded = LoadedSources(records, encoder, self.replication, clock, self._record_encoder)
         self.edits = Edits(records, encoder, self.replication, clock)
+        self.browsing = Browsing(records)
         self.words_upgrade = WordsUpgrade(records, vectors)  # started by build_system
         self._index_opener = IndexOpener(vectors, retriever.coverage)
         self._check_encoder_matches_index()
@@ -410,7 +412,7 @@ class CognitiveSystem:
 
     def status(self) -> SystemStatus:
         """Raises StorageError when the data directory was deleted under this process."""
-        self.records.location.check()
+        self.records.check_in_place()
         self.flush()
         counts = self.records.memories.counts()
         info: VectorStoreInfo | None = None
@@ -427,7 +429,7 @@ class CognitiveSystem:
             pending_vector_writes=pending,
             activity=self.records.properties.activity(),
             database_path=self.records.path,
-            database_bytes=self.records.database.size_bytes(),
+            database_bytes=self.records.size_bytes(),
             encoder_name=self.encoder.name,
             encoder_ready=self.encoder.is_ready,
             configuration=dict(self.configuration),

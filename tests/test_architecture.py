@@ -105,6 +105,20 @@ def test_transports_reach_no_store_through_the_system() -> None:
     assert offences == []
 
 
+def test_the_use_cases_reach_no_repository_through_the_system() -> None:
+    """The use-case layer goes through the system, or the protocols it is given, never through the
+    store of record's aggregates (``system.records.trash``): the store behind them may be another
+    one (issue #46)."""
+    chain = re.compile(r"\.records\.\w")
+    offences = [
+        f"{file.relative_to(ROOT)}:{number}: {line.strip()}"
+        for file in sorted((ROOT / "cognitive_memory" / "service").rglob("*.py"))
+        for number, line in enumerate(file.read_text().splitlines(), start=1)
+        if chain.search(line)
+    ]
+    assert offences == []
+
+
 def test_only_the_composition_root_reads_the_environment() -> None:
     readers = sorted(
         str(file.relative_to(ROOT))
@@ -256,9 +270,9 @@ def test_the_core_imports_point_down_its_layers() -> None:
 
 
 # SQLite is the store of record's own business: only storage/ speaks it, so a second store of
-# record (PostgreSQL, issue #46) goes behind the same seam. backup/ still copies and checks the
-# SQLite file itself, until snapshots are asked of the store too.
-SQLITE_SPOKEN_IN = ("cognitive_memory/storage/", "cognitive_memory/backup/")
+# record (PostgreSQL, issue #46) goes behind the same seam; backup/ asks storage/ for its copies
+# and checks (storage/snapshots.py).
+SQLITE_SPOKEN_IN = ("cognitive_memory/storage/",)
 
 
 def test_only_the_store_of_record_imports_sqlite3() -> None:

@@ -14,11 +14,9 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +27,7 @@ from cognitive_memory.index.edge_errors import lock_file
 from cognitive_memory.index.vector_store import VectorStore
 from cognitive_memory.regular_files import NotRegularFileError, open_regular
 from cognitive_memory.replicas.index_replication import copy_vectors, unindexed_threshold
+from cognitive_memory.storage.snapshots import claim_file, memory_count_in, queue_every_memory
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["RestoreReport", "claim_database", "memory_count", "restore_snapshot"]
@@ -51,16 +50,7 @@ class RestoreReport:
 
 def memory_count(database: Path) -> int:
     """How many memories ``database`` holds (0 when it or its table does not exist yet)."""
-    if not database.is_file():
-        return 0
-    try:
-        with closing(sqlite3.connect(database, timeout=5)) as conn:
-            tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories'")
-            if tables.fetchone() is None:
-                return 0
-            return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
-    except sqlite3.Error as exc:
-        raise StorageError(f"Cannot read {database} ({exc}): move it away to restore in its place.") from exc
+    return memory_count_in(database)
 
 
 def claim_database(
@@ -78,23 +68,16 @@ def claim_database(
         f"{database} is open in another process (a running server or command): stop every "
         "memory_system process using this data directory, then restore again."
     )
-    try:
-        with closing(sqlite3.connect(database, isolation_level=None, timeout=2)) as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            mode = str(conn.execute("PRAGMA journal_mode=DELETE").fetchone()[0])
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "busy" in str(exc):
-            raise busy from None
-        raise StorageError(f"Cannot open {database}: {exc}") from exc
-    except sqlite3.DatabaseError as exc:
+    claim = claim_file(database)
+    if claim.state == "busy":
+        raise busy
+    if claim.state == "damaged":
         if set_aside_damaged:
             return _set_damaged_aside(database)
         raise StorageError(
-            f"{database} cannot be read ({exc}): restore with --force to set it aside (renamed beside "
-            "itself, nothing deleted), or move it away yourself."
-        ) from exc
-    if mode.lower() != "delete":
-        raise busy
+            f"{database} cannot be read ({claim.detail}): restore with --force to set it aside (renamed "
+            "beside itself, nothing deleted), or move it away yourself."
+        )
     return None
 
 
@@ -167,12 +150,7 @@ def _stage(snapshot: Snapshot, database: Path) -> Path:
             raise InvalidInputError(
                 f"{snapshot.database} changed after it was checked: restore it again once nothing writes it."
             )
-        with closing(sqlite3.connect(staged, isolation_level=None)) as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) "
-                "SELECT id, 'upsert', ? FROM memories",
-                (time.time(),),
-            )
+        queue_every_memory(staged)
         with staged.open("rb+") as handle:
             os.fsync(handle.fileno())
     except InvalidInputError:
@@ -184,7 +162,7 @@ def _stage(snapshot: Snapshot, database: Path) -> Path:
             f"{snapshot.database} changed after it was checked (it is now {exc.what}): "
             "restore another snapshot."
         ) from None
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, StorageError) as exc:
         staged.unlink(missing_ok=True)
         raise StorageError(f"Could not write the restored database beside {database}: {exc}") from exc
     return staged

@@ -1,7 +1,8 @@
 """Snapshots of the memory database: made while servers write, checked before any restore.
 
-A snapshot is a directory holding a copy of the SQLite database, made with SQLite's online backup
-API (one consistent read transaction, so every commit before it is in and none after it), and
+A snapshot is a directory holding a copy of the SQLite database, which the store of record makes
+(``storage/snapshots.py``: SQLite's online backup API, one consistent read transaction, so every
+commit before it is in and none after it), and
 ``manifest.json``: counts, model, schema version, integrity and the copy's sha256. SQLite holds
 every memory with its vector, so the vector index is rebuilt from the copy (``restore``).
 
@@ -18,10 +19,8 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import uuid
 from collections.abc import Callable
-from contextlib import closing
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,12 +30,7 @@ from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.processes import is_running
 from cognitive_memory.regular_files import NotRegularFileError, open_regular, read_regular
 from cognitive_memory.storage.migrations import MIGRATIONS
-from cognitive_memory.storage.schema import (
-    migration_problem,
-    recorded_migrations,
-    schema_differences,
-    summary,
-)
+from cognitive_memory.storage.snapshots import check_snapshot_database, copy_database, read_copy
 
 __all__ = [
     "DATABASE_NAME",
@@ -60,17 +54,7 @@ MANIFEST_NAME = "manifest.json"
 DATABASE_NAME = "cognitive_memory.db"
 _MAX_MANIFEST_BYTES = 1 << 20
 PARTIAL_MARK = ".partial-"
-_SQLITE_FULL = 13
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-# Manifest count -> the table it counts.
-COUNTED_TABLES = {
-    "memories": "memories",
-    "relations": "relations",
-    "connections": "connections",
-    "versions": "memory_versions",
-    "sources": "sources",
-}
-
 Step = Callable[[str], None]
 
 
@@ -153,80 +137,30 @@ def create_snapshot(
 def _fill(database: Path, partial: Path, name: str | None, step: Step) -> Manifest:
     copy = partial / DATABASE_NAME
     step(f"copying {database} with SQLite's online backup")
-    _online_copy(database, copy)
+    copy_database(database, copy)
     step("checking the copy (integrity_check)")
-    with closing(sqlite3.connect(copy)) as conn:
-        integrity = _integrity(conn)
-        if integrity != "ok":
-            raise StorageError(
-                f"The copy of {database} is damaged ({integrity}): the database itself may be."
-            )
-        facts = _facts(conn)
+    facts = read_copy(copy)
+    if facts.integrity != "ok":
+        raise StorageError(
+            f"The copy of {database} is damaged ({facts.integrity}): the database itself may be."
+        )
+    model, _, dimension = facts.encoder.rpartition(":") if facts.encoder else (None, "", "")
     step("computing its sha256")
     manifest = Manifest(
         created_at=datetime.now(UTC).isoformat(),
-        integrity=integrity,
+        counts=facts.counts,
+        schema_version=facts.migrations[-1] if facts.migrations else None,
+        migrations=facts.migrations,
+        embedding_model=model or None,
+        embedding_dimension=int(dimension) if dimension.isdigit() else None,
+        integrity=facts.integrity,
         sha256=file_sha256(copy),
         database_bytes=copy.stat().st_size,
         source_database=str(database),
         name=name,
-        **facts,
     )
     _write_durably(partial / MANIFEST_NAME, json.dumps(manifest.to_json(), indent=2).encode())
     return manifest
-
-
-def _online_copy(database: Path, copy: Path) -> None:
-    """One backup step over the whole file: a single read transaction, consistent while others
-    write (WAL readers do not block writers). The copy is made a one-file (rollback journal)
-    database and flushed to disk."""
-    try:
-        with (
-            closing(sqlite3.connect(database, timeout=30)) as source,
-            closing(sqlite3.connect(copy, isolation_level=None)) as target,
-        ):
-            source.backup(target)
-            target.execute("PRAGMA journal_mode=DELETE")
-    except sqlite3.Error as exc:
-        if getattr(exc, "sqlite_errorcode", 0) & 0xFF == _SQLITE_FULL:
-            raise StorageError(
-                f"The disk holding {copy.parent.parent} is full ({exc}): no snapshot was made. Free some "
-                "space (or delete old snapshots) and try again.",
-                code="disk_full",
-            ) from exc
-        raise StorageError(f"Could not copy the memory database {database}: {exc}") from exc
-    with copy.open("rb+") as handle:
-        os.fsync(handle.fileno())
-
-
-def _integrity(conn: sqlite3.Connection) -> str:
-    rows = [str(row[0]) for row in conn.execute("PRAGMA integrity_check")]
-    return "; ".join(rows[:3])
-
-
-def _facts(conn: sqlite3.Connection) -> dict[str, Any]:
-    """Counts, applied migrations and the encoder signature of a database."""
-    tables = {str(row[0]) for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    counts = {
-        key: int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-        for key, table in COUNTED_TABLES.items()
-        if table in tables
-    }
-    migrations: list[str] = []
-    if "schema_migrations" in tables:
-        migrations = [str(r[0]) for r in conn.execute("SELECT name FROM schema_migrations ORDER BY name")]
-    encoder = None
-    if "store_meta" in tables:
-        row = conn.execute("SELECT value FROM store_meta WHERE key = 'encoder'").fetchone()
-        encoder = str(row[0]) if row else None
-    model, _, dimension = encoder.rpartition(":") if encoder else (None, "", "")
-    return {
-        "counts": counts,
-        "migrations": migrations,
-        "schema_version": migrations[-1] if migrations else None,
-        "embedding_model": model or None,
-        "embedding_dimension": int(dimension) if dimension.isdigit() else None,
-    }
 
 
 def file_sha256(path: Path) -> str:
@@ -312,14 +246,7 @@ def verify_snapshot(directory: Path) -> Snapshot:
         raise InvalidInputError(
             f"{directory} was made by a newer version (schema {', '.join(unknown)}): upgrade first."
         )
-    uri = f"{snapshot.database.resolve().as_uri()}?mode=ro&immutable=1"
-    try:
-        with closing(sqlite3.connect(uri, uri=True)) as conn:
-            _check_database(conn, snapshot)
-    except sqlite3.Error as exc:
-        raise InvalidInputError(
-            f"{snapshot.database} cannot be read ({exc}): the snapshot is damaged."
-        ) from None
+    check_snapshot_database(snapshot.database, manifest.migrations, manifest.schema_version, manifest.counts)
     return snapshot
 
 
@@ -342,37 +269,6 @@ def _not_a_snapshot_file(directory: Path, refused: NotRegularFileError) -> Inval
         f"{directory} is not a whole snapshot: {refused.path.name} is {refused.what}, not a regular "
         "file. Restore another snapshot (`memory_system backup --list`) or remove this one."
     )
-
-
-def _check_database(conn: sqlite3.Connection, snapshot: Snapshot) -> None:
-    """The snapshot's database passes integrity_check, records the first shipped migrations in
-    order (those its manifest names), has exactly the schema they make, and the manifest's counts."""
-    database, manifest = snapshot.database, snapshot.manifest
-    integrity = _integrity(conn)
-    if integrity != "ok":
-        raise InvalidInputError(f"{database} fails integrity_check ({integrity}).")
-    recorded = recorded_migrations(conn)
-    if recorded is None:
-        raise InvalidInputError(f"{database} is not a memory database (it has no schema_migrations table).")
-    problem = migration_problem(recorded)
-    if problem is not None:
-        raise InvalidInputError(
-            f"{database} {problem} (`memory_system backup --list` shows other snapshots)."
-        )
-    if recorded != manifest.migrations:
-        raise InvalidInputError(
-            f"{database} records migrations up to {recorded[-1] if recorded else None!r}, its manifest "
-            f"says {manifest.schema_version!r}: the snapshot was altered; restore another one."
-        )
-    differences = schema_differences(conn, len(recorded))
-    if differences:
-        raise InvalidInputError(
-            f"{database} is not what its migrations make ({summary(differences)}): the snapshot was "
-            "altered after it was made; restore another one (`memory_system backup --list`)."
-        )
-    counts = _facts(conn)["counts"]
-    if counts != manifest.counts:
-        raise InvalidInputError(f"{database} holds {counts}, its manifest says {manifest.counts}.")
 
 
 def list_snapshots(folder: Path) -> list[Snapshot]:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, Vector
+from cognitive_memory.core.vector_filter import SESSION_FIELD, VectorFilter
 from cognitive_memory.errors import RejectedPointsError
 from cognitive_memory.index.sparse import SparseVector
 
@@ -31,8 +32,6 @@ __all__ = [
     "point_problem",
 ]
 
-# The payload field of a memory's session; indexes made before it lack it (``has_sessions``).
-SESSION_FIELD = "session_id"
 # Payload fields recall filters on, with their index kind; every backend indexes them on creation.
 INDEXED_FIELDS: Mapping[str, str] = {
     "hierarchy_level": "integer",
@@ -60,80 +59,6 @@ class VectorPoint:
 class VectorHit:
     id: str
     score: float
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFilter:
-    """Conditions on the payload: each non-empty field must match one of its values, and
-    ``created_at`` (seconds since the epoch) must lie in [created_after, created_before).
-    ``sessions`` (the session that stored a memory) is the payload's ``session_id``; an index made
-    before it was there (``VectorStore.has_sessions`` False) is given the ids of the session's
-    memories instead, as SQLite lists them (``ids``: the only points it may return, none when
-    empty; None: any; ``Memories.index_filter``). ``metadata``, the caller's fields as (name,
-    kind, value) (``core/metadata.check_fields_filter``), are not in the payload: they always go
-    by ids, and ``matches`` leaves them to those ids."""
-
-    hierarchy_levels: tuple[int, ...] = ()
-    memory_types: tuple[str, ...] = ()
-    loader_types: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    projects: tuple[str, ...] = ()
-    created_after: float | None = None
-    created_before: float | None = None
-    sessions: tuple[str, ...] = ()
-    ids: tuple[str, ...] | None = None
-    metadata: tuple[tuple[str, str, Any], ...] = ()
-
-    def conditions(self) -> dict[str, tuple[Any, ...]]:
-        """Field name to accepted values, for the non-empty fields."""
-        pairs = {
-            "hierarchy_level": self.hierarchy_levels,
-            "memory_type": self.memory_types,
-            "loader_type": self.loader_types,
-            "tags": self.tags,
-            "project": self.projects,
-            SESSION_FIELD: self.sessions,
-        }
-        return {name: values for name, values in pairs.items() if values}
-
-    @property
-    def has_range(self) -> bool:
-        return self.created_after is not None or self.created_before is not None
-
-    def is_empty(self) -> bool:
-        listed = self.sessions or self.metadata or self.ids is not None
-        return not self.conditions() and not self.has_range and not listed
-
-    def admits(self, point_id: str) -> bool:
-        """True when ``ids`` leaves the point with this id in (any, when ``ids`` is None)."""
-        return self.ids is None or point_id in self.ids
-
-    def matches(self, payload: Mapping[str, Any]) -> bool:
-        for name, values in self.conditions().items():
-            held = payload.get(name)
-            held_values = held if isinstance(held, list) else [held]
-            if not any(value in values for value in held_values):
-                return False
-        created = payload.get("created_at")
-        if self.created_after is not None and (created is None or created < self.created_after):
-            return False
-        return not (self.created_before is not None and (created is None or created >= self.created_before))
-
-    def failing(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
-        """The conditions ``payload`` fails, by their payload names (``conditions``' keys) or
-        bounds (``created_after``, ``created_before``); empty when it matches (recall's
-        ``explain``)."""
-        failed = []
-        for name, values in self.conditions().items():
-            held = payload.get(name)
-            if not any(value in values for value in (held if isinstance(held, list) else [held])):
-                failed.append(name)
-        created = payload.get("created_at")
-        early = self.created_after is not None and (created is None or created < self.created_after)
-        late = self.created_before is not None and (created is None or created >= self.created_before)
-        failed += ["created_after"] if early else []
-        failed += ["created_before"] if late else []
-        return tuple(failed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.storage.trash import Restored
 from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["PrunePlan", "plan_prune", "prune", "purge_expired", "restore", "trash"]
+__all__ = ["PrunePlan", "plan_prune", "prune", "purge", "purge_expired", "restore", "trash"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +59,15 @@ def restore(system: CognitiveSystem, ids: Sequence[str], entries: Sequence[int] 
     return restored
 
 
+def purge(system: CognitiveSystem, before: float | None) -> int:
+    """Delete for good what was trashed before ``before`` (seconds since the epoch; all when
+    None); returns how many."""
+    return system.records.trash.purge(before)
+
+
 def purge_expired(system: CognitiveSystem, days: float, now: float | None = None) -> int:
     """Delete for good what has been in the trash longer than ``days``; returns how many."""
-    return system.records.trash.purge((now if now is not None else time.time()) - days * DAY_SECONDS)
+    return purge(system, (now if now is not None else time.time()) - days * DAY_SECONDS)
 
 
 def plan_prune(system: CognitiveSystem, criteria: PruneCriteria, now: float | None = None) -> PrunePlan:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.store import IndexedWordRecords
 from cognitive_memory.errors import RejectedPointsError, StorageError
 from cognitive_memory.index.vector_store import VectorPoint, VectorStore
 from cognitive_memory.replicas.index_points import DocumentReads, points_of, words_of
-from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.memories import MemoryCounts
 
 __all__ = [
@@ -82,7 +82,7 @@ class RecordedVectors(Protocol):
     def word_documents(self) -> DocumentReads: ...
 
     @property
-    def indexed_words(self) -> IndexedWords: ...
+    def indexed_words(self) -> IndexedWordRecords: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,10 +28,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from cognitive_memory.core.store import IndexedWordRecords
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorStore
 from cognitive_memory.replicas.index_points import DocumentReads, words_of
-from cognitive_memory.storage.indexed_words import IndexedWords, WordsProgress
+from cognitive_memory.storage.indexed_words import WordsProgress
 from cognitive_memory.storage.word_documents import WordDocument
 
 __all__ = ["WordsUpgrade", "WordsUpgradeRecords"]
@@ -56,7 +57,7 @@ class WordsUpgradeRecords(Protocol):
     """The store of record as the build reads it (``storage.SQLiteMemoryStore``)."""
 
     @property
-    def indexed_words(self) -> IndexedWords: ...
+    def indexed_words(self) -> IndexedWordRecords: ...
 
     @property
     def word_documents(self) -> DocumentReads: ...

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from cognitive_memory.core.memory import DEFAULT_PROJECT, GLOBAL_PROJECT, CognitiveMemory
+from cognitive_memory.core.store.values import TextMatch, VersionRow
 from cognitive_memory.core.validation import MAX_QUERY_CHARS, check_key, check_text
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.service.fields import optional
@@ -26,7 +27,6 @@ from cognitive_memory.service.paging import (
 )
 from cognitive_memory.service.records import LEVEL_NAMES, MemoryOut, memory_fields, memory_out, preview
 from cognitive_memory.service.trash import trashed_ids
-from cognitive_memory.storage.browse import TextMatch, VersionRow
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
@@ -149,7 +149,7 @@ def get(
     holders = key_holders(system, named, project)
     asked = list(dict.fromkeys([*ids, *holders.values()]))
     found, now = system.open(asked), system.now()
-    history = system.records.history.of([m.id for m in found]) if include_history else None
+    history = system.browsing.versions([m.id for m in found]) if include_history else None
     records = [_record_out(m, history.get(m.id, []) if history is not None else None, now) for m in found]
     missing = [i for i in ids if i not in {m.id for m in found}]
     trashed = trashed_ids(system, missing)
@@ -161,7 +161,7 @@ def get(
 
 def key_holders(system: CognitiveSystem, keys: Sequence[str], project: str) -> dict[str, str]:
     """The id of the memory holding each key found, in ``project`` first, else among the global ones."""
-    held = system.records.memories.keyed(keys, list(dict.fromkeys((project, GLOBAL_PROJECT))))
+    held = system.browsing.keyed(keys, list(dict.fromkeys((project, GLOBAL_PROJECT))))
     by_key = {m.key: m.id for m in held if m.project != project and m.key}
     by_key |= {m.key: m.id for m in held if m.project == project and m.key}
     return {key: by_key[key] for key in keys if key in by_key}
@@ -170,10 +170,10 @@ def key_holders(system: CognitiveSystem, keys: Sequence[str], project: str) -> d
 def read(system: CognitiveSystem, memory_id: str) -> MemoryRead | None:
     """The memory whole with all its versions, without counting the read as a use; None when no
     memory has that id."""
-    found = system.records.memories.get([memory_id])
+    found = system.browsing.memories([memory_id])
     if not found:
         return None
-    history = system.records.history.of([memory_id]).get(memory_id, [])
+    history = system.browsing.versions([memory_id]).get(memory_id, [])
     return MemoryRead(_record_out(found[0], history, system.now()), found[0].revision)
 
 
@@ -199,7 +199,7 @@ def list_page(
     where = scope_filter(filters, project, session)
     after = decode_cursor(cursor, order) if cursor is not None else None
     match = None if text is None else _text_match(system, text)
-    page = system.records.memories.browse(where, order, checked_size(limit), after, match)
+    page = system.browsing.page(where, order, checked_size(limit), after, match)
     return ListResult(
         order_by=order,
         total=page.total,
@@ -214,7 +214,7 @@ def list_page(
 
 def _text_match(system: CognitiveSystem, text: str) -> TextMatch:
     """What list_memories' ``text`` matches; refused when it holds no word."""
-    match = system.records.words.text_match(check_text(text, field="text", limit=MAX_QUERY_CHARS))
+    match = system.browsing.text_match(check_text(text, field="text", limit=MAX_QUERY_CHARS))
     if match is None:
         raise InvalidInputError(f"`text` {text!r} holds no word to look for.", code="invalid_value")
     return match

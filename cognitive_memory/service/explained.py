@@ -82,7 +82,7 @@ def explained_out(
     """The answer's ``explained``, one per id ``given`` (``explained`` in the same order); a memory
     returned in a list the caller's ``types`` leave out is ``filtered`` by ``types``."""
     floor = system.retriever.config.floor
-    trashed = {row.id for row in system.records.trash.find([e.memory_id for e in explained])}
+    trashed = {row.id for row in system.browsing.in_trash([e.memory_id for e in explained])}
     out = []
     for memory_id, e in zip(given, explained, strict=True):
         if e.reason == "returned" and e.kind not in wanted:

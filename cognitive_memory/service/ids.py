@@ -32,24 +32,24 @@ Lookup = Callable[[str, int], list[str]]
 
 def resolve_memory_ids(system: CognitiveSystem, memory_ids: Sequence[str]) -> list[str]:
     """``memory_ids`` with each short id replaced by the id of the stored memory it stands for."""
-    return [_resolved(memory_id, system.records.memories.starting_with) for memory_id in memory_ids]
+    return [_resolved(memory_id, system.browsing.ids_starting_with) for memory_id in memory_ids]
 
 
 def resolve_memory_id(system: CognitiveSystem, memory_id: str) -> str:
     """The id of the stored memory ``memory_id`` stands for (itself when it stands for none)."""
-    return _resolved(memory_id, system.records.memories.starting_with)
+    return _resolved(memory_id, system.browsing.ids_starting_with)
 
 
 def resolve_trashed_ids(system: CognitiveSystem, memory_ids: Sequence[str]) -> list[str]:
     """``memory_ids`` with each short id replaced by the id of the trashed memory it stands for."""
-    return [_resolved(memory_id, system.records.trash.starting_with) for memory_id in memory_ids]
+    return [_resolved(memory_id, system.browsing.trashed_ids_starting_with) for memory_id in memory_ids]
 
 
 def short_ids(system: CognitiveSystem, memory_ids: Iterable[str]) -> dict[str, str]:
     """Each stored memory's id by its short form: its first SHORT_ID_CHARS characters, or as many
     more as it takes to tell it from every other memory's id."""
     wanted = list(dict.fromkeys(memory_ids))
-    lengths = system.records.memories.unique_prefix_lengths(wanted)
+    lengths = system.browsing.unique_prefix_lengths(wanted)
     return {i: i[: max(SHORT_ID_CHARS, lengths.get(i, len(i)))] for i in wanted}
 
 

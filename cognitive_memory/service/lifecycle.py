@@ -118,7 +118,7 @@ def update(
     """Change a memory in place (id, access history and links stay; the previous state becomes a
     version). Loaded memories are refused with the way to change them: their file. With
     ``expected_revision`` a memory changed since is refused with ``EditConflictError``."""
-    (found,) = system.records.memories.get([memory_id]) or (None,)
+    (found,) = system.browsing.memories([memory_id]) or (None,)
     if found is not None and _is_loaded(found):
         raise LoadedMemoryError(f"Memory {memory_id} is {_loaded_reason(found)}.")
     new_key = changes.key or None  # '' removes the key
@@ -152,7 +152,7 @@ def update(
 
 def _check_key_free(system: CognitiveSystem, memory: CognitiveMemory, key: str) -> None:
     """Refuse, before anything is written, a key another memory of the project holds."""
-    (holder,) = system.records.memories.keyed([key], [memory.project]) or (None,)
+    (holder,) = system.browsing.keyed([key], [memory.project]) or (None,)
     if holder is not None and holder.id != memory.id:
         raise _key_held(key, holder.id, memory.project)
 
@@ -196,7 +196,7 @@ def forget(
     holders = key_holders(system, named, project)
     asked = list(dict.fromkeys(memory_ids))
     ids = list(dict.fromkeys([*asked, *holders.values()]))
-    found = {memory.id: memory for memory in system.records.memories.get(ids)}
+    found = {memory.id: memory for memory in system.browsing.memories(ids)}
     kept = [KeptOut(id=i, reason=_loaded_reason(found[i])) for i in ids if _is_loaded(found.get(i))]
     held = {k.id for k in kept}
     forgotten = trash(system, [i for i in found if i not in held], "forgotten", session_id)

@@ -20,9 +20,9 @@ from cognitive_memory.core.links import (
     check_relation,
     check_relations,
 )
+from cognitive_memory.core.store.values import Neighbour
 from cognitive_memory.service.fields import JsonNumber, MemoryId
 from cognitive_memory.service.records import preview
-from cognitive_memory.storage.relations import Neighbour
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
@@ -194,7 +194,7 @@ def related(system: CognitiveSystem, memory_id: str, depth: int, relations: Sequ
     kinds = check_relations(relations)
     found = linking.related(system.records, memory_id, depth, kinds)
     ids = [neighbour.memory_id for neighbour in found.found]
-    content = {memory.id: memory.content for memory in system.records.memories.get(ids)}
+    content = {memory.id: memory.content for memory in system.browsing.memories(ids)}
     linked = [_related_out(n, content[n.memory_id]) for n in found.found if n.memory_id in content]
     more = (
         f" (the walk stopped at {RELATED_LIMIT}: more are linked; narrow the relations or the depth)"

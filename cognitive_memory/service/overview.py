@@ -8,9 +8,8 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
+from cognitive_memory.core.store.values import Overview, TextMatch
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.storage.browse import TextMatch
-from cognitive_memory.storage.overview import Overview
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = ["OVERVIEW_SIZE", "OverviewOut", "SessionOut", "TagOut", "format_overview", "overview"]
@@ -45,7 +44,7 @@ class OverviewOut(BaseModel):
 
 def overview(system: CognitiveSystem, where: VectorFilter, match: TextMatch | None) -> OverviewOut:
     """The tags and sessions of the memories matching ``where`` (and ``match``)."""
-    return _overview_out(system.records.memories.overview(where, match, OVERVIEW_SIZE))
+    return _overview_out(system.browsing.overview(where, match, OVERVIEW_SIZE))
 
 
 def _iso(epoch: float) -> str:

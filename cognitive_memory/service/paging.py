@@ -14,8 +14,8 @@ import json
 import math
 from typing import Any, Literal, get_args
 
+from cognitive_memory.core.store.values import PageKey
 from cognitive_memory.errors import InvalidInputError
-from cognitive_memory.storage.browse import PageKey
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",

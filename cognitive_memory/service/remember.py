@@ -224,7 +224,7 @@ def _similar(system: CognitiveSystem, found: Sequence[VectorHit]) -> list[Simila
         SimilarOut(
             id=memory.id, similarity=round(hits[memory.id], 4), preview=memory.content[:SIMILAR_PREVIEW]
         )
-        for memory in system.records.memories.get(list(hits))
+        for memory in system.browsing.memories(list(hits))
     ]
 
 

@@ -90,7 +90,7 @@ class EncoderOut(BaseModel):
 
 def status(system: CognitiveSystem, detailed: bool, session_id: str) -> StatusResult:
     """Counts, storage, recent activity and configuration (paths and internals if detailed)."""
-    return _status_out(system.status(), detailed, session_id, system.records.properties.get)
+    return _status_out(system.status(), detailed, session_id, system.browsing.property)
 
 
 def encoder_state(system: CognitiveSystem) -> EncoderOut:

@@ -11,11 +11,11 @@ from pydantic import BaseModel, Field
 
 from cognitive_memory.core.memory import GLOBAL_PROJECT
 from cognitive_memory.core.pruning import DAY_SECONDS
+from cognitive_memory.core.store.values import TrashRow
 from cognitive_memory.core.validation import ALL_PROJECTS, check_project
 from cognitive_memory.lifecycle import forgetting
 from cognitive_memory.service.fields import optional
 from cognitive_memory.service.records import memories
-from cognitive_memory.storage.trash import TrashRow
 from cognitive_memory.system import CognitiveSystem
 
 __all__ = [
@@ -132,7 +132,7 @@ class EmptyTrashResult(BaseModel):
 
 def trashed_ids(system: CognitiveSystem, memory_ids: Sequence[str]) -> list[str]:
     """Those of ``memory_ids`` the trash holds."""
-    return [row.id for row in system.records.trash.find(memory_ids)]
+    return [row.id for row in system.browsing.in_trash(memory_ids)]
 
 
 def _entry_out(row: TrashRow) -> TrashEntryOut:
@@ -158,7 +158,7 @@ def trash_projects(project: str) -> list[str]:
 
 def _elsewhere(system: CognitiveSystem, projects: Sequence[str], total: int) -> int:
     """How many trash entries lie outside ``projects`` (none when they are every project)."""
-    return system.records.trash.entries(0)[1] - total if projects else 0
+    return system.browsing.trash_entries(0)[1] - total if projects else 0
 
 
 def _scope_words(projects: Sequence[str]) -> str:
@@ -179,8 +179,8 @@ def list_trash(system: CognitiveSystem, limit: int, project: str = ALL_PROJECTS)
     """The forgotten and pruned memories still restorable, the latest first: of ``project`` and
     the global memories, or (``'*'``, the default) of every project."""
     projects = trash_projects(project)
-    rows, total = system.records.trash.entries(limit, projects)
-    distinct = system.records.trash.memory_count(projects)
+    rows, total = system.browsing.trash_entries(limit, projects)
+    distinct = system.browsing.trashed_memory_count(projects)
     days = float(system.configuration.get("trash_days", 30))
     shown = f", the {len(rows)} latest listed" if len(rows) < total else ""
     entries = f" in {total} entries (one per time it was forgotten)" if total != distinct else ""
@@ -252,7 +252,7 @@ def undo(system: CognitiveSystem, memory_ids: Sequence[str], project: str) -> Un
     if memory_ids:
         restored = restore(system, memory_ids)
         return UndoResult(restore=restored, message=restored.message)
-    rows, total = system.records.trash.entries(UNDO_SHOWN, projects)
+    rows, total = system.browsing.trash_entries(UNDO_SHOWN, projects)
     listed = [
         TrashedOut(
             id=row.id,
@@ -286,7 +286,7 @@ def format_undo(result: UndoResult) -> str:
 def empty_trash(system: CognitiveSystem, older_than_days: float | None) -> EmptyTrashResult:
     """Delete trashed memories for good (only those trashed more than N days ago, if given)."""
     before = time.time() - older_than_days * DAY_SECONDS if older_than_days is not None else None
-    purged = system.records.trash.purge(before)
+    purged = forgetting.purge(system, before)
     scope = f" trashed more than {older_than_days:g} days ago" if older_than_days is not None else ""
     return EmptyTrashResult(purged=purged, message=f"Deleted {purged} memories{scope} for good")
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.store.values import MemoryPage, PageKey, TextMatch, VersionRow
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.rows import TAGS_LIST
 
@@ -54,25 +54,6 @@ _HOLDING_FIELD = "SELECT memory_id FROM memory_fields WHERE name = ? AND kind = 
 
 
 @dataclass(frozen=True, slots=True)
-class PageKey:
-    """Where a page ended: the last row's order value (None: never accessed) and rowid, and its
-    tier (1: an exact match of a corrected text filter, listed before the others)."""
-
-    value: float | None
-    rowid: int
-    tier: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class TextMatch:
-    """Words a listed memory's own text must hold, as FTS5 expressions over the lexical index:
-    ``exact`` the words as typed, ``loose`` with their corrections too (None: no word has any)."""
-
-    exact: str
-    loose: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class RowPage:
     """Rows of one page (the caller's columns), how many rows match in all, and the key to pass
     for the next page (None on the last page)."""
@@ -80,32 +61,6 @@ class RowPage:
     rows: list[tuple[Any, ...]]
     total: int
     next_key: PageKey | None
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryPage:
-    """A page of memories, how many match in all, and the key of the next page (None: the last)."""
-
-    memories: list[CognitiveMemory]
-    total: int
-    next_key: PageKey | None
-
-
-@dataclass(frozen=True, slots=True)
-class VersionRow:
-    """One earlier version of a memory; ``replaced_at`` is when an update replaced it (epoch s)."""
-
-    memory_id: str
-    version: int
-    content: str
-    hierarchy_level: int
-    memory_type: str
-    importance_score: float
-    tags: tuple[str, ...]
-    metadata: dict[str, Any]
-    project: str
-    replaced_at: float
-    replaced_by_session: str | None
 
 
 def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:

@@ -12,37 +12,15 @@ and reads the store whole instead.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from typing import Literal, NamedTuple
 
+from cognitive_memory.core.store.values import Change, ChangeKind, Changes
 from cognitive_memory.storage.database import Database
 
 __all__ = ["KEEP", "Change", "ChangeKind", "ChangeLog", "Changes", "head_in"]
 
-ChangeKind = Literal["memory", "links", "words"]
 # How many rows the log keeps: a reader that falls further behind reads the store whole.
 KEEP = 200_000
 _TRIMMED = "change_log_trimmed"  # store_meta: the last seq trimmed away
-
-
-class Change(NamedTuple):
-    """One write: ``kind`` says what of the memory changed (its row, added or removed included;
-    its links; its words)."""
-
-    seq: int
-    memory_id: str
-    kind: ChangeKind
-
-
-class Changes(NamedTuple):
-    """What changed after a reader's last ``seq``: the changes, oldest first, and ``head``, the
-    seq to ask from next. ``whole``: the changes are not all there is, so the reader must read
-    the store whole: rows it had not read were trimmed away, or the log ends before its ``seq``
-    (the database was put back from a backup)."""
-
-    changes: Sequence[Change]
-    head: int
-    whole: bool
 
 
 class ChangeLog:

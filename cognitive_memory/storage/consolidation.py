@@ -17,11 +17,11 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 import numpy as np
 
 from cognitive_memory.core.consolidation import DuplicateCandidate
+from cognitive_memory.core.store.values import MergedGroup, ProjectRows
 from cognitive_memory.core.validation import MAX_TAGS
 from cognitive_memory.storage.relations import insert_link
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, readable_memories
@@ -43,27 +43,6 @@ LAST_CONSOLIDATION = "last_consolidation"
 REASON = "consolidated"
 
 Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectRows:
-    """The memories of one project that consolidation may merge, with their vectors (one row each)."""
-
-    project: str
-    candidates: list[DuplicateCandidate]
-    contents: list[str]
-    vectors: np.ndarray
-
-
-@dataclass(frozen=True, slots=True)
-class MergedGroup:
-    """What one merge did: the survivor, the ids moved to the trash, the version number its
-    previous state was kept as, and how many user links were pointed at it."""
-
-    survivor: str
-    trashed: list[str]
-    version: int
-    links: int
 
 
 def projects(conn: sqlite3.Connection, project: str | None, spared: Sequence[str]) -> list[str]:

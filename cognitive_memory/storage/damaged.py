@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from cognitive_memory.core.store.values import DamagedRow
 from cognitive_memory.index.vector_store import VectorPoint, point_problem
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, UNREADABLE, delete_memories, memory_from_row
@@ -24,14 +24,6 @@ __all__ = ["DamagedRow", "DamagedRows", "find_damaged", "row_problem", "set_asid
 
 Read = Callable[[str, Sequence[Any]], list[Any]]
 _BATCH = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class DamagedRow:
-    """A memory whose row cannot be read or indexed, and what is wrong with it."""
-
-    id: str
-    problem: str
 
 
 def row_problem(row: Sequence[Any], dimension: int | None) -> str | None:

@@ -26,6 +26,7 @@ import time
 import uuid
 from functools import partial
 
+from cognitive_memory.core.store.values import WordsProgress
 from cognitive_memory.storage.database import Database
 
 __all__ = [
@@ -44,8 +45,6 @@ REWEIGH_THROUGH = "words_reweighed_through"
 # A process that did not build the words itself looks for the marker again after this many
 # seconds (another process, the index's owner, builds them): recall does not read it each time.
 RECHECK_SECONDS = 5.0
-
-WordsProgress = tuple[int, int]  # (memories whose words are built, memories in the store)
 
 
 class IndexedWords:

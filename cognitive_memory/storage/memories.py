@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -11,6 +10,7 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, MemoryType, SourceKind, Vector, content_key
 from cognitive_memory.core.ranking import RankingRow
+from cognitive_memory.core.store.values import MemoryCounts
 from cognitive_memory.core.uses import Use
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import associations, browse, change_log, identifiers, ranking
@@ -31,17 +31,6 @@ SESSION_SCAN = 5_000
 T = TypeVar("T")
 
 _LAST_STORAGE = "INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)"
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryCounts:
-    """How many memories there are, by level, by type, and how many are session lessons."""
-
-    total: int
-    by_level: dict[int, int]
-    by_type: dict[str, int]
-    session_lessons: int
-    by_project: dict[str, int] = field(default_factory=dict)
 
 
 class Memories:

@@ -8,47 +8,14 @@ counts the rest.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
+from cognitive_memory.core.store.values import Overview, SessionSpan, TagCount
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.browse import TextMatch, matching_sql
 from cognitive_memory.storage.rows import TAGS_LIST
 
 __all__ = ["Overview", "SessionSpan", "TagCount", "overview_of"]
-
-
-@dataclass(frozen=True, slots=True)
-class TagCount:
-    """A tag and how many of the memories hold it."""
-
-    tag: str
-    memories: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSpan:
-    """A session, how many of the memories it stored, and its first and last (epoch s)."""
-
-    session: str
-    memories: int
-    first: float
-    last: float
-
-
-@dataclass(frozen=True, slots=True)
-class Overview:
-    """The most used tags (most first), how many other tags there are and how many memories hold
-    no tag; the latest sessions (latest first), how many other sessions there are with how many
-    memories, and how many memories have no session."""
-
-    tags: list[TagCount]
-    more_tags: int
-    untagged: int
-    sessions: list[SessionSpan]
-    more_sessions: int
-    more_session_memories: int
-    without_session: int
 
 
 # One row per tag (NULL: the memories holding none, listed first), with how many tags there are in

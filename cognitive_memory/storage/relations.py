@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
 from cognitive_memory.core.links import DEFAULT_WEIGHT
+from cognitive_memory.core.store.values import Direction, LinkWrite, Neighbour, Neighbourhood
 
 __all__ = [
     "USER_LINK_WEIGHT",
@@ -30,45 +29,6 @@ __all__ = [
 
 # The weight of a link made without one (and of every link made before links had weights).
 USER_LINK_WEIGHT = DEFAULT_WEIGHT
-
-Direction = Literal["outgoing", "incoming"]
-
-
-@dataclass(frozen=True, slots=True)
-class LinkWrite:
-    """What ``insert_link`` did: ``missing`` ids refused it, and so did a ``cycle`` (the existing
-    supersedes chain from ``to_id`` back to ``from_id`` that the link would close). ``weight`` is
-    the link's weight now; ``previous`` its weight before, when linking again gave it another."""
-
-    created: bool = False
-    missing: tuple[str, ...] = ()
-    cycle: tuple[str, ...] = ()
-    weight: float = USER_LINK_WEIGHT
-    previous: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbour:
-    """A memory reached from the start: the link of the last hop (``outgoing`` when it points from
-    the nearer memory to this one), its depth, and the ids from the start to this memory."""
-
-    memory_id: str
-    relation: str
-    direction: Direction
-    note: str | None
-    depth: int
-    path: tuple[str, ...]
-    weight: float = USER_LINK_WEIGHT
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbourhood:
-    """The memories linked to ``start`` up to some depth, nearest first; ``truncated`` when the
-    limit stopped the walk before it was complete."""
-
-    start: str
-    found: tuple[Neighbour, ...]
-    truncated: bool
 
 
 def insert_link(

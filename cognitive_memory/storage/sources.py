@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.core.memory import LOADED_TYPES, CognitiveMemory, content_key
+from cognitive_memory.core.store.values import ChunkRow, SourceRecord, SourceWrite
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.database import Database
@@ -35,42 +35,6 @@ __all__ = [
 # Edges between the chunks of one source; rewritten whenever the source is synced.
 STRUCTURE_KINDS = ("parent", "child", "sibling")
 LINK_WEIGHT = 0.6
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    """Which memory holds which chunk of a source, with the hash of its text and its place."""
-
-    memory_id: str
-    chunk_key: str
-    content_hash: str
-    position: int
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    key: str
-    loader_type: str
-    fingerprint: str
-    state: dict[str, Any]
-    loaded_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class SourceWrite:
-    """Everything one sync writes for a source: new memories, rewritten ones (same id, kept access
-    history), removed ids, the full chunk table, structure edges (directed) and outgoing links."""
-
-    key: str
-    loader_type: str
-    fingerprint: str
-    state: Mapping[str, Any]
-    added: Sequence[CognitiveMemory] = ()
-    rewritten: Sequence[CognitiveMemory] = ()
-    removed: Sequence[str] = ()
-    chunks: Sequence[ChunkRow] = ()
-    edges: Sequence[tuple[str, str, str, float]] = ()
-    links: Sequence[tuple[str, str]] = ()
 
 
 def chunks_of(conn: sqlite3.Connection, source_key: str) -> list[ChunkRow]:

@@ -69,10 +69,19 @@ class SQLiteMemoryStore:
         """Consolidation's merge of near duplicates, at the vector size the store records."""
         return consolidation.DuplicateMerge(self.database.transaction, self.properties.dimension())
 
+    def check_in_place(self) -> None:
+        """Raise ``StorageError`` when the database file is no longer the one opened (``location``)."""
+        self.database.location.check()
+
+    def size_bytes(self) -> int:
+        """The database file with its WAL and shared-memory files, in bytes."""
+        return self.database.size_bytes()
+
     def together(self, work: Callable[[], T]) -> T:
         """What ``work`` returns, every read it makes of the repositories joined into one read
         transaction (``Database.read``): one snapshot of the database."""
         return self.database.read(lambda _conn: work())
 
     def close(self) -> None:
+        """Close the database."""
         self.database.close()

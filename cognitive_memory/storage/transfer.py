@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.store.values import ImportWrite, LinkRow
 from cognitive_memory.storage import associations
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage.browse import VersionRow
@@ -20,38 +19,12 @@ from cognitive_memory.storage.versions import rewrite_memory
 __all__ = ["ImportWrite", "LinkRow", "RolledBack", "links_from", "write_import"]
 
 
-@dataclass(frozen=True, slots=True)
-class LinkRow:
-    """A user link as stored: ``from_id`` -[relation]-> ``to_id``, its note, when and by which
-    session it was made (``created_at`` in seconds since the epoch), and its weight (None: the
-    default, for a link from a file written before links had weights)."""
-
-    from_id: str
-    to_id: str
-    relation: str
-    note: str | None
-    created_at: float
-    session_id: str | None = None
-    weight: float | None = None
-
-
 class RolledBack(Exception):
     """Raised inside the transaction of a dry run so that it rolls back, carrying what it did."""
 
     def __init__(self, links: list[relation_sql.LinkWrite]) -> None:
         super().__init__("dry run")
         self.links = links
-
-
-@dataclass(frozen=True, slots=True)
-class ImportWrite:
-    """What an import writes: memories to insert as they are, their earlier ``versions``, changed
-    memories as ``(new, previous)`` pairs, and links to add once all memories are in."""
-
-    added: Sequence[CognitiveMemory] = ()
-    versions: Sequence[VersionRow] = ()
-    updated: Sequence[tuple[CognitiveMemory, CognitiveMemory]] = ()
-    links: Sequence[LinkRow] = field(default_factory=tuple)
 
 
 def links_from(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[LinkRow]]:

@@ -10,12 +10,13 @@ import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.pruning import TOKEN_SECONDS, PruneCandidate, PruneCriteria
+from cognitive_memory.core.store.aggregates import Confirm
+from cognitive_memory.core.store.values import TrashRow
 from cognitive_memory.storage.identifiers import ids_starting_with
 from cognitive_memory.storage.pruning import mark_token_used, prune_candidates, used_tokens
 from cognitive_memory.storage.rows import delete_memories
@@ -40,26 +41,6 @@ __all__ = [
     "trash_rows",
     "trashed",
 ]
-
-# Checks a prune's confirm token against what it would take (secret, candidates, now, the digests
-# of the tokens already used); raises to refuse them, else returns the token's digest.
-Confirm = Callable[[str, Sequence[PruneCandidate], float, Collection[str]], str]
-
-
-@dataclass(frozen=True, slots=True)
-class TrashRow:
-    """What the trash shows of one entry: its number, the memory, when, why and by which session it
-    went there (and, when consolidated, the id of the memory it was merged into). A memory forgotten
-    more than once (re-imported in between) has one entry each time."""
-
-    entry: int
-    id: str
-    content: str
-    project: str
-    trashed_at: float
-    reason: str
-    trashed_by: str | None
-    consolidated_into: str | None = None
 
 
 def move_to_trash(

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.memory import shown_metadata
+from cognitive_memory.core.store.values import Restored, SkippedLink
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.relations import USER_LINK_WEIGHT, supersedes_chain
 from cognitive_memory.storage.rows import queue_vector_writes
@@ -25,31 +26,6 @@ VERSION_COLUMNS = (
     "project, replaced_at, replaced_by_session"
 )
 CONNECTION_COLUMNS = ("source_id", "target_id", "kind", "weight", "updated_at")
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedLink:
-    """A link a restore did not bring back: it would close the supersedes ``cycle`` (the chain
-    from ``to_id`` back to ``from_id`` that exists now)."""
-
-    from_id: str
-    to_id: str
-    relation: str
-    cycle: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Restored:
-    """What a restore did: the entries brought back (``(entry, memory id)``), those left in the trash
-    because their memory id is in use again, the entries of the same memories kept as versions
-    (``folded``), the links it refused, and the memories brought back without their key
-    (``unkeyed``: another memory of their project holds it now)."""
-
-    restored: list[tuple[int, str]]
-    in_use: list[tuple[int, str]]
-    folded: list[int]
-    skipped_links: list[SkippedLink]
-    unkeyed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

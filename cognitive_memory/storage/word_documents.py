@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 
+from cognitive_memory.core.store.values import WordDocument
 from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.index.sparse import drifted
 from cognitive_memory.storage.database import Database
@@ -28,16 +28,6 @@ WEIGHTING_AVERAGE = "word_average_length"
 _BATCH = 1_000
 # FTS5's averages record in memory_fts_data: rows, then the tokens of each column.
 _AVERAGES = 1
-
-
-@dataclass(frozen=True, slots=True)
-class WordDocument:
-    """A memory's own text (with its key: ``terms.keyed_text``) and its temporal neighbours'
-    (their ids beside them)."""
-
-    content: str
-    neighbours: tuple[str, ...] = ()
-    neighbour_ids: tuple[str, ...] = ()
 
 
 class WordDocuments:

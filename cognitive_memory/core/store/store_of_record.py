@@ -1,0 +1,93 @@
+"""The store of record as the system and the use cases see it: one protocol gathering the
+aggregates (``memories.py``, ``aggregates.py``), so that the store behind it may be another one
+than SQLite (``storage.SQLiteMemoryStore``), e.g. PostgreSQL for a team (issue #46)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from cognitive_memory.core.store.aggregates import (
+    ChangeRecords,
+    DamagedRecords,
+    DuplicateRecords,
+    IndexedWordRecords,
+    OutboxRecords,
+    PropertyRecords,
+    SourceRecords,
+    TrashRecords,
+    WordDocumentRecords,
+)
+from cognitive_memory.core.store.memories import LinkRecords, MemoryRecords, VersionRecords, WordRecords
+
+__all__ = ["StoreOfRecord"]
+
+T = TypeVar("T")
+
+
+class StoreOfRecord(Protocol):
+    """Every memory with its links, versions, sources, trash and words, and what follows from
+    them: one aggregate each (a property), written in transactions of the store's own."""
+
+    @property
+    def memories(self) -> MemoryRecords: ...
+
+    @property
+    def history(self) -> VersionRecords: ...
+
+    @property
+    def links(self) -> LinkRecords: ...
+
+    @property
+    def words(self) -> WordRecords: ...
+
+    @property
+    def sources(self) -> SourceRecords: ...
+
+    @property
+    def trash(self) -> TrashRecords: ...
+
+    @property
+    def word_documents(self) -> WordDocumentRecords: ...
+
+    @property
+    def indexed_words(self) -> IndexedWordRecords: ...
+
+    @property
+    def outbox(self) -> OutboxRecords: ...
+
+    @property
+    def changes(self) -> ChangeRecords: ...
+
+    @property
+    def damaged(self) -> DamagedRecords: ...
+
+    @property
+    def properties(self) -> PropertyRecords: ...
+
+    @property
+    def duplicates(self) -> DuplicateRecords: ...
+
+    @property
+    def path(self) -> Path:
+        """Where the store is on this machine (SQLite: its file): backups and the loaders' lock
+        go beside it, and status names it."""
+        ...
+
+    def check_in_place(self) -> None:
+        """Raise ``StorageError`` when the store is no longer the one opened (its file deleted or
+        replaced under this process), so that nothing stored now would survive."""
+        ...
+
+    def size_bytes(self) -> int:
+        """What the store takes on disk, in bytes."""
+        ...
+
+    def together(self, work: Callable[[], T]) -> T:
+        """What ``work`` returns, its reads of the aggregates made as one read (one snapshot)."""
+        ...
+
+    def close(self) -> None:
+        """Close the store; nothing reads or writes it afterwards."""
+        ...

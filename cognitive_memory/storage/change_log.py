@@ -12,6 +12,8 @@ and reads the store whole instead.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from cognitive_memory.core.store.values import Change, ChangeKind, Changes
 from cognitive_memory.storage.database import Database
@@ -23,11 +25,29 @@ KEEP = 200_000
 _TRIMMED = "change_log_trimmed"  # store_meta: the last seq trimmed away
 
 
+class _Read(NamedTuple):
+    """The log as one read of the store saw it after ``start``: its rows, and its bounds."""
+
+    snapshot: int
+    start: int
+    changes: Sequence[Change]
+    last: int
+    trimmed: int
+
+    def since(self, seq: int) -> Changes:
+        changes = self.changes if seq <= self.start else [c for c in self.changes if c.seq > seq]
+        head = changes[-1].seq if changes else self.last
+        return Changes(changes, head, seq < self.trimmed or seq > self.last)
+
+
 class ChangeLog:
-    """The ``change_log`` rows of one database."""
+    """The ``change_log`` rows of one database. Inside one read of the store (a snapshot), the
+    log is read once: the readers that follow it (``replicas``) each ask what came after their own
+    last ``seq``, and all but the first are answered from what the first read."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
+        self._read: _Read | None = None
 
     def head(self) -> int:
         """The seq of the last change written (0 before any): one point read."""
@@ -35,6 +55,13 @@ class ChangeLog:
 
     def since(self, seq: int, limit: int | None = None) -> Changes:
         """The changes after ``seq`` (the first ``limit`` of them, if given), in one read."""
+        snapshot = self._db.snapshot()
+        kept = self._read
+        if limit is None and snapshot is not None:
+            if kept is not None and kept.snapshot == snapshot and kept.start <= seq:
+                return kept.since(seq)
+            kept = self._read = self._db.read(lambda conn: _Read(snapshot, seq, *_rows(conn, seq, None)))
+            return kept.since(seq)
         return self._db.read(lambda conn: _since(conn, seq, limit))
 
     def trim(self, keep: int = KEEP) -> int:
@@ -61,14 +88,19 @@ class ChangeLog:
 
 
 def _since(conn: sqlite3.Connection, seq: int, limit: int | None) -> Changes:
+    changes, last, trimmed = _rows(conn, seq, limit)
+    head = changes[-1].seq if changes else last
+    return Changes(changes, head, seq < trimmed or seq > last)
+
+
+def _rows(conn: sqlite3.Connection, seq: int, limit: int | None) -> tuple[list[Change], int, int]:
+    """(the changes after ``seq``, the first ``limit`` of them; the last seq written; the last
+    trimmed away)."""
     rows = conn.execute(
         "SELECT seq, memory_id, kind FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
         (seq, -1 if limit is None else limit),
     ).fetchall()
-    changes = [Change(int(row[0]), str(row[1]), row[2]) for row in rows]
-    last, trimmed = _bounds(conn)
-    head = changes[-1].seq if changes else last
-    return Changes(changes, head, seq < trimmed or seq > last)
+    return [Change(int(row[0]), str(row[1]), row[2]) for row in rows], *_bounds(conn)
 
 
 def head_in(conn: sqlite3.Connection) -> int:

@@ -6,6 +6,7 @@ Every repository of the store (``sqlite_store.SQLiteMemoryStore``) works through
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import sqlite3
@@ -76,6 +77,8 @@ class Database:
         self._lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._writing = threading.local()  # ``active`` while this thread is in a write transaction
+        self._reading = threading.local()  # ``snapshot`` while this thread is in a read of its own
+        self._snapshots = itertools.count(1)
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     @contextmanager
@@ -114,13 +117,22 @@ class Database:
                 if conn.in_transaction:
                     return query(conn)
                 conn.execute("BEGIN")
+                if conn is self._reader:
+                    self._reading.snapshot = next(self._snapshots)
                 try:
                     return query(conn)
                 finally:
+                    self._reading.snapshot = None
                     if conn.in_transaction:  # an error may have ended it already
                         conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise StorageError(f"The memory database {self.path} failed a read: {exc}") from exc
+
+    def snapshot(self) -> int | None:
+        """A number for the read this thread is in (``read``, on the readers' connection), which
+        no other read has: what is read twice under one number is the same. None outside such a
+        read, and inside a write (which sees its own changes)."""
+        return None if getattr(self._writing, "active", False) else getattr(self._reading, "snapshot", None)
 
     def read_apart(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """What ``query`` reads, in one read transaction on a connection of its own, opened for

@@ -200,6 +200,7 @@ def test_with_its_state_in_memory_a_recall_searches_first_and_reads_once(serving
     assert (transactions.reads, transactions.writes) == (1, 0)
     read = " ".join(transactions.statements)
     assert "vocabulary" not in read and "document_frequencies" not in read
+    assert read.count("FROM change_log WHERE seq >") == 1  # one look at the log for every table
 
 
 def test_after_another_process_writes_the_query_is_read_again_and_searched_again(

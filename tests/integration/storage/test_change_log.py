@@ -110,6 +110,31 @@ def test_a_trimmed_log_tells_a_reader_that_fell_behind_to_read_the_store_whole(
     assert log.since(0).whole
 
 
+def test_inside_one_read_the_log_is_read_once_for_every_reader_and_answers_each_as_alone(
+    hash_system: CognitiveSystem,
+) -> None:
+    log = hash_system.records.changes
+    start = log.head()
+    for n in range(4):
+        hash_system.store(f"Memory number {n} read by several readers.")
+    middle = start + (log.head() - start) // 2
+    log.trim(keep=log.head() - start + 1)  # nothing goes: the bounds still come into it
+    asked = [start, middle, log.head(), start - 1, log.head() + 3]
+    alone = [log.since(seq) for seq in asked]  # each in a read of its own
+    statements: list[str] = []
+    database = hash_system.records.database
+
+    database.trace(statements.append)
+    try:
+        together = hash_system.records.together(lambda: [log.since(seq) for seq in asked])
+    finally:
+        database.trace(None)
+
+    assert together == alone
+    # the oldest asked first (start - 1 reaches back further, so the log is read again for it)
+    assert sum("FROM change_log WHERE seq >" in s for s in statements) == 2
+
+
 def test_a_reader_ahead_of_the_log_is_told_to_read_the_store_whole(hash_system: CognitiveSystem) -> None:
     hash_system.store("A database put back from an older backup has an older log.")
     head = hash_system.records.changes.head()

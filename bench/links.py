@@ -8,11 +8,14 @@ DIR`` (it is copied, never changed). In one process: the links are read into mem
 (``replicas.FollowedLinks``), then the ranking rows and vectors (``replicas.FollowedRanking``),
 each build timed with the resident memory it added (``rss``: the process's resident set before and
 after, a coarse figure) and the bytes its table holds; then the LoCoMo questions (their vectors
-embedded first) are recalled twice over through three retrievers: ``store`` (everything from the
-store), ``links`` (the links from memory) and ``memory`` (the links and the ranking rows from
-memory), interleaved per question, their order reversed in the second pass; no bookkeeping is
-written, so all rank on the same store. Then the links and the ranking rows of 100 random memories
-are read both ways, 300 times. Results: ``bench/results/links-<memories>.json``.
+embedded first) are recalled twice over through four retrievers: ``store`` (everything from the
+store), ``links`` (the links from memory), ``memory`` (the links and the ranking rows from
+memory) and ``at_hand`` (those, and the query's word counts and filter, ``replicas.FollowedWords``:
+the search before any read of the store, as a server recalls), interleaved per question, their
+order reversed in the second pass; no bookkeeping is written, so all rank on the same store
+(``at_hand_share``: the share of the questions weighed from memory at the end). Then the links and
+the ranking rows of 100 random memories are read both ways, 300 times. Results:
+``bench/results/links-<memories>.json``.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from bench.latency import RESULTS
 from bench.locomo import DEFAULT_DATA, questions
 from cognitive_memory.encoding import Encoder
 from cognitive_memory.main import build_system
-from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedTable
+from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedTable, FollowedWords
 from cognitive_memory.retrieval import Retriever
 from cognitive_memory.settings import Settings
 
@@ -52,7 +55,8 @@ def run(store: Path, count: int) -> dict[str, Any]:
             system.encoder.warm_up()
             links = FollowedLinks(system.records)
             ranking = FollowedRanking(system.records, system.encoder.dimension)
-            built = {"links": _build(links), "ranking": _build(ranking)}
+            words = FollowedWords(system.records)
+            built = {"links": _build(links), "ranking": _build(ranking), "words": _build(words)}
             built["ranking"]["table_bytes"] = ranking.bytes_held()
             base = system.retriever
             ways = {
@@ -61,8 +65,18 @@ def run(store: Path, count: int) -> dict[str, Any]:
                 "memory": Retriever(
                     system.records, system.vectors, base.config, base.coverage, links=links, ranking=ranking
                 ),
+                "at_hand": Retriever(
+                    system.records,
+                    system.vectors,
+                    base.config,
+                    base.coverage,
+                    links=links,
+                    ranking=ranking,
+                    at_hand=(ranking, words),
+                ),
             }
             recall = _recalls(system.encoder, ways, count)
+            recall["at_hand_share"] = round(_at_hand_share(words, count), 3)
             ids = [m.id for batch in system.records.memories.batches() for m in batch]
             reads = {
                 "links_of_100": _reads(system.records.links.neighbourhood, links.neighbourhood, ids),
@@ -85,6 +99,17 @@ def _build(table: FollowedTable[Any]) -> dict[str, Any]:
     return {"build_s": round(seconds, 3), "rss_added_mb": round(_rss_mb() - before, 1)}
 
 
+def _cues(count: int) -> list[str]:
+    samples = json.loads(DEFAULT_DATA.read_text())
+    return [question.text for sample in samples for question in questions(sample)][:count]
+
+
+def _at_hand_share(words: FollowedWords, count: int) -> float:
+    """The share of the questions whose query the word counts kept in memory weigh, at the end."""
+    cues = _cues(count)
+    return sum(words.at_hand(cue) is not None for cue in cues) / len(cues)
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -92,8 +117,7 @@ def _rss_mb() -> float:
 
 def _recalls(encoder: Encoder, ways: dict[str, Retriever], count: int) -> dict[str, Any]:
     """Recall p50 and p95 each way (the first 50 of each left out: warming up)."""
-    samples = json.loads(DEFAULT_DATA.read_text())
-    cues = [question.text for sample in samples for question in questions(sample)][:count]
+    cues = _cues(count)
     vectors = encoder.encode(cues)
     now = datetime.now(UTC)
     timed: dict[str, list[float]] = {name: [] for name in ways}

@@ -16,7 +16,6 @@ from cognitive_memory.core.store.values import (
     MemoryPage,
     Neighbourhood,
     Overview,
-    PageKey,
     TextMatch,
     VersionRow,
 )
@@ -85,11 +84,12 @@ class MemoryRecords(MemoryReads, Protocol):
         where: VectorFilter,
         order_by: str,
         limit: int,
-        after: PageKey | None = None,
+        cursor: str | None = None,
         text: TextMatch | None = None,
     ) -> MemoryPage:
         """A page of the memories matching ``where`` (and ``text``), highest ``order_by`` first,
-        starting after ``after``."""
+        starting after the page whose ``next_cursor`` ``cursor`` is (refused, ``invalid_cursor``,
+        unless this store made it for ``order_by``: ``cursors.py``)."""
         ...
 
     def overview(self, where: VectorFilter, text: TextMatch | None, size: int) -> Overview:

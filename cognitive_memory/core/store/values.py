@@ -28,6 +28,7 @@ __all__ = [
     "MemoryPage",
     "MergedGroup",
     "Neighbour",
+    "NeighbourRow",
     "Neighbourhood",
     "Overview",
     "ProjectRows",
@@ -80,6 +81,10 @@ class VersionRow:
     replaced_at: float
     replaced_by_session: str | None
 
+
+# A memory, one memory it is linked to, the strongest weight of their links, and the strongest of
+# those not in time (None when they are linked only in time): ``LinkRecords.every_neighbourhood``.
+NeighbourRow = tuple[str, str, float, float | None]
 
 ChangeKind = Literal["memory", "links", "words"]
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from cognitive_memory.core.memory import CognitiveMemory
 from cognitive_memory.core.store import StoreOfRecord
-from cognitive_memory.core.store.values import MemoryPage, Overview, PageKey, TextMatch, TrashRow, VersionRow
+from cognitive_memory.core.store.values import MemoryPage, Overview, TextMatch, TrashRow, VersionRow
 from cognitive_memory.core.vector_filter import VectorFilter
 
 __all__ = ["Browsing"]
@@ -35,11 +35,11 @@ class Browsing:
         return self._records.history.of(ids)
 
     def page(
-        self, where: VectorFilter, order_by: str, limit: int, after: PageKey | None, text: TextMatch | None
+        self, where: VectorFilter, order_by: str, limit: int, cursor: str | None, text: TextMatch | None
     ) -> MemoryPage:
         """A page of the memories matching ``where`` (and ``text``), highest ``order_by`` first,
-        starting after ``after``."""
-        return self._records.memories.browse(where, order_by, limit, after, text)
+        starting after the page that returned ``cursor`` (opaque: the store reads it)."""
+        return self._records.memories.browse(where, order_by, limit, cursor, text)
 
     def text_match(self, text: str) -> TextMatch | None:
         """What a listed memory's own text must hold to match ``text`` (None: it has no words)."""

@@ -284,3 +284,32 @@ def test_only_the_store_of_record_imports_sqlite3() -> None:
         and not (relative := path.relative_to(ROOT).as_posix()).startswith(SQLITE_SPOKEN_IN)
     ]
     assert offences == []
+
+
+# Who names SQLite's store of record outside storage/: the composition root, and the tools that
+# open a database file themselves (a restore, the index builder's process, the index upkeep).
+# Everything else, the replicas of recall's state included, is typed by the core's protocols.
+SQLITE_STORE_NAMED_IN = {
+    "cognitive_memory/backup/restore.py",
+    "cognitive_memory/main.py",
+    "cognitive_memory/replicas/index_build.py",
+    "cognitive_memory/upkeep/indexes.py",
+}
+
+
+def names_the_sqlite_store(path: Path) -> bool:
+    """Whether ``path`` imports ``SQLiteMemoryStore`` (anywhere, inside functions too)."""
+    return any(
+        isinstance(node, ast.ImportFrom) and any(alias.name == "SQLiteMemoryStore" for alias in node.names)
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+    )
+
+
+def test_only_who_opens_a_database_names_the_sqlite_store() -> None:
+    named_in = {
+        relative
+        for path in sorted((ROOT / "cognitive_memory").rglob("*.py"))
+        if not (relative := path.relative_to(ROOT).as_posix()).startswith(SQLITE_SPOKEN_IN)
+        and names_the_sqlite_store(path)
+    }
+    assert named_in == SQLITE_STORE_NAMED_IN

@@ -16,9 +16,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, Literal, Protocol, TypeVar
 
+from cognitive_memory.core.store import StoreOfRecord
+from cognitive_memory.core.store.values import ChangeKind
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage.change_log import ChangeKind
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["FollowedTable", "FollowingState", "Table"]
 
@@ -48,7 +48,7 @@ class FollowedTable(Generic[TableT]):
     rebuild_after = 20_000
     name = "table"
 
-    def __init__(self, records: SQLiteMemoryStore) -> None:
+    def __init__(self, records: StoreOfRecord) -> None:
         self._records = records
         self._table: TableT | None = None
         self._lock = threading.Lock()

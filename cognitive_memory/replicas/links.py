@@ -23,9 +23,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from cognitive_memory.core.links import Graph
+from cognitive_memory.core.store.values import ChangeKind, NeighbourRow
 from cognitive_memory.replicas.following import FollowedTable
-from cognitive_memory.storage.associations import NeighbourRow
-from cognitive_memory.storage.change_log import ChangeKind
 
 __all__ = ["FollowedLinks", "LinkTable"]
 

@@ -25,10 +25,10 @@ import numpy as np
 
 from cognitive_memory.core.memory import Vector
 from cognitive_memory.core.ranking import RankingRow
+from cognitive_memory.core.store import StoreOfRecord
+from cognitive_memory.core.store.values import ChangeKind
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.replicas.following import FollowedTable
-from cognitive_memory.storage.change_log import ChangeKind
-from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
 __all__ = ["FollowedRanking", "RankingTable"]
 
@@ -260,7 +260,7 @@ class FollowedRanking(FollowedTable[RankingTable]):
     rebuild_after = 2_000
     name = "ranking table"
 
-    def __init__(self, records: SQLiteMemoryStore, dimension: int) -> None:
+    def __init__(self, records: StoreOfRecord, dimension: int) -> None:
         """``dimension``: the size of the encoder's vectors."""
         super().__init__(records)
         self._dimension = dimension

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cognitive_memory.core.spelling import QueryTerms
+from cognitive_memory.core.store.values import ChangeKind
 from cognitive_memory.index.sparse import query_stems
 from cognitive_memory.replicas.following import FollowedTable
 from cognitive_memory.storage.associations import query_words
-from cognitive_memory.storage.change_log import ChangeKind
 from cognitive_memory.storage.corrections import asked_stems, needs_correcting
 
 __all__ = ["KEPT_TERMS", "FollowedWords", "WordCounts"]

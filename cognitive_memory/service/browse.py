@@ -18,13 +18,7 @@ from cognitive_memory.service.fields import optional
 from cognitive_memory.service.filters import RecallFilters, scope_filter
 from cognitive_memory.service.overview import OverviewOut, format_overview
 from cognitive_memory.service.overview import overview as overview_of
-from cognitive_memory.service.paging import (
-    OrderBy,
-    checked_order,
-    checked_size,
-    decode_cursor,
-    encode_cursor,
-)
+from cognitive_memory.service.paging import OrderBy, checked_order, checked_size
 from cognitive_memory.service.records import LEVEL_NAMES, MemoryOut, memory_fields, memory_out, preview
 from cognitive_memory.service.trash import trashed_ids
 from cognitive_memory.system import CognitiveSystem
@@ -197,14 +191,13 @@ def list_page(
     matching memories (``overview.py``)."""
     order = checked_order(order_by)
     where = scope_filter(filters, project, session)
-    after = decode_cursor(cursor, order) if cursor is not None else None
     match = None if text is None else _text_match(system, text)
-    page = system.browsing.page(where, order, checked_size(limit), after, match)
+    page = system.browsing.page(where, order, checked_size(limit), cursor, match)
     return ListResult(
         order_by=order,
         total=page.total,
         memories=[memory_out(m, system.now()) for m in page.memories],
-        next_cursor=encode_cursor(order, page.next_key) if page.next_key else None,
+        next_cursor=page.next_cursor,
         overview=overview_of(system, where, match) if overview else None,
         message=f"{len(page.memories)} of {page.total} memories, {_ORDER_NAMES[order]}"
         if page.total

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 from cognitive_memory.core.links import Graph
+from cognitive_memory.core.store.values import NeighbourRow
 from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.storage import words
 
@@ -248,11 +249,6 @@ def strengthen(
         "((source_id = ?1 AND target_id = ?2) OR (source_id = ?2 AND target_id = ?1))",
         stale,
     )
-
-
-# A memory, one memory it is linked to, the strongest weight of their links, and the strongest of
-# those not in time (None when they are linked only in time).
-NeighbourRow = tuple[str, str, float, float | None]
 
 
 def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str]) -> tuple[Graph, Graph]:

@@ -4,18 +4,21 @@ Pages use keyset pagination on (order value, rowid), highest first, a missing va
 never accessed) last: a page starts strictly after the last row of the previous one, so memories
 stored meanwhile never make a page repeat or skip one. A text filter whose words were corrected
 (``TextMatch``) lists the memories holding the words as typed first: the key starts with that
-tier.
+tier. The key goes out in the page's opaque cursor (``core/store/cursors.py``) as
+``{"v": order value, "r": rowid}``, and ``"t": 1`` for that first tier.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cognitive_memory.core.store.values import MemoryPage, PageKey, TextMatch, VersionRow
+from cognitive_memory.core.store.cursors import bad_cursor, cursor_of, position_in
+from cognitive_memory.core.store.values import MemoryPage, TextMatch, VersionRow
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.rows import TAGS_LIST
 
@@ -29,6 +32,7 @@ __all__ = [
     "filter_sql",
     "matching_sql",
     "page_rows",
+    "page_key",
     "versions_of",
 ]
 
@@ -47,6 +51,49 @@ _IN_COLUMNS = (
     ("projects", "project"),
     ("sessions", "session_id"),
 )
+
+
+# A cursor's fields: the last row's order value, its rowid, and its tier when 1.
+_KEY_FIELDS = frozenset({"v", "r", "t"})
+# SQLite integers are signed 64-bit; a larger number cannot even be bound as a parameter.
+_INT_LIMIT = 2**63
+
+
+@dataclass(frozen=True, slots=True)
+class PageKey:
+    """Where a page ended: the last row's order value (None: never accessed) and rowid, and its
+    tier (1: an exact match of a corrected text filter, listed before the others)."""
+
+    value: float | None
+    rowid: int
+    tier: int = 0
+
+    def cursor(self, order_by: str) -> str:
+        """The opaque cursor of the page after this key in ``order_by``."""
+        fields: dict[str, Any] = {"v": self.value, "r": self.rowid}
+        if self.tier:
+            fields["t"] = self.tier
+        return cursor_of(order_by, fields)
+
+
+def page_key(cursor: str, order_by: str) -> PageKey:
+    """The key ``cursor`` holds; refused (``invalid_cursor``) unless ``PageKey.cursor`` made it for
+    ``order_by``."""
+    fields = position_in(cursor, order_by, _KEY_FIELDS)
+    value, rowid, tier = fields.get("v", ...), fields.get("r", ...), fields.get("t", 0)
+    if not _is_int(rowid) or not _is_value(value) or tier not in (0, 1):
+        raise bad_cursor()
+    return PageKey(value, int(rowid), int(tier))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -_INT_LIMIT <= value < _INT_LIMIT
+
+
+def _is_value(value: Any) -> bool:
+    if value is None or _is_int(value):
+        return True
+    return isinstance(value, float) and math.isfinite(value)
 
 
 # The memories holding a caller's field (name, kind, value): migration 0020's table.

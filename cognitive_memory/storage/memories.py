@@ -183,15 +183,19 @@ class Memories:
         where: VectorFilter,
         order_by: str,
         limit: int,
-        after: browse.PageKey | None = None,
+        cursor: str | None = None,
         text: browse.TextMatch | None = None,
     ) -> browse.MemoryPage:
         """A page of the memories matching ``where`` (and ``text``), highest ``order_by`` first (a
-        key of ``browse.ORDER_COLUMNS``), starting after ``after`` (see ``browse.page_rows``)."""
+        key of ``browse.ORDER_COLUMNS``), starting after the key ``cursor`` holds (see
+        ``browse.page_rows``; refused, ``invalid_cursor``, unless ``browse.PageKey.cursor`` made it
+        for ``order_by``)."""
+        after = browse.page_key(cursor, order_by) if cursor is not None else None
         page = self._db.read(
             lambda conn: browse.page_rows(conn, MEMORY_COLUMNS, where, order_by, limit, after, text)
         )
-        return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, page.next_key)
+        next_cursor = page.next_key.cursor(order_by) if page.next_key else None
+        return browse.MemoryPage(readable_memories(page.rows, self._unreadable), page.total, next_cursor)
 
     def overview(self, where: VectorFilter, text: TextMatch | None, size: int) -> Overview:
         """The tags in use and the sessions of the memories matching ``where`` (and ``text``), at

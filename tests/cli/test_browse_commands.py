@@ -87,6 +87,28 @@ def test_list_text_keeps_memories_holding_every_word_typos_tolerated(
     assert wordless.exit_code == 1 and wordless.output.startswith("Error: `text` '?!' holds no word")
 
 
+def test_list_pages_on_with_its_cursor_after_writes_between_pages(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cognitive_memory.main.model_encoder", lambda settings: HashEncoder())
+    ids = [
+        stored_id(f"Onboarding step {n}: {word}.")
+        for n, word in enumerate(["laptop", "vpn", "repo", "ci", "pager"])
+    ]
+    first = json.loads(runner.invoke(app, ["list", "--limit", "2", "--json"]).output)
+
+    stored_id("A memory stored between the pages.")
+    assert runner.invoke(app, ["forget", ids[2]]).exit_code == 0
+    assert runner.invoke(app, ["update", ids[1], "--importance", "0.9"]).exit_code == 0
+    rest = json.loads(
+        runner.invoke(app, ["list", "--limit", "2", "--cursor", first["next_cursor"], "--json"]).output
+    )
+
+    assert [m["id"] for m in first["memories"]] == [ids[4], ids[3]]
+    assert [m["id"] for m in rest["memories"]] == [ids[1], ids[0]]
+    assert (rest["total"], rest["next_cursor"]) == (5, None)
+
+
 def test_list_refuses_a_bad_cursor_order_date_or_limit_in_one_line(data_dir: Path) -> None:
     garbled = runner.invoke(app, ["list", "--cursor", "not-a-cursor"])
     order = runner.invoke(app, ["list", "--order-by", "random"])

@@ -17,7 +17,6 @@ from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, Memory
 from cognitive_memory.core.uses import Use
 from cognitive_memory.index import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
-from cognitive_memory.storage.browse import PageKey
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -48,13 +47,13 @@ def store(tmp_path: Path) -> Iterator[SQLiteMemoryStore]:
 
 def all_pages(store: SQLiteMemoryStore, order_by: str, limit: int, where: VectorFilter) -> list[str]:
     ids: list[str] = []
-    after: PageKey | None = None
+    cursor: str | None = None
     while True:
-        page = store.memories.browse(where, order_by, limit, after)
+        page = store.memories.browse(where, order_by, limit, cursor)
         ids += [m.id for m in page.memories]
-        if page.next_key is None:
+        if page.next_cursor is None:
             return ids
-        after = page.next_key
+        cursor = page.next_cursor
 
 
 def test_pages_hold_every_match_once_newest_first_with_the_total(store: SQLiteMemoryStore) -> None:
@@ -71,11 +70,25 @@ def test_memories_stored_between_pages_neither_repeat_nor_push_one_out(store: SQ
     first = store.memories.browse(VectorFilter(), "created", 3)
 
     store.memories.add([memory("newer", minute=60), memory("same-minute", minute=3)])
-    rest = store.memories.browse(VectorFilter(), "created", 10, first.next_key)
+    rest = store.memories.browse(VectorFilter(), "created", 10, first.next_cursor)
 
     assert [m.id for m in first.memories] == ["old5", "old4", "old3"]
     assert [m.id for m in rest.memories] == ["old2", "old1", "old0"]
-    assert rest.next_key is None and rest.total == 8
+    assert rest.next_cursor is None and rest.total == 8
+
+
+def test_a_cursor_the_previous_version_handed_out_pages_on_from_its_row(store: SQLiteMemoryStore) -> None:
+    store.memories.add([memory(f"m{n}", minute=n) for n in range(10)])
+    # What the version before opaque cursors returned after m5 (minute 5, rowid 6), newest first.
+    handed_out = "eyJvIjoiY3JlYXRlZCIsInYiOjE3MTQ1NTQzMDAuMCwiciI6Nn0"
+
+    rest = store.memories.browse(VectorFilter(), "created", 3, handed_out)
+
+    assert [m.id for m in rest.memories] == ["m4", "m3", "m2"]
+    assert [m.id for m in store.memories.browse(VectorFilter(), "created", 3, rest.next_cursor).memories] == [
+        "m1",
+        "m0",
+    ]
 
 
 def test_each_order_sorts_highest_first_and_never_accessed_last(store: SQLiteMemoryStore) -> None:

@@ -3,6 +3,7 @@ earlier versions, pages with a cursor, filters, scope, and refusals of every hos
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from contextlib import closing
@@ -121,6 +122,46 @@ async def test_list_memories_pages_through_25_memories_with_a_cursor(
     assert {p["total"] for p in (first, second, third)} == {25}
     assert "next_cursor" not in third and first["order_by"] == "created"
     assert first["message"] == "10 of 25 memories, newest first"
+
+
+async def test_pages_after_writes_between_them_neither_repeat_nor_skip_a_memory(client: Client) -> None:
+    stored = [
+        (await call(client, "store_memory", {"text": f"Release checklist step {n}: {word}."}))["memory_id"]
+        for n, word in enumerate(["tag", "build", "sign", "upload", "announce", "watch", "close"])
+    ]
+    first = await page(client, limit=3)
+
+    await call(client, "store_memory", {"text": "A note stored while the list was read."})
+    await call(client, "forget_memories", {"memory_ids": [stored[2]]})
+    rest = await page(client, limit=3, cursor=first["next_cursor"])
+
+    assert [m["id"] for m in first["memories"]] == stored[:3:-1]
+    assert [m["id"] for m in rest["memories"]] == [stored[3], stored[1], stored[0]]
+    assert "next_cursor" not in rest and rest["total"] == 7
+
+
+async def test_a_cursor_the_previous_version_handed_out_continues_the_listing(
+    client: Client, hash_system: CognitiveSystem
+) -> None:
+    stored = [
+        (await call(client, "store_memory", {"text": f"Incident timeline entry {n} for the outage."}))[
+            "memory_id"
+        ]
+        for n in range(5)
+    ]
+    with closing(sqlite3.connect(hash_system.records.path)) as conn:
+        value, rowid = conn.execute(
+            "SELECT timestamp, rowid FROM memories WHERE id = ?", (stored[3],)
+        ).fetchone()
+    # Made as cursors were before the store made them: url-safe base64 of the order, value and rowid.
+    fields = json.dumps({"o": "created", "v": value, "r": rowid}, separators=(",", ":"))
+    handed_out = base64.urlsafe_b64encode(fields.encode()).decode().rstrip("=")
+
+    rest = await page(client, limit=2, cursor=handed_out)
+    last = await page(client, limit=2, cursor=rest["next_cursor"])
+
+    assert [m["id"] for m in rest["memories"]] == [stored[2], stored[1]]
+    assert [m["id"] for m in last["memories"]] == [stored[0]] and "next_cursor" not in last
 
 
 async def test_created_after_tomorrow_returns_nothing(client: Client) -> None:

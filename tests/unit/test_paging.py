@@ -1,4 +1,5 @@
-"""list_memories' paging, pure: the cursor round trip and its refusals, orders, sizes, the SQL filter."""
+"""list_memories' paging, pure: the SQLite store's cursor round trip and its refusals (cursors handed out
+before they were the store's still read), orders, sizes, the SQL filter."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 
 from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.index import VectorFilter
-from cognitive_memory.service.paging import checked_order, checked_size, decode_cursor, encode_cursor
-from cognitive_memory.storage.browse import PageKey, filter_sql
+from cognitive_memory.service.paging import checked_order, checked_size
+from cognitive_memory.storage.browse import PageKey, filter_sql, page_key
 from cognitive_memory.storage.rows import TAGS_LIST
 
 
@@ -29,17 +30,32 @@ def _forged(data: object) -> str:
     ],
 )
 def test_a_cursor_gives_back_the_position_it_was_made_from(key: PageKey) -> None:
-    cursor = encode_cursor("importance", key)
+    cursor = key.cursor("importance")
 
-    assert decode_cursor(cursor, "importance") == key
+    assert page_key(cursor, "importance") == key
     assert cursor.isascii() and not set(cursor) & {"+", "/", "="}
 
 
+@pytest.mark.parametrize(
+    ("handed_out", "order_by", "key"),
+    [
+        ("eyJvIjoiY3JlYXRlZCIsInYiOjE3MDAwMDAwMTYuNSwiciI6MTZ9", "created", PageKey(1700000016.5, 16)),
+        ("eyJvIjoiaW1wb3J0YW5jZSIsInYiOjAuNSwiciI6MywidCI6MX0", "importance", PageKey(0.5, 3, tier=1)),
+        ("eyJvIjoibGFzdF9hY2Nlc3NlZCIsInYiOm51bGwsInIiOjd9", "last_accessed", PageKey(None, 7)),
+    ],
+)
+def test_a_cursor_list_memories_handed_out_before_still_reads_and_is_made_alike(
+    handed_out: str, order_by: str, key: PageKey
+) -> None:
+    assert page_key(handed_out, order_by) == key
+    assert key.cursor(order_by) == handed_out
+
+
 def test_a_cursor_made_for_another_order_is_refused_with_the_way_out() -> None:
-    cursor = encode_cursor("created", PageKey(1.0, 1))
+    cursor = PageKey(1.0, 1).cursor("created")
 
     with pytest.raises(InvalidInputError) as refused:
-        decode_cursor(cursor, "importance")
+        page_key(cursor, "importance")
 
     assert refused.value.code == "invalid_cursor"
     assert "'created'" in refused.value.message and "without a cursor" in refused.value.message
@@ -56,6 +72,9 @@ def test_a_cursor_made_for_another_order_is_refused_with_the_way_out() -> None:
         "A" * 5000,
         _forged(["created", 1.0, 1]),
         _forged({"o": "created", "v": 1.0}),
+        _forged({"v": 1.0, "r": 1}),
+        _forged({"o": None, "v": 1.0, "r": 1}),
+        _forged({"o": "created", "v": 1.0, "id": "3f2a"}),  # another store's position
         _forged({"o": "created", "v": 1.0, "r": 1, "extra": True}),
         _forged({"o": "created", "v": 1.0, "r": 1, "t": 2}),
         _forged({"o": "created", "v": 1.0, "r": 1, "t": "1"}),
@@ -71,7 +90,7 @@ def test_a_cursor_made_for_another_order_is_refused_with_the_way_out() -> None:
 )
 def test_a_garbled_or_forged_cursor_is_refused(cursor: str) -> None:
     with pytest.raises(InvalidInputError) as refused:
-        decode_cursor(cursor, "created")
+        page_key(cursor, "created")
 
     assert refused.value.code == "invalid_cursor"
     assert "start again without a cursor" in refused.value.message

@@ -3,10 +3,11 @@ cases use them: each protocol widens recall's slice of the same aggregate (``rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, TypeVar
 
 from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.store.reads import LinkReads, MemoryReads, WordReads
 from cognitive_memory.core.store.values import (
     ImportWrite,
@@ -15,8 +16,8 @@ from cognitive_memory.core.store.values import (
     MemoryCounts,
     MemoryPage,
     Neighbourhood,
+    NeighbourRow,
     Overview,
-    PageKey,
     TextMatch,
     VersionRow,
 )
@@ -24,6 +25,8 @@ from cognitive_memory.core.uses import Use
 from cognitive_memory.core.vector_filter import VectorFilter
 
 __all__ = ["LinkRecords", "MemoryRecords", "VersionRecords", "WordRecords"]
+
+T = TypeVar("T")
 
 
 class MemoryRecords(MemoryReads, Protocol):
@@ -85,11 +88,12 @@ class MemoryRecords(MemoryReads, Protocol):
         where: VectorFilter,
         order_by: str,
         limit: int,
-        after: PageKey | None = None,
+        cursor: str | None = None,
         text: TextMatch | None = None,
     ) -> MemoryPage:
         """A page of the memories matching ``where`` (and ``text``), highest ``order_by`` first,
-        starting after ``after``."""
+        starting after the page whose ``next_cursor`` ``cursor`` is (refused, ``invalid_cursor``,
+        unless this store made it for ``order_by``: ``cursors.py``)."""
         ...
 
     def overview(self, where: VectorFilter, text: TextMatch | None, size: int) -> Overview:
@@ -103,6 +107,32 @@ class MemoryRecords(MemoryReads, Protocol):
 
     def counts(self) -> MemoryCounts:
         """How many memories there are, by level, type and project."""
+        ...
+
+    def every_ranking_row(self, take: Callable[[int, Iterator[RankingRow]], T]) -> T:
+        """What ``take`` makes of the change log's head and every memory's ranking row (in the
+        order they were stored, read as it takes them), both in one read that recalls do not
+        wait for (the ranking replica's build)."""
+        ...
+
+    def index_filter(
+        self,
+        where: VectorFilter | None,
+        *,
+        sessions_in_index: bool = False,
+        only_in: Callable[[Sequence[str]], bool] | None = None,
+    ) -> VectorFilter | None:
+        """``FilterReads.index_filter``, whether every memory is in the filter's projects told by
+        ``only_in`` when given (a replica kept in memory), else by the store."""
+        ...
+
+    def needs_ids(self, where: VectorFilter | None, *, sessions_in_index: bool = False) -> bool:
+        """Whether ``index_filter`` lists the ids of the memories ``where`` matches (a read of
+        the store that nothing kept in memory answers)."""
+        ...
+
+    def only_in(self, projects: Sequence[str]) -> bool:
+        """True when every memory belongs to one of ``projects``."""
         ...
 
 
@@ -137,6 +167,12 @@ class LinkRecords(LinkReads, Protocol):
         """The user links starting at each of ``ids``."""
         ...
 
+    def every_neighbourhood(self, take: Callable[[int, Iterator[NeighbourRow]], T]) -> T:
+        """What ``take`` makes of the change log's head and every memory's ``neighbourhood`` (by
+        memory, then neighbour id, read as it takes them), both in one read that recalls do not
+        wait for (the link replica's build)."""
+        ...
+
     def related(self, start: str, depth: int, relations: Sequence[str], limit: int) -> Neighbourhood:
         """The memories linked to ``start`` up to ``depth`` hops (over ``relations`` only, if
         given), nearest first, at most ``limit``."""
@@ -148,4 +184,9 @@ class WordRecords(WordReads, Protocol):
 
     def text_match(self, text: str) -> TextMatch | None:
         """What a listed memory's own text must hold to match ``text`` (None: it has no words)."""
+        ...
+
+    def held(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many memories hold each of ``terms`` in their own text (the vocabulary's counts,
+        which decide whether a query's word is corrected; 0 for a term none holds)."""
         ...

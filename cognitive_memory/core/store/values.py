@@ -28,9 +28,9 @@ __all__ = [
     "MemoryPage",
     "MergedGroup",
     "Neighbour",
+    "NeighbourRow",
     "Neighbourhood",
     "Overview",
-    "PageKey",
     "ProjectRows",
     "Restored",
     "SessionSpan",
@@ -47,16 +47,6 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class PageKey:
-    """Where a page ended: the last row's order value (None: never accessed) and rowid, and its
-    tier (1: an exact match of a corrected text filter, listed before the others)."""
-
-    value: float | None
-    rowid: int
-    tier: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class TextMatch:
     """Words a listed memory's own text must hold, as FTS5 expressions over the lexical index:
     ``exact`` the words as typed, ``loose`` with their corrections too (None: no word has any)."""
@@ -67,11 +57,12 @@ class TextMatch:
 
 @dataclass(frozen=True, slots=True)
 class MemoryPage:
-    """A page of memories, how many match in all, and the key of the next page (None: the last)."""
+    """A page of memories, how many match in all, and the opaque cursor of the next page (None:
+    the last), which only the store that made it reads (``cursors.py``)."""
 
     memories: list[CognitiveMemory]
     total: int
-    next_key: PageKey | None
+    next_cursor: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +81,10 @@ class VersionRow:
     replaced_at: float
     replaced_by_session: str | None
 
+
+# A memory, one memory it is linked to, the strongest weight of their links, and the strongest of
+# those not in time (None when they are linked only in time): ``LinkRecords.every_neighbourhood``.
+NeighbourRow = tuple[str, str, float, float | None]
 
 ChangeKind = Literal["memory", "links", "words"]
 

@@ -112,7 +112,7 @@ def test_a_list_text_filter_matches_corrections_and_lists_exact_matches_first(
     match = store.words.text_match("PostgrSQL notes")
     exact_only = store.words.text_match("PostgreSQL")
     first = store.memories.browse(every, "created", 1, text=match)
-    rest = store.memories.browse(every, "created", 100, first.next_key, text=match)
+    rest = store.memories.browse(every, "created", 100, first.next_cursor, text=match)
 
     assert match is not None and match.loose is not None
     assert [m.id for m in first.memories] == ["typo"] and first.total == DOMINANT + 1

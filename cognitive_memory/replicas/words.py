@@ -18,10 +18,12 @@ asked before, is read from the store, as without this table.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cognitive_memory.core.spelling import QueryTerms
+from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.core.store.values import ChangeKind
 from cognitive_memory.index.sparse import query_stems
 from cognitive_memory.replicas.following import FollowedTable
@@ -41,9 +43,11 @@ Counts = tuple[int, dict[str, int]]
 class WordCounts:
     """The counts of the terms asked so far, as of change ``seq``: ``held`` the vocabulary's (own
     text), ``frequency`` the document frequencies (text or neighbours'), ``documents`` how many
-    memories have their words kept (None until read)."""
+    memories have their words kept (None until read). ``generation`` names the counts: no count
+    kept under one generation ever changes (a change of words drops them all, for a new one)."""
 
     seq: int
+    generation: int
     held: dict[str, int] = field(default_factory=dict)
     frequency: dict[str, int] = field(default_factory=dict)
     documents: int | None = None
@@ -74,8 +78,12 @@ class FollowedWords(FollowedTable[WordCounts]):
     rebuild_after = 1 << 62
     name = "word counts"
 
+    def __init__(self, records: StoreOfRecord) -> None:
+        super().__init__(records)
+        self._generations = itertools.count(1)
+
     def _read_whole(self) -> WordCounts:
-        return WordCounts(self._records.changes.head())
+        return WordCounts(self._records.changes.head(), next(self._generations))
 
     def _take(self, table: WordCounts, seq: int, changed: Sequence[str]) -> None:
         # Any memory's words change the number of memories, so every term's rarity: the counts
@@ -83,12 +91,13 @@ class FollowedWords(FollowedTable[WordCounts]):
         table.held.clear()
         table.frequency.clear()
         table.documents = None
+        table.generation = next(self._generations)
 
-    def at_hand(self, text: str) -> tuple[QueryTerms, Counts] | None:
+    def at_hand(self, text: str) -> tuple[QueryTerms, Counts, int] | None:
         """The terms of ``text`` and the counts of its stems as ``query_terms`` and
-        ``document_counts`` gave them when the counts were last caught up, without reading the
-        store; None when some word needs correcting, a count is not kept, or the table is not
-        built."""
+        ``document_counts`` gave them when the counts were last caught up, and the counts'
+        generation (``still``), without reading the store; None when some word needs
+        correcting, a count is not kept, or the table is not built."""
         words = query_words(text)
         asked = asked_stems(words)
         terms = QueryTerms.exact(words)
@@ -99,7 +108,13 @@ class FollowedWords(FollowedTable[WordCounts]):
                 return None
             if needs_correcting(asked, table.held):
                 return None
-            return terms, table.counts(stems)
+            return terms, table.counts(stems), table.generation
+
+    def still(self, generation: int) -> bool:
+        """Inside a read of the store: whether the counts, caught up with the change log, are still
+        those of ``generation`` (what ``at_hand`` gave then, ``query_terms`` and
+        ``document_counts`` give now)."""
+        return self._records.together(lambda: self._read(lambda t: t.generation == generation, lambda: False))
 
     def query_terms(self, text: str) -> QueryTerms:
         """The text's words with their corrections (``Words.query_terms``): read from the store

@@ -110,16 +110,18 @@ def query_at_hand(
     where: VectorFilter | None,
     words_in_index: bool,
     sessions_in_index: bool = False,
-) -> RecallQuery | None:
+) -> tuple[RecallQuery, int] | None:
     """``read_query`` from what is kept in memory, without reading the store, as it was when last
-    caught up with the change log (the recall checks it after the search); None when something
-    must be read (a word to correct, a term not kept, a filter that lists ids)."""
+    caught up with the change log, and the generation of the word counts it was weighed by (the
+    recall checks both after the search: ``QueryAtHand.still``); None when something must be
+    read (a word to correct, a term not kept, a filter that lists ids)."""
     searched = filters.filter_at_hand(where, sessions_in_index=sessions_in_index)
     kept = words.at_hand(text) if searched is not None else None
     if searched is None or kept is None:
         return None
-    terms, counts = kept
-    return RecallQuery(terms, searched[0], words_query(terms, *counts) if words_in_index else None, counts)
+    terms, counts, generation = kept
+    words_vector = words_query(terms, *counts) if words_in_index else None
+    return RecallQuery(terms, searched[0], words_vector, counts), generation
 
 
 def named_keys(memories: MemoryReads, text: str, where: VectorFilter | None) -> tuple[str, ...]:

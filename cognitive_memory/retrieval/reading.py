@@ -44,10 +44,15 @@ class QueryReads(Protocol):
 class QueryAtHand(QueryReads, Protocol):
     """``QueryReads`` kept in memory, which may also answer without reading the store."""
 
-    def at_hand(self, text: str) -> tuple[QueryTerms, tuple[int, dict[str, int]]] | None:
-        """``query_terms`` of ``text`` and ``document_counts`` of its terms as last read, without
-        reading the store (they may be behind it: recall checks them after its search); None
-        when they are not all kept."""
+    def at_hand(self, text: str) -> tuple[QueryTerms, tuple[int, dict[str, int]], int] | None:
+        """``query_terms`` of ``text`` and ``document_counts`` of its terms as last read, and the
+        generation of the counts they come from, without reading the store (they may be behind
+        it: recall checks them after its search, ``still``); None when they are not all kept."""
+        ...
+
+    def still(self, generation: int) -> bool:
+        """Inside a read of the store: whether the counts, caught up with it, are still those of
+        ``generation`` (so ``query_terms`` and ``document_counts`` give what ``at_hand`` gave)."""
         ...
 
 

@@ -159,9 +159,9 @@ class Retriever:
             return read_query(self._filters, self._query_words, query, where, in_index, sessions)
 
         kept = self._query_at_hand(query, where, shortfall is None, sessions)
-        asked = kept or self._records.together(read)
+        asked = kept[0] if kept else self._records.together(read)
         found = search(self._vectors, asked, query_vector, pool)
-        checked = partial(self._checked, read, query_vector, pool) if kept else None
+        checked = partial(self._checked, read, where, sessions, kept[1], query_vector, pool) if kept else None
         ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where, explain)
         asked, found, (core, peripheral, explained) = self._records.together(lambda: ranked(checked))
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
@@ -172,9 +172,9 @@ class Retriever:
 
     def _query_at_hand(
         self, query: str, where: VectorFilter | None, whole_index: bool, sessions: bool
-    ) -> RecallQuery | None:
-        """The query as ``read_query`` gives it, from what is kept in memory (``query_at_hand``),
-        or None."""
+    ) -> tuple[RecallQuery, int] | None:
+        """The query as ``read_query`` gives it, from what is kept in memory, with the generation
+        of its word counts (``query_at_hand``), or None."""
         if self._at_hand is None:
             return None
         return query_at_hand(*self._at_hand, query, where, whole_index and self.words_from_index(), sessions)
@@ -182,14 +182,25 @@ class Retriever:
     def _checked(
         self,
         read: Callable[[], RecallQuery],
+        where: VectorFilter | None,
+        sessions: bool,
+        generation: int,
         query_vector: Vector,
         pool: int,
         asked: RecallQuery,
         found: Search,
     ) -> tuple[RecallQuery, Search]:
-        """``asked`` and what it found, checked inside the read after the search: the query read
-        again (from memory, caught up with the change log), and when the store changed what it is
-        weighed by, searched again."""
+        """``asked`` and what it found, checked inside the read after the search, the state kept
+        in memory caught up with the change log: unchanged when the word counts are still of
+        ``generation`` and the filter is the same; else the query read again, and searched again
+        when the store changed it."""
+        assert self._at_hand is not None
+        filters, words = self._at_hand
+        if (
+            words.still(generation)
+            and filters.index_filter(where, sessions_in_index=sessions) == asked.searched
+        ):
+            return asked, found
         fresh = read()
         return (asked, found) if fresh == asked else (fresh, search(self._vectors, fresh, query_vector, pool))
 

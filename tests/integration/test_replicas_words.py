@@ -19,15 +19,8 @@ from cognitive_memory.service import MemoryService
 from cognitive_memory.service.remember import StoreContext
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
+from tests.integration.test_replicas_ranking import NOTES
 
-NOTES = [
-    "We moved the deploy to Mondays.",
-    "Fridays left no one to fix a bad release.",
-    "The staging database is restored every night.",
-    "The on-call engineer restores it from the runbook.",
-    "Billing retries webhooks three times.",
-    "The retry delay doubles each time.",
-]
 # Words held by one memory are rare (spelling.RARE): they are corrected, so read from the store.
 QUERIES = [
     "deploy day",

@@ -1,15 +1,16 @@
 """Start-up alone: a real ``memory_system serve mcp`` over stdio, started again and again.
 
-python -m bench first-recall [--memories 10000] [--runs 5] [--keep DIR] [--against TREE]
+python -m bench first-recall [--memories 10000] [--runs 5] [--keep DIR] [--against TREE ...]
 
 The store is built as ``bench suite`` builds it (``--keep DIR`` keeps it in ``DIR/n<count>``, the
 suite's layout, and a later run of either reuses it). Then ``--runs`` servers start one after
 another on it; each is timed from process start to ``initialize`` answered, to ``tools/list``
 answered (sent right after), to its first ``recall_memories`` answered, and from its stdin closed
 to its exit. Between servers this process embeds 20 queries one at a time with the configured
-encoder: its batch-1 time in the same run, for the ratio. ``--against TREE`` starts, in every
-round, a second server whose code comes from the source tree TREE (``PYTHONPATH``), first or second
-in turn: old and new code on the same store, under the same load. Each tree's server starts once
+encoder: its batch-1 time in the same run, for the ratio. ``--against TREE`` (repeatable) starts,
+in every round, a server whose code comes from the source tree TREE (``PYTHONPATH``) beside this
+one's, the order turned round each round: old and new code on the same store, under the same load
+(results under ``against`` for one TREE, under each TREE's path for several). Each tree's server starts once
 untimed before the timed runs, so every timed server starts after another ended, as a client's
 next session does (the store's files in the page cache, the modules' bytecode written: servers run
 with ``PYTHONDONTWRITEBYTECODE`` unset). Results: ``bench/results/first-recall-<memories>.json``.
@@ -41,13 +42,14 @@ PAIRED = 20  # queries the bench embeds alone after each server
 STEPS = ("initialize_s", "tools_list_s", "first_recall_s", "exit_after_eof_s")
 
 
-def measure(count: int, runs: int, keep: Path | None, against: Path | None = None) -> dict[str, Any]:
+def measure(count: int, runs: int, keep: Path | None, against: Sequence[Path] = ()) -> dict[str, Any]:
     """Build (or reuse) the store, then ``runs`` rounds of servers; the medians and spreads."""
     settings = Settings(env_file=None)
     encoder = model_encoder(settings)
     encoder.warm_up()
     cues = query_texts(runs + PAIRED, seed=13)
-    trees = {"this": os.environ.get("PYTHONPATH", "")} | ({"against": str(against)} if against else {})
+    others = {"against": str(against[0])} if len(against) == 1 else {str(tree): str(tree) for tree in against}
+    trees = {"this": os.environ.get("PYTHONPATH", "")} | others
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = (keep or Path(tmp)) / f"n{count}"
         memories, reused = _store(settings, encoder, data_dir, count)
@@ -71,7 +73,7 @@ def measure(count: int, runs: int, keep: Path | None, against: Path | None = Non
         "encoder_backend": settings.encoder.backend,
         "encoder_batch1": encoder_p50,
         **{name: _summary(rows, encoder_p50["p50_ms"]) for name, rows in samples.items()},
-        **({"against_tree": str(against)} if against else {}),
+        **({"against_trees": [str(tree) for tree in against]} if against else {}),
     }
 
 
@@ -143,13 +145,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--keep", type=Path, help="keep the store in DIR/n<count> (as bench suite does); one there is reused"
     )
     parser.add_argument(
-        "--against", type=Path, help="a source tree whose server starts in turn with this one's (PYTHONPATH)"
+        "--against",
+        type=Path,
+        action="append",
+        default=[],
+        help="a source tree whose server starts in turn with this one's (PYTHONPATH); repeatable",
     )
     args = parser.parse_args(argv)
     if args.memories < 1 or args.runs < 1:
         parser.error("--memories and --runs must be at least 1")
-    if args.against and not (args.against / "cognitive_memory").is_dir():
-        parser.error(f"--against takes a source tree holding cognitive_memory/, not {args.against}")
+    for tree in args.against:
+        if not (tree / "cognitive_memory").is_dir():
+            parser.error(f"--against takes a source tree holding cognitive_memory/, not {tree}")
     result = measure(args.memories, args.runs, args.keep, args.against)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"first-recall-{args.memories}.json"

@@ -139,8 +139,8 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
         except CognitiveMemoryError as exc:
             raise fail(exc.message) from exc
     with open_system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
-        # Imported once the model is loading: the SDK's import (about half of the time to the
-        # handshake) runs while ONNX Runtime builds its session on another thread.
+        # Imported once the system is open: a store that cannot open fails before the SDK's
+        # import (about half of the time to the handshake).
         from interfaces.mcp_server import create_server
 
         server = create_server(

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from cognitive_memory.encoding import Encoder
     from cognitive_memory.service import MemoryService
     from cognitive_memory.settings import Settings
     from cognitive_memory.system import CognitiveSystem
@@ -62,9 +61,8 @@ def resolve_settings() -> Settings:
 @contextmanager
 def open_system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
     """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
-    (``serving``) starts loading an ONNX model at once, on a thread (its imports of the MCP SDK
-    then overlap the load), opens the vector store at its first store or recall, not before its
-    handshake, and reads what recall ranks by into memory after its first recall (``replicas``)."""
+    (``serving``) opens the vector store at its first store or recall, not before its handshake,
+    and reads what recall ranks by into memory after its first recall (``replicas``)."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system, keep_shards_until_exit
     from memory_system.serving import ending_with_exit_now
@@ -75,8 +73,6 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
         system = build_system(settings or load_settings(), open_index_later=serving, follow_changes=serving)
     except CognitiveMemoryError as exc:
         raise fail(exc.message) from exc
-    if serving and _loads_quickly(system.encoder):
-        system.warm_up_in_background()
     answered = False
     try:
         yield system
@@ -85,15 +81,6 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
         raise fail(exc.message) from exc
     finally:
         _close(system, answered)
-
-
-def _loads_quickly(encoder: Encoder) -> bool:
-    """Whether ``encoder`` loads beside the server's imports without holding them up: ONNX
-    Runtime from its export. Torch (configured, or until the export is made) holds Python's GIL
-    for seconds while it imports, so it loads after the handshake, as the server's lifespan asks."""
-    from cognitive_memory.encoding import OnnxEncoder
-
-    return isinstance(encoder, OnnxEncoder) and encoder.loads_quickly
 
 
 def _close(system: CognitiveSystem, answered: bool) -> None:

@@ -81,8 +81,8 @@ _VALIDATION_CODES = {
 def _configure_logging_unless_configured(level: LogLevel = "INFO") -> None:
     """The SDK's ``configure_logging``, which every ``MCPServer`` calls, left out where the root
     logger has handlers already, as the ``logging.basicConfig`` it ends in leaves itself out: it
-    imports rich first (about 5 % of a stdio server's imports before its handshake) to make a
-    handler that is then dropped. Where the root logger has none, the SDK's runs as before."""
+    imports rich first (a large part of a stdio server's imports before its handshake) to make
+    a handler that is then dropped. Where the root logger has none, the SDK's runs as before."""
     if not logging.getLogger().handlers:
         configure_sdk_logging(level)
 

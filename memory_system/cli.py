@@ -140,8 +140,8 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
             raise fail(exc.message) from exc
     with open_system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
         # Imported once the system is open and the model loading (``open_system``): the SDK's
-        # import, about half of the time to the handshake, overlaps ONNX Runtime's session build,
-        # and a store that cannot open fails before it.
+        # import, the larger part of the time to the handshake, overlaps ONNX Runtime's session
+        # build, and a store that cannot open fails before it.
         from interfaces.mcp_server import create_server
 
         server = create_server(

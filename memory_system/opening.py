@@ -92,9 +92,9 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
 def _loads_beside_imports(encoder: Encoder) -> bool:
     """Whether the model loads while the server imports the MCP SDK: ONNX Runtime from its export
     (torch, configured or until the export is made, holds Python's GIL for seconds while it
-    imports), on a machine with a core to spare. With none the load took the imports' CPU
-    (`initialize` 22-36 % later under loads of 10-17 on 2 cores), so it waits for the server's
-    lifespan, after the handshake, as it always did (docs/performance-history.md)."""
+    imports), on a machine with a core to spare. With none the load took the imports' CPU and
+    delayed the handshake, so it waits for the server's lifespan, after the handshake
+    (docs/performance-history.md, "Start-up alone")."""
     from cognitive_memory.encoding import OnnxEncoder
 
     if not isinstance(encoder, OnnxEncoder) or not encoder.loads_quickly:

@@ -377,7 +377,7 @@ async def test_a_server_starts_and_answers_over_a_row_no_command_writes(data_dir
 @pytest.mark.parametrize("configured", [True, False], ids=["logging-configured", "root-bare"])
 def test_the_sdks_rich_logging_is_imported_only_where_it_is_used(data_dir: Path, configured: bool) -> None:
     # `serve mcp` configures its logging before it builds the server: the SDK's rich handler,
-    # dropped there by logging.basicConfig, cost about 5 % of the imports before the handshake.
+    # dropped there by logging.basicConfig, was a large part of the imports before the handshake.
     probe = (
         "import logging, sys\n"
         f"{'logging.basicConfig()' if configured else ''}\n"

@@ -10,6 +10,7 @@ from bench import (
     change_log,
     dumps,
     duplicates,
+    first_recall,
     flood,
     git_load,
     hooks,
@@ -32,6 +33,7 @@ from bench import (
 
 BENCHMARKS = {
     "suite": suite.main,
+    "first-recall": first_recall.main,
     "latency": latency.main,
     "load": load.main,
     "git-load": git_load.main,

@@ -25,7 +25,7 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 
-__all__ = ["main", "percentiles", "progress", "run", "through_mcp", "time_each"]
+__all__ = ["fill", "main", "percentiles", "progress", "run", "through_mcp", "time_each"]
 
 RESULTS = Path(__file__).parent / "results"
 INGEST_CHUNK = 1000
@@ -67,9 +67,7 @@ async def through_mcp(
     texts, cues = memory_texts(memories), query_texts(queries)
     try:
         preload = texts[:-queries]
-        # A kept store (``suite --keep``) that already holds the preload is measured as it is.
-        reused = system.records.memories.counts().total >= len(preload)
-        ingest_seconds, paired = (0.0, 0.0) if reused else _ingest(system, encoder, preload)
+        reused, ingest_seconds, paired = fill(system, encoder, preload)
         async with Client(create_server(system)) as client:
             store, store_encode = await _paired(client, encoder, "store_memory", "text", texts[-queries:])
             recall, recall_encode = await _paired(client, encoder, "recall_memories", "query", cues)
@@ -105,6 +103,15 @@ async def _paired(
         calls.append(time.perf_counter() - start)
         assert not result.is_error, result.content
     return calls, encodings
+
+
+def fill(system: CognitiveSystem, encoder: Encoder, texts: Sequence[str]) -> tuple[bool, float, float]:
+    """Store ``texts`` in bulk unless the store holds as many already: a kept store (``--keep``)
+    is measured as it is. Returns whether it was reused, the ingest's seconds and its paired ratio
+    (both 0.0 when reused; see ``_ingest``)."""
+    if system.records.memories.counts().total >= len(texts):
+        return True, 0.0, 0.0
+    return False, *_ingest(system, encoder, texts)
 
 
 def _ingest(system: CognitiveSystem, encoder: Encoder, texts: Sequence[str]) -> tuple[float, float]:

@@ -46,7 +46,7 @@ def build_system(
     With ``follow_changes`` (a process that serves many recalls) recall reads the links and the
     candidates' ranking rows and vectors from memory (``replicas.FollowedLinks``,
     ``replicas.FollowedRanking``), and the query's word counts (``replicas.FollowedWords``), built
-    on threads once the system is up and kept in step by the change log; a one-shot command reads
+    on threads after the first recall and kept in step by the change log; a one-shot command reads
     them from the store."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
@@ -118,8 +118,6 @@ def build_system(
         system.close()
         raise
     system.words_upgrade.start(_owns_index(vectors))
-    for replica in system.followed:
-        replica.build_in_background()
     return system
 
 

@@ -30,7 +30,7 @@ from cognitive_memory.core.validation import (
 from cognitive_memory.editing import Edits
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.errors import CognitiveMemoryError, IndexMismatchError, InvalidInputError, StorageError
-from cognitive_memory.index.opening import IndexOpener
+from cognitive_memory.index.opening import OPEN_AFTER, IndexOpener
 from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorStore, VectorStoreInfo
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
@@ -94,6 +94,9 @@ class CognitiveSystem:
         self.browsing = Browsing(records)
         self.words_upgrade = WordsUpgrade(records, vectors)  # started by build_system
         self._index_opener = IndexOpener(vectors, retriever.coverage)
+        self._warming_up: threading.Thread | None = None
+        self._following = False
+        self._follow_lock = threading.Lock()
         self._check_encoder_matches_index()
         self.replay_outbox()
 
@@ -116,7 +119,8 @@ class CognitiveSystem:
             )
 
     def warm_up_in_background(self) -> threading.Thread:
-        """Start loading the encoder so the first store or recall does not wait for it."""
+        """Start loading the encoder so the first store or recall does not wait for it; once (a
+        later call returns the thread of the first)."""
 
         def load() -> None:
             try:
@@ -124,9 +128,10 @@ class CognitiveSystem:
             except CognitiveMemoryError as exc:
                 logger.error("Embedding model failed to load: %s", exc)
 
-        thread = threading.Thread(target=load, name="encoder-warm-up", daemon=True)
-        thread.start()
-        return thread
+        if self._warming_up is None:
+            self._warming_up = threading.Thread(target=load, name="encoder-warm-up", daemon=True)
+            self._warming_up.start()
+        return self._warming_up
 
     def open_index_in_background(self) -> None:
         """Open the vector index ahead of its first use (see ``IndexOpener``); a server calls this
@@ -365,7 +370,20 @@ class CognitiveSystem:
             # peripheral and bridge memories were offered, not necessarily used.
             core = tuple(ranked.memory.id for ranked in result.core)
             self.uses.add(Use(core, core, now, time.time()))
+        self._follow()
         return result
+
+    def _follow(self) -> None:
+        """After the first recall, build the tables recall reads from memory (``followed``) on
+        threads, those never built: built from the start they took the CPU from the handshake and
+        the model's load, and the first recall reads the store either way."""
+        with self._follow_lock:
+            if self._following:
+                return
+            self._following = True
+        for replica in self.followed:
+            if replica.state == "building":
+                replica.build_in_background(delay=OPEN_AFTER)
 
     def now(self) -> datetime:
         """The time by this system's clock: what strength and recency are computed at."""

@@ -7,14 +7,16 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from importlib import metadata
-from typing import Any
+from typing import Any, Literal
 
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import server as mcpserver_module
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.logging import configure_logging as configure_sdk_logging
 from mcp.server.stdio import stdio_server
 from mcp.types import (
     INTERNAL_ERROR,
@@ -41,6 +43,7 @@ __all__ = ["SERVER_NAME", "MemoryServer", "create_server", "error_result"]
 
 logger = logging.getLogger(__name__)
 
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 SERVER_NAME = "cognitive-memory"
 INSTRUCTIONS = (
     "Cognitive Memory is your long-term memory across sessions. Call recall_memories at the start of "
@@ -73,6 +76,19 @@ _VALIDATION_CODES = {
     "less_than": "out_of_range",
     "less_than_equal": "out_of_range",
 }
+
+
+def _configure_logging_unless_configured(level: LogLevel = "INFO") -> None:
+    """The SDK's ``configure_logging``, which every ``MCPServer`` calls, left out where the root
+    logger has handlers already, as the ``logging.basicConfig`` it ends in leaves itself out: it
+    imports rich first (a large part of a stdio server's imports before its handshake) to make
+    a handler that is then dropped. Where the root logger has none, the SDK's runs as before."""
+    if not logging.getLogger().handlers:
+        configure_sdk_logging(level)
+
+
+# The SDK has no way to leave its logging out; its module's name is what MCPServer calls.
+mcpserver_module.configure_logging = _configure_logging_unless_configured  # type: ignore[attr-defined]  # not in its __all__
 
 
 def error_result(code: str, message: str) -> CallToolResult:

@@ -116,7 +116,6 @@ def serve_mcp(
 
 
 def _serve(port: int | None, host: str | None, project: str | None) -> None:
-    from interfaces.mcp_server import create_server
     from memory_system import hook_server
 
     settings = load_settings()
@@ -140,6 +139,11 @@ def _serve(port: int | None, host: str | None, project: str | None) -> None:
         except CognitiveMemoryError as exc:
             raise fail(exc.message) from exc
     with open_system(settings, serving=True) as system, hook_server.hooks_answered(system, settings):
+        # Imported once the system is open and the model loading (``open_system``): the SDK's
+        # import, the larger part of the time to the handshake, overlaps ONNX Runtime's session
+        # build, and a store that cannot open fails before it.
+        from interfaces.mcp_server import create_server
+
         server = create_server(
             system,
             max_results=settings.recall.max_memories_per_query,

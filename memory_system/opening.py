@@ -7,6 +7,7 @@ imports the other. Heavy imports happen inside the functions, as in the CLI.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    from cognitive_memory.encoding import Encoder
     from cognitive_memory.service import MemoryService
     from cognitive_memory.settings import Settings
     from cognitive_memory.system import CognitiveSystem
@@ -61,8 +63,10 @@ def resolve_settings() -> Settings:
 @contextmanager
 def open_system(settings: Settings | None = None, *, serving: bool = False) -> Iterator[CognitiveSystem]:
     """A freshly built system, closed afterwards; core errors become one line and exit 1. A server
-    (``serving``) opens the vector store at its first store or recall, not before its handshake,
-    and reads the links recall spreads over into memory on a thread (``replicas``)."""
+    (``serving``) starts loading an ONNX model at once, on a thread, where a core is idle (its
+    imports of the MCP SDK then overlap the load), opens the vector store at its first store or
+    recall, not before its handshake, and reads what recall ranks by into memory after its first
+    recall (``replicas``)."""
     from cognitive_memory.errors import CognitiveMemoryError
     from cognitive_memory.main import build_system, keep_shards_until_exit
     from memory_system.serving import ending_with_exit_now
@@ -73,6 +77,8 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
         system = build_system(settings or load_settings(), open_index_later=serving, follow_changes=serving)
     except CognitiveMemoryError as exc:
         raise fail(exc.message) from exc
+    if serving and _loads_beside_imports(system.encoder):
+        system.warm_up_in_background()
     answered = False
     try:
         yield system
@@ -81,6 +87,23 @@ def open_system(settings: Settings | None = None, *, serving: bool = False) -> I
         raise fail(exc.message) from exc
     finally:
         _close(system, answered)
+
+
+def _loads_beside_imports(encoder: Encoder) -> bool:
+    """Whether the model loads while the server imports the MCP SDK: ONNX Runtime from its export
+    (torch, configured or until the export is made, holds Python's GIL for seconds while it
+    imports), on a machine with a core to spare. With none the load took the imports' CPU and
+    delayed the handshake, so it waits for the server's lifespan, after the handshake
+    (docs/performance-history.md, "Start-up alone")."""
+    from cognitive_memory.encoding import OnnxEncoder
+
+    if not isinstance(encoder, OnnxEncoder) or not encoder.loads_quickly:
+        return False
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows)
+        load = 0.0
+    return (os.cpu_count() or 1) - load >= 1
 
 
 def _close(system: CognitiveSystem, answered: bool) -> None:

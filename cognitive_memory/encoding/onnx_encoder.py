@@ -60,6 +60,18 @@ class OnnxEncoder:
         active = self._active
         return "loading" if active is None else "onnx" if isinstance(active, OnnxModel) else "torch"
 
+    @property
+    def loads_quickly(self) -> bool:
+        """Whether ``warm_up`` loads the export (ONNX Runtime builds its session leaving Python's
+        GIL to other threads) rather than torch, whose imports hold it for seconds: loaded, or the
+        export is there."""
+        if self._active is not None:
+            return True
+        try:
+            return self.export_file().is_file()
+        except (EncoderError, OSError):  # the warm-up says why the model cannot load
+            return False
+
     def export_file(self) -> Path:
         """Where the export of this model is (or will be) cached."""
         return export_path(resolve_model_path(self._fallback.model), self._cache_dir, self.name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Generic, Literal, Protocol, TypeVar
 
@@ -75,13 +76,15 @@ class FollowedTable(Generic[TableT]):
                 self._table = table
                 self._state = "following"
 
-    def build_in_background(self) -> threading.Thread:
-        """Build the table on a daemon thread; reads go to the store until it is ready."""
-        thread = threading.Thread(target=self._build_logged, name=self.name, daemon=True)
+    def build_in_background(self, delay: float = 0.0) -> threading.Thread:
+        """Build the table on a daemon thread, ``delay`` seconds from now; reads go to the store
+        until it is ready."""
+        thread = threading.Thread(target=self._build_logged, args=(delay,), name=self.name, daemon=True)
         thread.start()
         return thread
 
-    def _build_logged(self) -> None:
+    def _build_logged(self, delay: float) -> None:
+        time.sleep(delay)
         try:
             self.build()
         except StorageError as exc:

@@ -51,6 +51,20 @@ def test_onnx_vectors_match_torch_on_varied_texts(
     assert min_cosine(one, torch[-1:]) > MIN_COSINE
 
 
+def test_it_loads_quickly_once_the_export_exists_and_never_with_a_missing_model(
+    tmp_path: Path, onnx_encoder: OnnxEncoder
+) -> None:
+    # What a server asks before loading the model beside its imports (``memory_system.opening``).
+    fresh = OnnxEncoder(SentenceBertEncoder(), tmp_path / "empty-cache")
+    assert not fresh.loads_quickly  # torch would load
+    fresh.export_file().parent.mkdir(parents=True)
+    fresh.export_file().write_bytes(b"")
+    assert fresh.loads_quickly
+    assert onnx_encoder.loads_quickly
+    missing = OnnxEncoder(SentenceBertEncoder(str(tmp_path / "no-model")), tmp_path / "cache")
+    assert not missing.loads_quickly  # the warm-up says why
+
+
 def test_torch_serves_until_the_export_exists(tmp_path: Path, real_encoder: SentenceBertEncoder) -> None:
     encoder = OnnxEncoder(real_encoder, tmp_path / "empty-cache")
     vectors = encoder.encode(["the login page broke"])

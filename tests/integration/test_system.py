@@ -16,7 +16,9 @@ from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import Encoder, HashEncoder
 from cognitive_memory.errors import EditConflictError, IndexMismatchError, InvalidInputError, StorageError
 from cognitive_memory.index import VectorFilter, VectorPoint
+from cognitive_memory.index.opening import OPEN_AFTER
 from cognitive_memory.main import build_system
+from cognitive_memory.replicas import FollowedTable
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 
@@ -226,6 +228,37 @@ def test_a_signal_that_finds_the_system_closed_winds_down_quietly(data_dir: Path
 
     system.wind_down()  # raised "cannot schedule new futures after shutdown"
     system.flush()
+
+
+def test_a_serving_system_builds_its_tables_after_its_first_recall_not_at_start(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Built at start, they took the CPU from the handshake and the model's load; the first recall
+    # reads the store either way.
+    started: list[tuple[str, float]] = []
+    monkeypatch.setattr(
+        FollowedTable, "build_in_background", lambda table, delay=0.0: started.append((table.name, delay))
+    )
+    system = build_system(Settings(env_file=None), encoder=HashEncoder(), follow_changes=True)
+    try:
+        system.store("deploy script AWS profile")
+        assert started == []
+        assert {replica.state for replica in system.followed} == {"building"}
+
+        system.retrieve("deploy script")
+        system.retrieve("deploy script")
+
+        tables = ("link table", "ranking table", "word counts")
+        assert sorted(started) == [(name, OPEN_AFTER) for name in tables]
+    finally:
+        system.close()
+
+
+def test_the_model_loads_once_however_often_its_warm_up_is_asked(hash_system: CognitiveSystem) -> None:
+    first = hash_system.warm_up_in_background()
+    assert hash_system.warm_up_in_background() is first
+    first.join()
+    assert hash_system.warm_up_in_background() is first
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities: Linux")

@@ -371,3 +371,26 @@ async def test_a_server_starts_and_answers_over_a_row_no_command_writes(data_dir
     assert status.structured_content is not None
     assert status.structured_content["memory_counts"]["total_memories"] == 3
     assert status.structured_content["storage_stats"]["vector_count"] == 2
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("configured", [True, False], ids=["logging-configured", "root-bare"])
+def test_the_sdks_rich_logging_is_imported_only_where_it_is_used(data_dir: Path, configured: bool) -> None:
+    # `serve mcp` configures its logging before it builds the server: the SDK's rich handler,
+    # dropped there by logging.basicConfig, was a large part of the imports before the handshake.
+    probe = (
+        "import logging, sys\n"
+        f"{'logging.basicConfig()' if configured else ''}\n"
+        "from cognitive_memory.main import build_system\n"
+        "from cognitive_memory.settings import Settings\n"
+        "from interfaces.mcp_server import create_server\n"
+        "system = build_system(Settings(env_file=None), 'test')\n"
+        "create_server(system)\n"
+        "system.close()\n"
+        "print('rich.logging' in sys.modules, len(logging.getLogger().handlers))\n"
+    )
+    env = {**os.environ, "COGNITIVE_MEMORY_DATA_DIR": str(data_dir)}  # the fixture's, for the probe
+    output = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert output.stdout.split() == (["False", "1"] if configured else ["True", "1"])

@@ -10,14 +10,14 @@ from datetime import datetime
 from functools import partial
 
 from cognitive_memory.core.links import Graph
-from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
+from cognitive_memory.core.memory import SourceKind, Vector
 from cognitive_memory.core.ranking import RankingRow, tags_as_words
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.coverage import IndexCoverage
 from cognitive_memory.index.vector_store import VectorFilter, VectorStore
 from cognitive_memory.retrieval.activation import spread_activation
-from cognitive_memory.retrieval.bridges import BridgeScore, score_bridges
+from cognitive_memory.retrieval.bridging import Bridging
 from cognitive_memory.retrieval.candidates import (
     RecallQuery,
     Search,
@@ -166,7 +166,9 @@ class Retriever:
         asked, found, (core, peripheral, explained) = self._records.together(lambda: ranked(checked))
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
-        bridges = self._bridges(query_vector, core, peripheral, asked)[:room] if wanted else []
+        bridges = (
+            self._bridging().find(query_vector, core, peripheral, asked.searched)[:room] if wanted else []
+        )
         explained = with_bridges(explained, [b.memory.id for b in bridges])
         return RetrievalResult(query, core, peripheral, bridges, found.degraded, shortfall, explained)
 
@@ -203,6 +205,20 @@ class Retriever:
             return asked, found
         fresh = read()
         return (asked, found) if fresh == asked else (fresh, search(self._vectors, fresh, query_vector, pool))
+
+    def _bridging(self) -> Bridging:
+        """How this recall finds bridges (``bridging.py``), by the configuration as it is now."""
+        cfg = self.config
+        return Bridging(
+            self._vectors,
+            self._memories,
+            self._ranking_reads,
+            self._records.together,
+            cfg.bridge_anchors,
+            cfg.bridge_neighbours,
+            cfg.bridge_threshold,
+            cfg.bridge_limit,
+        )
 
     def words_from_index(self) -> bool:
         """Whether recall searches the words in the vector index: ``words_in_index`` is on and the
@@ -480,58 +496,6 @@ class Retriever:
         cut = split_core(ranked, self.config.core_ratio, floor.core if floor.enabled else None)
         return ranked[:cut], ranked[cut:]
 
-    def _bridges(
-        self,
-        query_vector: Vector,
-        core: Sequence[RankedMemory],
-        peripheral: Sequence[RankedMemory],
-        asked: RecallQuery,
-    ) -> list[BridgeMemory]:
-        """Bridges: vector neighbours of the leading core memories, all searched in one call to the
-        index (under a session filter among the session's memories), far from the query and
-        close to a core memory (retrieval/bridges.py), none of them already returned; their
-        vectors and records in one read."""
-        taken = {r.memory.id for r in (*core, *peripheral)}
-        anchors = {
-            r.memory.id: r.memory.cognitive_embedding
-            for r in core[: self.config.bridge_anchors]
-            if r.memory.cognitive_embedding is not None
-        }
-        if not anchors:
-            return []
-        limit = self.config.bridge_neighbours + len(taken)
-        near = self._vectors.search_many(list(anchors.values()), limit, asked.searched)
-        hits = [i for i in dict.fromkeys(hit.id for hits in near for hit in hits) if i not in taken]
-        if not hits:
-            return []
-        anchor_text = {r.memory.id: r.memory.content for r in core}
-        return self._records.together(partial(self._bridged, query_vector, anchors, hits, anchor_text))
-
-    def _bridged(
-        self, query_vector: Vector, anchors: dict[str, Vector], hits: list[str], anchor_text: dict[str, str]
-    ) -> list[BridgeMemory]:
-        """The bridges among ``hits`` (read from the store), best first."""
-        scores = score_bridges(
-            query_vector,
-            anchors,
-            self._ranking_reads.vectors(hits),
-            threshold=self.config.bridge_threshold,
-            limit=self.config.bridge_limit,
-        )
-        by_id = {m.id: m for m in self._memories.get([s.memory_id for s in scores])}
-        return [
-            BridgeMemory(
-                by_id[s.memory_id],
-                s.novelty_score,
-                s.connection_potential,
-                s.bridge_score,
-                _explain(s, anchor_text[s.connected_to]),
-                s.connected_to,
-            )
-            for s in scores
-            if s.memory_id in by_id
-        ]
-
 
 def _named_first(kept: Kept, named: frozenset[str], weights: RankWeights) -> Kept:
     """``kept`` with each memory the query names by its key lifted above every other one
@@ -549,12 +513,3 @@ def _most_activated(fused: Fused, received: dict[str, float], limit: int) -> lis
     activated first: the graph work of a recall stays bounded however many links a store grows."""
     only = [memory_id for memory_id in received if memory_id not in fused]
     return heapq.nlargest(limit, only, key=received.__getitem__)
-
-
-def _explain(score: BridgeScore, anchor: str) -> str:
-    snippet = " ".join(anchor.split())
-    snippet = snippet if len(snippet) <= 60 else snippet[:57] + "..."
-    return (
-        f"Close to the core memory \u201c{snippet}\u201d (connection {score.connection_potential:.2f}) "
-        f"though far from the query (novelty {score.novelty_score:.2f})"
-    )

@@ -106,10 +106,15 @@ def word_shares(
         return {}
     shares = {}
     for memory_id, held in terms.items():
-        weight = sum(
-            idf * max((w for needed, w in options if needed and needed <= held), default=0.0)
-            for options, idf in slots
-        )
+        # sum(idf * max(w of the options held, default 0)), written out: a recall scores some
+        # hundred memories, and generators cost more than the arithmetic (the same floats).
+        weight = 0.0
+        for options, idf in slots:
+            best = 0.0
+            for needed, w in options:
+                if w > best and needed and needed <= held:
+                    best = w
+            weight += idf * best
         if weight > 0:
             shares[memory_id] = weight / whole
     return shares

@@ -162,8 +162,16 @@ class Retriever:
         asked = kept[0] if kept else self._records.together(read)
         found = search(self._vectors, asked, query_vector, pool)
         checked = partial(self._checked, read, where, sessions, kept[1], query_vector, pool) if kept else None
-        ranked = partial(self._ranked, query, asked, found, query_vector, now, max_results, where, explain)
-        asked, found, (core, peripheral, explained) = self._records.together(lambda: ranked(checked))
+
+        def after_search() -> tuple[RecallQuery, Search, _Ranked]:
+            """Inside the one read after the search: the query checked (when it was not read from
+            the store), the memories it names by key, then every stage."""
+            settled, hits = checked(asked, found) if checked else (asked, found)
+            settled = replace(settled, keyed=named_keys(self._memories, query, where))
+            ranked = self._ranked(query, settled, hits, query_vector, now, max_results, where, explain)
+            return settled, hits, ranked
+
+        asked, found, (core, peripheral, explained) = self._records.together(after_search)
         room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
         wanted = include_bridges and not found.degraded and room > 0
         bridges = (
@@ -248,32 +256,9 @@ class Retriever:
         max_results: int,
         where: VectorFilter | None,
         explain_ids: Sequence[str] = (),
-        checked: Callable[[RecallQuery, Search], tuple[RecallQuery, Search]] | None = None,
-    ) -> tuple[RecallQuery, Search, _Ranked]:
-        """The stages after the search, made inside one read of the store: the query and search
-        (``checked`` first, when the query was not read from the store), the core and peripheral
-        memories, and the explanations of ``explain_ids``."""
-        if checked is not None:
-            asked, found = checked(asked, found)
-        asked = replace(asked, keyed=named_keys(self._memories, query, where))
-        return (
-            asked,
-            found,
-            self._stages(query, asked, found, query_vector, now, max_results, where, explain_ids),
-        )
-
-    def _stages(
-        self,
-        query: str,
-        asked: RecallQuery,
-        found: Search,
-        query_vector: Vector,
-        now: datetime,
-        max_results: int,
-        where: VectorFilter | None,
-        explain_ids: Sequence[str] = (),
     ) -> _Ranked:
-        """The stages from the candidates to the returned memories and explanations."""
+        """The stages after the search, made inside one read of the store: the core and peripheral
+        memories, and the explanations of ``explain_ids``."""
         cfg = self.config
         pool = self.pool_size(max_results)
         candidates = gather(

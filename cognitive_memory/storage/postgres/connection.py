@@ -1,0 +1,80 @@
+"""A psycopg connection in the shape the repositories use (SQLite's ``execute`` with ``?`` marks).
+
+The repositories write one SQL for both databases, with SQLite's ``?`` parameter marks; psycopg
+takes ``%s`` and reads every other ``%`` as the start of one. ``statement`` rewrites a statement
+once (the rewrite is cached per statement string): each ``?`` outside a quoted string or
+identifier becomes ``%s`` and each ``%`` becomes ``%%``. Values cross as psycopg adapts them:
+``bytes`` to and from ``bytea``, ``float`` as ``double precision``, ``int`` as ``bigint``.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import pq
+
+__all__ = ["Dialect", "PostgresConnection", "statement"]
+
+
+class Dialect(enum.Enum):
+    """Which database a connection speaks to. A stand-in for ``storage/dialect.py``'s (the
+    portable SQL's), which replaces it."""
+
+    SQLITE = "sqlite"
+    POSTGRES = "postgres"
+
+
+@functools.lru_cache(maxsize=4096)
+def statement(sql: str) -> str:
+    """``sql`` with SQLite's ``?`` marks as psycopg's ``%s`` and every literal ``%`` doubled; a
+    ``?`` inside '...' or "..." stays (its ``%`` are doubled all the same: psycopg reads them)."""
+    out: list[str] = []
+    quote = ""
+    for char in sql:
+        if char == "%":
+            out.append("%%")
+        elif quote:
+            out.append(char)
+            if char == quote:  # a doubled quote closes and opens again: the same text either way
+                quote = ""
+        elif char in "'\"":
+            quote = char
+            out.append(char)
+        else:
+            out.append("%s" if char == "?" else char)
+    return "".join(out)
+
+
+class PostgresConnection:
+    """One psycopg connection (autocommit: the database opens and ends transactions with
+    BEGIN and COMMIT, as on SQLite) behind SQLite's ``execute``/``executemany``."""
+
+    dialect = Dialect.POSTGRES
+
+    def __init__(self, conn: psycopg.Connection[Any], trace: Callable[[str], object] | None = None) -> None:
+        self.raw = conn
+        self._trace = trace
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        """Run one statement; its cursor (``fetchone``, ``fetchall``, iteration, ``rowcount``)."""
+        if self._trace is not None:
+            self._trace(sql)
+        return self.raw.execute(statement(sql), tuple(params))
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> psycopg.Cursor[Any]:
+        """Run one statement for each of ``rows`` (psycopg pipelines them); the cursor's
+        ``rowcount`` is the total."""
+        if self._trace is not None:
+            self._trace(sql)
+        cursor = self.raw.cursor()
+        cursor.executemany(statement(sql), [tuple(row) for row in rows])
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on the connection (begun and not yet ended)."""
+        return self.raw.info.transaction_status != pq.TransactionStatus.IDLE

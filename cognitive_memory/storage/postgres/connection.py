@@ -4,7 +4,9 @@ The repositories write one SQL for both databases, with SQLite's ``?`` parameter
 takes ``%s`` and reads every other ``%`` as the start of one. ``statement`` rewrites a statement
 once (the rewrite is cached per statement string): each ``?`` outside a quoted string or
 identifier becomes ``%s`` and each ``%`` becomes ``%%``. Values cross as psycopg adapts them:
-``bytes`` to and from ``bytea``, ``float`` as ``double precision``, ``int`` as ``bigint``.
+``bytes`` to and from ``bytea``, ``float`` as ``double precision``, ``int`` as ``bigint``; a
+``numeric`` result (what ``sum`` and ``avg`` of integers give) comes back as SQLite's would, an
+``int`` when whole and a ``float`` otherwise, never a ``Decimal`` (``prepare``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import psycopg
-from psycopg import pq
+from psycopg import adapt, pq
 
-__all__ = ["Dialect", "PostgresConnection", "statement"]
+__all__ = ["Dialect", "PostgresConnection", "prepare", "statement"]
 
 
 class Dialect(enum.Enum):
@@ -47,6 +49,22 @@ def statement(sql: str) -> str:
         else:
             out.append("%s" if char == "?" else char)
     return "".join(out)
+
+
+class _NumericLoader(adapt.Loader):
+    """``numeric`` as an ``int`` when whole, else a ``float`` (as SQLite's sum and avg give)."""
+
+    def load(self, data: adapt.Buffer) -> int | float:
+        text = bytes(data).decode("ascii")
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
+
+
+def prepare(conn: psycopg.Connection[Any]) -> None:
+    """Make a new connection give results as SQLite's would (see the module's docstring)."""
+    conn.adapters.register_loader("numeric", _NumericLoader)
 
 
 class PostgresConnection:

@@ -34,7 +34,7 @@ from psycopg import pq
 from psycopg_pool import ConnectionPool
 
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage.postgres.connection import PostgresConnection
+from cognitive_memory.storage.postgres.connection import PostgresConnection, prepare
 from cognitive_memory.storage.postgres.errors import server_name, storage_error
 
 __all__ = ["POOL_SIZE", "POOL_WAIT_SECONDS", "WRITE_LOCK", "PostgresDatabase", "ServerIdentity"]
@@ -94,6 +94,7 @@ class PostgresDatabase:
         options = {"autocommit": True, "options": f"-c lock_timeout={_LOCK_WAIT}"}
         try:
             with psycopg.connect(url, **options) as first:  # type: ignore[arg-type]  # psycopg's kwargs are typed loosely
+                prepare(first)
                 for step in setup:
                     step(PostgresConnection(first))
                 (oid,) = first.execute(_IDENTITY).fetchone() or (0,)
@@ -101,7 +102,13 @@ class PostgresDatabase:
             raise storage_error(exc, url, "opening the memory database") from exc
         self.location = ServerIdentity(url, int(oid))
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            url, kwargs=options, min_size=1, max_size=POOL_SIZE, timeout=POOL_WAIT_SECONDS, open=True
+            url,
+            kwargs=options,
+            configure=prepare,
+            min_size=1,
+            max_size=POOL_SIZE,
+            timeout=POOL_WAIT_SECONDS,
+            open=True,
         )
         self._lock = threading.RLock()
         self._writing = threading.local()  # ``conn`` while this thread is in a write transaction
@@ -164,6 +171,7 @@ class PostgresDatabase:
         and closed after: a long read that takes no connection from the pool."""
         try:
             with psycopg.connect(self.url, autocommit=True) as raw:
+                prepare(raw)
                 conn = PostgresConnection(raw, self._trace)
                 raw.execute(_BEGIN_READ)
                 return query(conn)

@@ -5,9 +5,10 @@ tables, columns and meaning; FTS5's ``memory_fts`` is SQLite's alone) and record
 so the numbering is shared: the next migration of either store is 0023, written for both. A
 shipped migration is never edited: add a new one.
 
-Every rule is a constraint the database enforces: keys unique per project (a partial unique
-index), the relation names' rule (a regular expression), the CHECKs, the foreign keys with ON
-DELETE CASCADE. The change log and ``memory_fields`` are kept by triggers, as on SQLite.
+Text compares as on SQLite, byte by byte (each text column is ``COLLATE "C"``, whatever the
+database's locale). Every rule is a constraint the database enforces: keys unique per project (a
+partial unique index), the relation names' rule (a regular expression), the CHECKs, the foreign
+keys with ON DELETE CASCADE. The change log and ``memory_fields`` are kept by triggers, as on SQLite.
 Migrations run under the write lock (``database.WRITE_LOCK``), each in its own transaction, so
 that servers starting together on a new database apply each exactly once.
 """
@@ -27,29 +28,29 @@ _SQLITE_THROUGH_0022 = tuple(name for name, _sql in SQLITE_MIGRATIONS[:22])
 
 _SCHEMA = """
 CREATE TABLE memories (
-    id TEXT PRIMARY KEY,
-    content TEXT NOT NULL,
+    id TEXT COLLATE "C" PRIMARY KEY,
+    content TEXT COLLATE "C" NOT NULL,
     hierarchy_level INTEGER NOT NULL CHECK (hierarchy_level IN (0, 1, 2)),
-    memory_type TEXT NOT NULL CHECK (memory_type IN ('episodic', 'semantic')),
-    created_date TEXT NOT NULL,
+    memory_type TEXT COLLATE "C" NOT NULL CHECK (memory_type IN ('episodic', 'semantic')),
+    created_date TEXT COLLATE "C" NOT NULL,
     timestamp DOUBLE PRECISION NOT NULL,
-    modified_date TEXT,
-    source_date TEXT,
+    modified_date TEXT COLLATE "C",
+    source_date TEXT COLLATE "C",
     last_accessed DOUBLE PRECISION,
     access_count BIGINT NOT NULL DEFAULT 0,
     importance_score DOUBLE PRECISION NOT NULL,
     strength DOUBLE PRECISION NOT NULL,
-    metadata TEXT NOT NULL,
-    tags TEXT NOT NULL,
-    dimensions TEXT NOT NULL,
-    loader_type TEXT,
-    session_id TEXT,
+    metadata TEXT COLLATE "C" NOT NULL,
+    tags TEXT COLLATE "C" NOT NULL,
+    dimensions TEXT COLLATE "C" NOT NULL,
+    loader_type TEXT COLLATE "C",
+    session_id TEXT COLLATE "C",
     embedding BYTEA NOT NULL,
-    project TEXT NOT NULL DEFAULT 'default',
-    content_key TEXT,
-    speaker TEXT,
-    origin TEXT,
-    memory_key TEXT,
+    project TEXT COLLATE "C" NOT NULL DEFAULT 'default',
+    content_key TEXT COLLATE "C",
+    speaker TEXT COLLATE "C",
+    origin TEXT COLLATE "C",
+    memory_key TEXT COLLATE "C",
     rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE
 );
 CREATE INDEX memories_type ON memories (memory_type);
@@ -63,66 +64,66 @@ CREATE UNIQUE INDEX memories_key ON memories (project, memory_key) WHERE memory_
 CREATE INDEX memories_key_alone ON memories (memory_key) WHERE memory_key IS NOT NULL;
 
 CREATE TABLE vector_outbox (
-    memory_id TEXT PRIMARY KEY,
-    operation TEXT NOT NULL CHECK (operation IN ('upsert', 'delete')),
+    memory_id TEXT COLLATE "C" PRIMARY KEY,
+    operation TEXT COLLATE "C" NOT NULL CHECK (operation IN ('upsert', 'delete')),
     queued_at DOUBLE PRECISION NOT NULL
 );
-CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE activity (name TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL);
+CREATE TABLE store_meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT COLLATE "C" NOT NULL);
+CREATE TABLE activity (name TEXT COLLATE "C" PRIMARY KEY, at DOUBLE PRECISION NOT NULL);
 
 CREATE TABLE sources (
-    key TEXT PRIMARY KEY,
-    loader_type TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    state TEXT NOT NULL DEFAULT '{}',
+    key TEXT COLLATE "C" PRIMARY KEY,
+    loader_type TEXT COLLATE "C" NOT NULL,
+    fingerprint TEXT COLLATE "C" NOT NULL,
+    state TEXT COLLATE "C" NOT NULL DEFAULT '{}',
     loaded_at DOUBLE PRECISION NOT NULL
 );
 CREATE TABLE source_chunks (
-    memory_id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
-    source_key TEXT NOT NULL,
-    chunk_key TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
+    memory_id TEXT COLLATE "C" PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    source_key TEXT COLLATE "C" NOT NULL,
+    chunk_key TEXT COLLATE "C" NOT NULL,
+    content_hash TEXT COLLATE "C" NOT NULL,
     position BIGINT NOT NULL,
     UNIQUE (source_key, chunk_key)
 );
 CREATE TABLE source_links (
-    memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    target_key TEXT NOT NULL,
+    memory_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    target_key TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (memory_id, target_key)
 );
 CREATE INDEX source_links_target ON source_links (target_key);
 CREATE TABLE source_digests (
-    source_key TEXT NOT NULL,
-    item_key TEXT NOT NULL,
+    source_key TEXT COLLATE "C" NOT NULL,
+    item_key TEXT COLLATE "C" NOT NULL,
     seq BIGINT NOT NULL,
-    data TEXT NOT NULL,
+    data TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (source_key, item_key)
 );
 CREATE INDEX source_digests_order ON source_digests (source_key, seq);
 
 CREATE TABLE memory_versions (
-    memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    memory_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     version BIGINT NOT NULL,
-    content TEXT NOT NULL,
+    content TEXT COLLATE "C" NOT NULL,
     hierarchy_level INTEGER NOT NULL,
-    memory_type TEXT NOT NULL,
+    memory_type TEXT COLLATE "C" NOT NULL,
     importance_score DOUBLE PRECISION NOT NULL,
-    tags TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    project TEXT NOT NULL,
+    tags TEXT COLLATE "C" NOT NULL,
+    metadata TEXT COLLATE "C" NOT NULL,
+    project TEXT COLLATE "C" NOT NULL,
     replaced_at DOUBLE PRECISION NOT NULL,
-    replaced_by_session TEXT,
+    replaced_by_session TEXT COLLATE "C",
     PRIMARY KEY (memory_id, version)
 );
 CREATE TABLE memory_words (
     memory_rowid BIGINT PRIMARY KEY,
-    terms TEXT NOT NULL,
-    context TEXT NOT NULL DEFAULT ''
+    terms TEXT COLLATE "C" NOT NULL,
+    context TEXT COLLATE "C" NOT NULL DEFAULT ''
 );
 CREATE TABLE connections (
-    source_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    target_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    kind TEXT NOT NULL CHECK (kind IN (
+    source_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    target_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    kind TEXT COLLATE "C" NOT NULL CHECK (kind IN (
         'temporal', 'semantic', 'co_recall', 'source', 'parent', 'child', 'sibling', 'link'
     )),
     weight DOUBLE PRECISION NOT NULL CHECK (weight > 0),
@@ -131,14 +132,14 @@ CREATE TABLE connections (
 );
 CREATE INDEX connections_target ON connections (target_id);
 CREATE TABLE relations (
-    from_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    to_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    relation TEXT NOT NULL CHECK (
+    from_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    to_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    relation TEXT COLLATE "C" NOT NULL CHECK (
         length(relation) BETWEEN 2 AND 40 AND relation ~ '^[a-z][a-z0-9_]*$'
     ),
-    note TEXT,
+    note TEXT COLLATE "C",
     created_at DOUBLE PRECISION NOT NULL,
-    session_id TEXT,
+    session_id TEXT COLLATE "C",
     weight DOUBLE PRECISION NOT NULL DEFAULT 0.8 CHECK (weight >= 0 AND weight <= 1),
     PRIMARY KEY (from_id, to_id, relation),
     CHECK (from_id != to_id)
@@ -147,41 +148,41 @@ CREATE INDEX relations_to ON relations (to_id);
 
 CREATE TABLE trash (
     entry BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
-    id TEXT NOT NULL,
-    content TEXT NOT NULL,
-    project TEXT NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    content TEXT COLLATE "C" NOT NULL,
+    project TEXT COLLATE "C" NOT NULL,
     trashed_at DOUBLE PRECISION NOT NULL,
-    reason TEXT NOT NULL,
-    trashed_by TEXT,
-    row TEXT NOT NULL,
+    reason TEXT COLLATE "C" NOT NULL,
+    trashed_by TEXT COLLATE "C",
+    row TEXT COLLATE "C" NOT NULL,
     embedding BYTEA NOT NULL,
-    relations TEXT NOT NULL,
-    versions TEXT NOT NULL,
-    connections TEXT NOT NULL,
-    consolidated_into TEXT
+    relations TEXT COLLATE "C" NOT NULL,
+    versions TEXT COLLATE "C" NOT NULL,
+    connections TEXT COLLATE "C" NOT NULL,
+    consolidated_into TEXT COLLATE "C"
 );
 CREATE INDEX trash_trashed_at ON trash (trashed_at);
 CREATE INDEX trash_memory ON trash (id, entry);
 CREATE INDEX trash_consolidated_into ON trash (consolidated_into);
-CREATE TABLE prune_tokens_used (digest TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL);
+CREATE TABLE prune_tokens_used (digest TEXT COLLATE "C" PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL);
 CREATE TABLE set_aside (
-    id TEXT NOT NULL,
-    content TEXT,
-    problem TEXT NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    content TEXT COLLATE "C",
+    problem TEXT COLLATE "C" NOT NULL,
     set_aside_at DOUBLE PRECISION NOT NULL,
-    row TEXT NOT NULL,
-    relations TEXT NOT NULL,
-    versions TEXT NOT NULL
+    row TEXT COLLATE "C" NOT NULL,
+    relations TEXT COLLATE "C" NOT NULL,
+    versions TEXT COLLATE "C" NOT NULL
 );
 CREATE INDEX set_aside_id ON set_aside (id);
 
-CREATE TABLE vocabulary (term TEXT PRIMARY KEY, memories BIGINT NOT NULL);
+CREATE TABLE vocabulary (term TEXT COLLATE "C" PRIMARY KEY, memories BIGINT NOT NULL);
 CREATE TABLE vocabulary_deletes (
-    variant TEXT NOT NULL,
-    term TEXT NOT NULL,
+    variant TEXT COLLATE "C" NOT NULL,
+    term TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (variant, term)
 );
-CREATE TABLE document_frequencies (term TEXT PRIMARY KEY, memories BIGINT NOT NULL);
+CREATE TABLE document_frequencies (term TEXT COLLATE "C" PRIMARY KEY, memories BIGINT NOT NULL);
 INSERT INTO store_meta (key, value) VALUES ('word_documents', '0'), ('words_indexed', '1');
 """
 
@@ -190,8 +191,8 @@ INSERT INTO store_meta (key, value) VALUES ('word_documents', '0'), ('words_inde
 _CHANGE_LOG = """
 CREATE TABLE change_log (
     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    memory_id TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('memory', 'links', 'words'))
+    memory_id TEXT COLLATE "C" NOT NULL,
+    kind TEXT COLLATE "C" NOT NULL CHECK (kind IN ('memory', 'links', 'words'))
 );
 CREATE FUNCTION change_log_memory() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -238,9 +239,9 @@ CREATE TRIGGER change_log_words AFTER INSERT OR UPDATE OR DELETE ON memory_words
 # asks for it).
 _MEMORY_FIELDS = """
 CREATE TABLE memory_fields (
-    memory_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('text', 'number', 'bool')),
+    memory_id TEXT COLLATE "C" NOT NULL,
+    name TEXT COLLATE "C" NOT NULL,
+    kind TEXT COLLATE "C" NOT NULL CHECK (kind IN ('text', 'number', 'bool')),
     value JSONB
 );
 CREATE INDEX memory_fields_match ON memory_fields (name, kind, value);
@@ -291,7 +292,8 @@ MIGRATIONS: tuple[tuple[tuple[str, ...], str], ...] = (
 )
 
 _CREATE_RECORD = (
-    "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    "CREATE TABLE IF NOT EXISTS schema_migrations "
+    '(name TEXT COLLATE "C" PRIMARY KEY, applied_at TEXT COLLATE "C" NOT NULL)'
 )
 
 

@@ -74,6 +74,9 @@ def test_values_cross_as_they_were_given(database: PostgresDatabase) -> None:
     row = database.rows("SELECT embedding, timestamp, metadata, rowid FROM memories WHERE id = ?", ("m",))
     assert row == [(b"\x00\x01", 1.5, '{"share": "50%", "mark": "?"}', 1)]
     assert database.rows("SELECT '?', ? || '%'", ("a",)) == [("?", "a%")]
+    sums = database.rows("SELECT sum(access_count), avg(access_count), sum(timestamp) FROM memories")
+    assert sums == [(0, 0.0, 1.5)] and [type(value) for value in sums[0]] == [int, float, float]
+    assert database.rows("SELECT avg(n) FROM (VALUES (1), (2)) AS v (n)") == [(1.5,)]
 
 
 def test_a_read_is_one_snapshot_while_another_store_commits(

@@ -57,6 +57,16 @@ def test_the_schema_has_sqlites_tables_and_columns_and_records_its_migrations(
     store.close()
 
 
+def test_text_compares_byte_by_byte_as_on_sqlite_whatever_the_servers_locale(postgres_url: str) -> None:
+    store = PostgresMemoryStore(postgres_url)
+    collations = store.database.rows(
+        "SELECT DISTINCT collation_name FROM information_schema.columns "
+        "WHERE table_schema = 'public' AND data_type = 'text'"
+    )
+    assert collations == [("C",)]
+    store.close()
+
+
 def test_reopening_applies_no_migration_again(postgres_url: str) -> None:
     store = PostgresMemoryStore(postgres_url)
     with store.database.transaction() as conn:

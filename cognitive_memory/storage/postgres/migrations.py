@@ -8,9 +8,11 @@ shipped migration is never edited: add a new one.
 Text compares as on SQLite, byte by byte (each text column is ``COLLATE "C"``, whatever the
 database's locale). Every rule is a constraint the database enforces: keys unique per project (a
 partial unique index), the relation names' rule (a regular expression), the CHECKs, the foreign
-keys with ON DELETE CASCADE. The change log and ``memory_fields`` are kept by triggers, as on SQLite.
-Migrations run under the write lock (``database.WRITE_LOCK``), each in its own transaction, so
-that servers starting together on a new database apply each exactly once.
+keys with ON DELETE CASCADE, and a memory's and a version's ``metadata`` and ``tags`` JSON that
+parses (SQLite takes any text there, and reads what does not parse as empty). The change log
+and ``memory_fields`` are kept by triggers, as on SQLite. Migrations run under the write lock
+(``database.WRITE_LOCK``), each in its own transaction, so that servers starting together on a new
+database apply each exactly once.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ CREATE TABLE memories (
     access_count BIGINT NOT NULL DEFAULT 0,
     importance_score DOUBLE PRECISION NOT NULL,
     strength DOUBLE PRECISION NOT NULL,
-    metadata TEXT COLLATE "C" NOT NULL,
-    tags TEXT COLLATE "C" NOT NULL,
+    metadata TEXT COLLATE "C" NOT NULL CHECK (CAST(metadata AS json) IS NOT NULL),
+    tags TEXT COLLATE "C" NOT NULL CHECK (CAST(tags AS json) IS NOT NULL),
     dimensions TEXT COLLATE "C" NOT NULL,
     loader_type TEXT COLLATE "C",
     session_id TEXT COLLATE "C",
@@ -108,8 +110,8 @@ CREATE TABLE memory_versions (
     hierarchy_level INTEGER NOT NULL,
     memory_type TEXT COLLATE "C" NOT NULL,
     importance_score DOUBLE PRECISION NOT NULL,
-    tags TEXT COLLATE "C" NOT NULL,
-    metadata TEXT COLLATE "C" NOT NULL,
+    tags TEXT COLLATE "C" NOT NULL CHECK (CAST(tags AS json) IS NOT NULL),
+    metadata TEXT COLLATE "C" NOT NULL CHECK (CAST(metadata AS json) IS NOT NULL),
     project TEXT COLLATE "C" NOT NULL,
     replaced_at DOUBLE PRECISION NOT NULL,
     replaced_by_session TEXT COLLATE "C",
@@ -233,10 +235,9 @@ CREATE TRIGGER change_log_words AFTER INSERT OR UPDATE OR DELETE ON memory_words
 """
 
 # A memory's caller's fields (SQLite's 0020): the top-level string, number and boolean values
-# of its metadata (an object that parses; else none; none for a loader's memory but a session
-# lesson), the reserved keys of core/metadata.py as they were then left out. ``value`` is the
-# JSON value, a boolean as 0 or 1 (as SQLite's json_each gives it and core/metadata's filter
-# asks for it).
+# of its metadata (an object; else none; none for a loader's memory but a session lesson), the
+# reserved keys of core/metadata.py as they were then left out. ``value`` is the JSON value, a
+# boolean as 0 or 1 (as SQLite's json_each gives it and core/metadata's filter asks for it).
 _MEMORY_FIELDS = """
 CREATE TABLE memory_fields (
     memory_id TEXT COLLATE "C" NOT NULL,
@@ -247,18 +248,13 @@ CREATE TABLE memory_fields (
 CREATE INDEX memory_fields_match ON memory_fields (name, kind, value);
 CREATE INDEX memory_fields_memory ON memory_fields (memory_id);
 CREATE FUNCTION memory_fields_of(metadata TEXT, loader_type TEXT) RETURNS jsonb
-    LANGUAGE plpgsql IMMUTABLE AS $$
-DECLARE
-    parsed jsonb;
-BEGIN
-    IF loader_type IS NOT NULL AND loader_type != 'session_lesson' THEN
-        RETURN '{}';
-    END IF;
-    parsed := metadata::jsonb;
-    RETURN CASE WHEN jsonb_typeof(parsed) = 'object' THEN parsed ELSE '{}' END;
-EXCEPTION WHEN others THEN
-    RETURN '{}';
-END $$;
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN loader_type IS NOT NULL AND loader_type != 'session_lesson' THEN '{}'::jsonb
+        WHEN jsonb_typeof(CAST(metadata AS jsonb)) = 'object' THEN CAST(metadata AS jsonb)
+        ELSE '{}'::jsonb
+    END
+$$;
 CREATE FUNCTION memory_fields_write() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP != 'INSERT' THEN

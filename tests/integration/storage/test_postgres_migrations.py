@@ -150,7 +150,7 @@ def test_relations_links_versions_and_chunks_go_with_their_memory(database: Post
 def test_the_caller_fields_of_a_memory_follow_its_metadata(database: PostgresDatabase) -> None:
     with database.transaction() as conn:
         add_memory(conn, "m", metadata='{"team": "core", "n": 3, "done": true, "speaker": "x", "deep": {}}')
-        add_memory(conn, "broken", metadata="{not json")
+        add_memory(conn, "listed", metadata="[1, 2]")
 
     fields = "SELECT memory_id, name, kind, value FROM memory_fields ORDER BY name"
     assert database.rows(fields) == [
@@ -164,6 +164,14 @@ def test_the_caller_fields_of_a_memory_follow_its_metadata(database: PostgresDat
     with database.transaction() as conn:
         conn.execute("UPDATE memories SET loader_type = 'markdown' WHERE id = 'm'")
     assert database.rows(fields) == []
+
+
+def test_metadata_or_tags_that_do_not_parse_are_refused(database: PostgresDatabase) -> None:
+    with database.transaction() as conn:
+        add_memory(conn, "m")
+
+    assert "json" in _refused(database, "UPDATE memories SET metadata = '{not json'")
+    assert "json" in _refused(database, "UPDATE memories SET tags = '[unclosed'")
 
 
 def test_the_change_log_names_what_each_write_changed(database: PostgresDatabase) -> None:

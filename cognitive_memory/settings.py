@@ -324,5 +324,6 @@ def redacted_url(url: str) -> str:
         name, colon, _password = user.partition(":")
         netloc = f"{name}:****@{host}" if colon else f"{user}@{host}"
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = urlencode([(key, "****" if key.lower() == "password" else value) for key, value in pairs], safe="*/")
+    hidden = [(key, "****" if key.lower() == "password" else value) for key, value in pairs]
+    query = urlencode(hidden, safe="*/")
     return urlunsplit((parts.scheme, netloc, parts.path, query if pairs else parts.query, parts.fragment))

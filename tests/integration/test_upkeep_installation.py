@@ -25,7 +25,9 @@ def test_secrets_are_masked_to_at_most_their_last_two_characters(secret: str, sh
 
 
 def test_the_database_url_is_shown_with_its_password_masked(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COGNITIVE_MEMORY_DATABASE_URL", "postgresql://team:hunter2-long-password@db.example/memory")
+    monkeypatch.setenv(
+        "COGNITIVE_MEMORY_DATABASE_URL", "postgresql://team:hunter2-long-password@db.example/memory"
+    )
 
     settings, result = check_config(Settings)
 

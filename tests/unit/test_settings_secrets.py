@@ -13,7 +13,10 @@ from cognitive_memory.settings import Settings, redacted_url
     [
         ("postgresql://team:s3cret@db:5432/memory", "postgresql://team:****@db:5432/memory"),
         ("postgresql://team@db/memory", "postgresql://team@db/memory"),
-        ("postgresql://db/memory?sslmode=require&password=s3cret", "postgresql://db/memory?sslmode=require&password=****"),
+        (
+            "postgresql://db/memory?sslmode=require&password=s3cret",
+            "postgresql://db/memory?sslmode=require&password=****",
+        ),
         ("postgres://:s3cret@/memory?host=/run/postgresql", "postgres://:****@/memory?host=/run/postgresql"),
         ("https://admin:s3cret@qdrant.example:6333", "https://admin:****@qdrant.example:6333"),
     ],
@@ -38,7 +41,8 @@ def test_a_database_url_that_is_not_postgresql_is_refused_without_its_password(
         Settings(env_file=None)
 
     assert "s3cret" not in raised.value.message
-    assert said in raised.value.message and "postgresql://USER:PASSWORD@HOST:5432/DATABASE" in raised.value.message
+    assert said in raised.value.message
+    assert "postgresql://USER:PASSWORD@HOST:5432/DATABASE" in raised.value.message
 
 
 def test_a_blank_database_url_is_unset(monkeypatch: pytest.MonkeyPatch) -> None:

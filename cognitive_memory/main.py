@@ -18,6 +18,7 @@ from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedWords
 from cognitive_memory.replicas.index_build import BackgroundIndexer
+from cognitive_memory.replicas.index_following import IndexFollower
 from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
@@ -38,6 +39,7 @@ def build_system(
     open_index_later: bool = False,
     clock: Clock | None = None,
     follow_changes: bool = False,
+    follow_index: bool = False,
 ) -> CognitiveSystem:
     """Assemble stores, encoder and retriever from ``settings``. With ``open_index_later`` the
     embedded vector store opens (or reaches its owner) at its first use, not here: a server
@@ -47,7 +49,10 @@ def build_system(
     candidates' ranking rows and vectors from memory (``replicas.FollowedLinks``,
     ``replicas.FollowedRanking``), and the query's word counts (``replicas.FollowedWords``), built
     on threads after the first recall and kept in step by the change log; a one-shot command reads
-    them from the store."""
+    them from the store. With ``follow_index`` the embedded index is brought up to the store's
+    change log before each recall (``replicas.IndexFollower``): other processes write the store
+    without writing this index (a team's servers on one database, each with its own data
+    directory)."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
@@ -105,6 +110,9 @@ def build_system(
             clock=clock or (lambda: datetime.now(UTC)),
             followed=[replica for replica in (links, ranking, words) if replica is not None],
             backups=BackupPlace(settings.storage.data_dir.expanduser(), settings.storage.database_path),
+            index_follower=IndexFollower(records, vectors, settings.storage.vector_path)
+            if follow_index
+            else None,
         )
     except CognitiveMemoryError:
         vectors.close()

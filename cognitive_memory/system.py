@@ -267,6 +267,8 @@ class CognitiveSystem:
         """1 minus the highest cosine to a memory of ``project`` (other than ``excluding``), within
         0..1 (a memory pointing away is no more novel than none), the near duplicates, and the
         nearest memory whatever its cosine."""
+        if not self._index_caught_up():  # near duplicates stored by other servers count too
+            return None, (), None
         try:
             where = self.records.memories.index_filter(VectorFilter(projects=(project,)))
             hits = self.vectors.search(vector, SIMILAR_LIMIT + (excluding is not None), where)

@@ -119,3 +119,15 @@ def test_without_a_follower_the_other_servers_index_misses_the_memory(
     finally:
         second.close()
         first.close()
+
+
+def test_a_near_duplicate_stored_by_the_other_server_is_named_at_store(
+    pair: tuple[CognitiveSystem, CognitiveSystem],
+) -> None:
+    first, second = pair
+    found(second, "anything")
+    original = first.store("The on-call rotation changes every Monday morning.").memory
+
+    outcome = second.store("The on-call rotation changes every Monday morning!")
+
+    assert outcome.nearest is not None and outcome.nearest.id == original.id

@@ -12,16 +12,31 @@ import pytest
 
 from cognitive_memory.core.records import MemoryEdit
 from cognitive_memory.encoding import HashEncoder
-from cognitive_memory.main import build_system
+from cognitive_memory.main import build_system, shares_its_store
 from cognitive_memory.replicas.index_following import MARKER_NAME
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 
 
-def server(root: Path, name: str, monkeypatch: pytest.MonkeyPatch, *, follow: bool = True) -> CognitiveSystem:
+def server(
+    root: Path, name: str, monkeypatch: pytest.MonkeyPatch, *, follow: bool | None = None
+) -> CognitiveSystem:
     monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(root / name))
     monkeypatch.setenv("COGNITIVE_MEMORY_DB_PATH", str(root / "shared.db"))
     return build_system(Settings(env_file=None), encoder=HashEncoder(), follow_index=follow)
+
+
+def test_an_index_follows_its_store_when_other_data_directories_may_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(tmp_path / "a"))
+    assert not shares_its_store(Settings(env_file=None))
+    monkeypatch.setenv("COGNITIVE_MEMORY_DB_PATH", str(tmp_path / "a" / "cognitive_memory.db"))
+    assert not shares_its_store(Settings(env_file=None))
+    monkeypatch.setenv("COGNITIVE_MEMORY_DB_PATH", str(tmp_path / "shared.db"))
+    assert shares_its_store(Settings(env_file=None))
+    monkeypatch.setenv("QDRANT_URL", "http://localhost:6333")
+    assert not shares_its_store(Settings(env_file=None))
 
 
 @pytest.fixture

@@ -178,6 +178,25 @@ CREATE TABLE set_aside (
 );
 CREATE INDEX set_aside_id ON set_aside (id);
 
+-- FTS5's memory_fts is SQLite's alone. What the store reads of it besides word search is kept
+-- here: each entry's lengths in terms (the word vectors' average length, storage/word_documents.py),
+-- and a list filter's match of a memory's own terms (memory_words.terms) against FTS5's
+-- expression of it, content : (("a" OR "b") AND ("c")) (storage/lexical.py's _all_of), each
+-- quoted word given as its terms (storage/browse.py's lexical_expression).
+CREATE TABLE memory_lengths (
+    memory_rowid BIGINT PRIMARY KEY,
+    content BIGINT NOT NULL,
+    context BIGINT NOT NULL
+);
+CREATE FUNCTION lexical_match(terms TEXT, expression TEXT) RETURNS boolean
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(bool_and(EXISTS (
+        SELECT 1 FROM regexp_matches(part, '"([^"]*)"', 'g') AS word (found)
+        WHERE string_to_array(word.found[1], ' ') <@ string_to_array(terms, ' ')
+    )), false)
+    FROM regexp_split_to_table(substring(expression FROM '^content : \\((.*)\\)$'), ' AND ') AS part
+$$;
+
 CREATE TABLE vocabulary (term TEXT COLLATE "C" PRIMARY KEY, memories BIGINT NOT NULL);
 CREATE TABLE vocabulary_deletes (
     variant TEXT COLLATE "C" NOT NULL,

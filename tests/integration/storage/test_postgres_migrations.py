@@ -51,6 +51,7 @@ def test_the_schema_has_sqlites_tables_and_columns_and_records_its_migrations(
 
     expected = _sqlite_columns(tmp_path / "memories.db")
     expected["memories"].add("rowid")  # SQLite's is implicit
+    expected["memory_lengths"] = {"memory_rowid", "content", "context"}  # what FTS5 counted
     assert _postgres_columns(store.database) == expected
     recorded = store.database.rows("SELECT name FROM schema_migrations ORDER BY name")
     assert [name for (name,) in recorded] == [name for name, _sql in SQLITE_MIGRATIONS]
@@ -213,3 +214,20 @@ def test_a_missing_database_and_a_user_without_rights_say_what_to_do(postgres_ur
                 )
             )
             admin.execute("DROP ROLE visitor")
+
+
+@pytest.mark.parametrize(
+    ("expression", "matches"),
+    [
+        ('content : (("postgresql") AND ("note" OR "memo"))', True),
+        ('content : (("postgresql") AND ("memo"))', False),
+        ('content : (("e mail"))', True),
+        ('content : (("e mail" OR "post") AND ("wrong"))', False),
+    ],
+)
+def test_a_list_filters_expression_matches_a_memorys_own_terms(
+    database: PostgresDatabase, expression: str, matches: bool
+) -> None:
+    held = "a e mail note postgresql"
+
+    assert database.rows("SELECT lexical_match(?, ?)", (held, expression)) == [(matches,)]

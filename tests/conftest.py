@@ -136,6 +136,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # --- tiers ----------------------------------------------------------------------------------
 
 _CHEAP_PROGRAMS = frozenset({"git", "sh"})  # milliseconds each: the fast tier may start them
+# What tests/fixtures/postgres.py starts, once per test process, for a test marked postgres.
+_SERVER_PROGRAMS = frozenset({"pg_config", "initdb", "runuser", "postgres"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -171,10 +173,11 @@ def tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     found: dict[str, str] = {}  # what the test did -> the marker it needs
     if _left_out(config, "subprocess") and node.get_closest_marker("subprocess") is None:
         popen_init = subprocess.Popen.__init__
+        allowed = _CHEAP_PROGRAMS | (_SERVER_PROGRAMS if node.get_closest_marker("postgres") else frozenset())
 
         def watched_popen(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
             program = _program(args)
-            if program not in _CHEAP_PROGRAMS:
+            if program not in allowed:
                 found[f"started the child process {program}"] = "subprocess"
             popen_init(self, args, *rest, **kwargs)
 

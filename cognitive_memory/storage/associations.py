@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -12,6 +11,7 @@ from cognitive_memory.core.links import Graph
 from cognitive_memory.core.store.values import NeighbourRow
 from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.storage import words
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "CO_RECALL_LINKS",
@@ -163,7 +163,7 @@ def text_words(text: str) -> list[str]:
     return list(dict.fromkeys(_TOKEN.findall(text.lower())))
 
 
-def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
+def index_memory(conn: Connection, memory_id: str) -> None:
     """(Re)write the memory's FTS row (its content with its key, ``terms.keyed_text``, and its
     temporal neighbours' content as context) and queue the write of its vector, whose words come
     from the same texts."""
@@ -188,7 +188,7 @@ def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
     )
 
 
-def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:
+def link_in_time(conn: Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:
     """Link a just-inserted memory to its predecessors in the session; return their ids."""
     if session_id is None:
         return []
@@ -207,7 +207,7 @@ def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | Non
     return previous
 
 
-def connect(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, float]], kind: str, at: float) -> None:
+def connect(conn: Connection, edges: Iterable[tuple[str, str, float]], kind: str, at: float) -> None:
     """Insert undirected edges (stored in both directions); an existing edge keeps the larger weight."""
     rows = [(a, b, kind, weight, at) for x, y, weight in edges for a, b in ((x, y), (y, x))]
     conn.executemany(
@@ -219,7 +219,7 @@ def connect(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, float]], k
 
 
 def strengthen(
-    conn: sqlite3.Connection,
+    conn: Connection,
     pairs: Sequence[tuple[str, str]],
     at: float,
     step: float = CO_RECALL_STEP,
@@ -251,7 +251,7 @@ def strengthen(
     )
 
 
-def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str]) -> tuple[Graph, Graph]:
+def neighbourhood(conn: Connection, ids: Sequence[str]) -> tuple[Graph, Graph]:
     """Each id's linked memories with the strongest weight over link kinds (a user link counts its
     own weight in both directions; one of weight 0 not at all) and, beside it, the same without
     links in time (pairs linked only in time left out)."""
@@ -283,7 +283,7 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str]) -> tuple[Graph, 
     return graph, timeless
 
 
-def every_neighbourhood(conn: sqlite3.Connection) -> Iterator[NeighbourRow]:
+def every_neighbourhood(conn: Connection) -> Iterator[NeighbourRow]:
     """Every linked pair as ``neighbourhood`` weighs it, by memory then neighbour id (the order
     ``neighbourhood`` sorts each memory's links in), read as they are taken."""
     yield from conn.execute(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from cognitive_memory.core.store.cursors import bad_cursor, cursor_of, position_
 from cognitive_memory.core.store.values import MemoryPage, TextMatch, VersionRow
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.rows import TAGS_LIST
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "ORDER_COLUMNS",
@@ -158,7 +158,7 @@ def _after_sql(column: str, after: PageKey) -> tuple[str, list[Any]]:
 
 
 def page_rows(
-    conn: sqlite3.Connection,
+    conn: Connection,
     columns: str,
     where: VectorFilter,
     order_by: str,
@@ -192,7 +192,7 @@ def page_rows(
 _MATCHING = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
 
 
-def _rows_by_rowid(conn: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
+def _rows_by_rowid(conn: Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
     """Rows of ``columns`` for these rowids, in their order (one another process deleted
     since its key was read is left out)."""
     if not rowids:
@@ -203,7 +203,7 @@ def _rows_by_rowid(conn: sqlite3.Connection, columns: str, rowids: list[int]) ->
     return [by_rowid[rowid] for rowid in rowids if rowid in by_rowid]
 
 
-def versions_of(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[VersionRow]]:
+def versions_of(conn: Connection, ids: Sequence[str]) -> dict[str, list[VersionRow]]:
     """The earlier versions of each of ``ids`` that has any, oldest first."""
     if not ids:
         return {}

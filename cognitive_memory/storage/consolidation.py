@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,6 +23,7 @@ from cognitive_memory.core.store.values import MergedGroup, ProjectRows
 from cognitive_memory.core.validation import MAX_TAGS
 from cognitive_memory.storage.relations import insert_link
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, readable_memories
+from cognitive_memory.storage.sql import Connection, Transaction
 from cognitive_memory.storage.trash import move_to_trash
 from cognitive_memory.storage.versions import rewrite_memory
 
@@ -42,10 +41,8 @@ __all__ = [
 LAST_CONSOLIDATION = "last_consolidation"
 REASON = "consolidated"
 
-Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
-
-def projects(conn: sqlite3.Connection, project: str | None, spared: Sequence[str]) -> list[str]:
+def projects(conn: Connection, project: str | None, spared: Sequence[str]) -> list[str]:
     """The projects holding two or more memories that may be merged (only ``project`` if given)."""
     marks = ",".join("?" * len(spared))
     rows = conn.execute(
@@ -57,7 +54,7 @@ def projects(conn: sqlite3.Connection, project: str | None, spared: Sequence[str
 
 
 def project_rows(
-    conn: sqlite3.Connection, project: str, spared: Sequence[str], dimension: int | None = None
+    conn: Connection, project: str, spared: Sequence[str], dimension: int | None = None
 ) -> ProjectRows:
     """The memories of ``project`` not loaded by a ``spared`` loader, in the order stored (a row
     whose embedding is not ``dimension`` 32-bit floats is left out: doctor names it)."""
@@ -75,7 +72,7 @@ def project_rows(
 
 
 def merge_group(
-    conn: sqlite3.Connection, survivor_id: str, others: Sequence[str], session_id: str | None, now: float
+    conn: Connection, survivor_id: str, others: Sequence[str], session_id: str | None, now: float
 ) -> MergedGroup | None:
     """Merge ``others`` into ``survivor_id`` (see the module's docstring). Ids gone since the
     plan are skipped; None when the survivor or all the others are gone."""
@@ -109,7 +106,7 @@ def merge_group(
 
 
 def _repoint_links(
-    conn: sqlite3.Connection, survivor: str, gone: Sequence[str], session_id: str | None, now: float
+    conn: Connection, survivor: str, gone: Sequence[str], session_id: str | None, now: float
 ) -> int:
     """Copy the user links of ``gone`` onto ``survivor``; returns how many were new. The originals
     go to the trash with their memories (and come back with a restore)."""

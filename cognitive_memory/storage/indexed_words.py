@@ -20,14 +20,13 @@ watermark only from the value it read, so a restart is never overwritten.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 import uuid
 from functools import partial
 
 from cognitive_memory.core.store.values import WordsProgress
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = [
     "REWEIGH_THROUGH",
@@ -50,7 +49,7 @@ RECHECK_SECONDS = 5.0
 class IndexedWords:
     """The marker and the watermark of the words' build, in ``store_meta``."""
 
-    def __init__(self, database: Database, recheck_seconds: float = RECHECK_SECONDS) -> None:
+    def __init__(self, database: DatabaseAccess, recheck_seconds: float = RECHECK_SECONDS) -> None:
         self._db = database
         self._recheck = recheck_seconds
         self._complete = False
@@ -127,7 +126,7 @@ class IndexedWords:
         return self._db.read(partial(_progress, key=REWEIGH_THROUGH, only_under_way=True))
 
 
-def begin_reweigh(conn: sqlite3.Connection) -> None:
+def begin_reweigh(conn: Connection) -> None:
     """Start a pass of weighing every memory's words again (in the caller's transaction, the one
     that writes the new average), or start it again from the first rowid."""
     conn.execute(
@@ -136,16 +135,16 @@ def begin_reweigh(conn: sqlite3.Connection) -> None:
     )
 
 
-def _marked(conn: sqlite3.Connection) -> bool:
+def _marked(conn: Connection) -> bool:
     return conn.execute("SELECT 1 FROM store_meta WHERE key = ?", (WORDS_COMPLETE,)).fetchone() is not None
 
 
-def _watermark(conn: sqlite3.Connection, key: str) -> str | None:
+def _watermark(conn: Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
     return str(row[0]) if row else None
 
 
-def _through(conn: sqlite3.Connection, key: str = WORDS_THROUGH) -> int | None:
+def _through(conn: Connection, key: str = WORDS_THROUGH) -> int | None:
     """The last rowid done by the build (``WORDS_THROUGH``) or the pass (``REWEIGH_THROUGH``)."""
     value = _watermark(conn, key)
     return None if value is None else _rowid(value)
@@ -160,19 +159,19 @@ def _rowid(value: str) -> int:
         return 0
 
 
-def _reweigh_batch(conn: sqlite3.Connection, limit: int) -> tuple[str, list[tuple[int, str]]] | None:
+def _reweigh_batch(conn: Connection, limit: int) -> tuple[str, list[tuple[int, str]]] | None:
     read = _watermark(conn, REWEIGH_THROUGH)
     return None if read is None else (read, _after(conn, _rowid(read), limit))
 
 
-def _after(conn: sqlite3.Connection, through: int, limit: int) -> list[tuple[int, str]]:
+def _after(conn: Connection, through: int, limit: int) -> list[tuple[int, str]]:
     rows = conn.execute(
         "SELECT rowid, id FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?", (through, limit)
     )
     return [(int(rowid), str(memory_id)) for rowid, memory_id in rows]
 
 
-def _progress(conn: sqlite3.Connection, key: str, only_under_way: bool = False) -> WordsProgress | None:
+def _progress(conn: Connection, key: str, only_under_way: bool = False) -> WordsProgress | None:
     through = _through(conn, key)
     if through is None and only_under_way:
         return None

@@ -6,7 +6,6 @@ query word before it sorts, so its cost grows with the matches; the vector index
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from cognitive_memory.core.ranking import RankingRow
@@ -16,8 +15,8 @@ from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.associations import query_words, text_words
 from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.corrections import corrected
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import IndexedWords
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = ["CONTEXT_WEIGHT", "Words", "search"]
 
@@ -31,7 +30,7 @@ _BEST = (
 
 
 def search(
-    conn: sqlite3.Connection, terms: Sequence[tuple[str, float]], limit: int, context_weight: float
+    conn: Connection, terms: Sequence[tuple[str, float]], limit: int, context_weight: float
 ) -> list[tuple[str, float]]:
     """The ``limit`` best BM25 matches of the (term, weight) pairs as (memory id, score), best
     first. BM25 is a sum over the query's terms, so the terms of each weight are scored together
@@ -55,7 +54,7 @@ def search(
     return [(str(ids[rowid]), float(score)) for rowid, score in best if rowid in ids]
 
 
-def _bm25(conn: sqlite3.Connection, words: list[str], limit: int, context_weight: float) -> dict[int, float]:
+def _bm25(conn: Connection, words: list[str], limit: int, context_weight: float) -> dict[int, float]:
     """The ``limit`` best BM25 matches of any of ``words`` as rowid -> score."""
     if not words:
         return {}
@@ -81,7 +80,7 @@ class Words:
     """The lexical index of one database: a query's terms (corrected against the store's
     vocabulary), word search and word shares for ranking."""
 
-    def __init__(self, database: Database, indexed: IndexedWords) -> None:
+    def __init__(self, database: DatabaseAccess, indexed: IndexedWords) -> None:
         self._db = database
         self._indexed = indexed
 

@@ -17,9 +17,9 @@ from cognitive_memory.storage import associations, browse, change_log, identifie
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.browse import TextMatch
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.overview import Overview, overview_of
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
+from cognitive_memory.storage.sql import DatabaseAccess
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
 __all__ = ["SESSION_SCAN", "MemoryCounts", "Memories"]
@@ -37,7 +37,7 @@ class Memories:
     """The ``memories`` rows of one database, with what is written beside them in the same
     transaction (lexical entries, links in time, the vector outbox, activity)."""
 
-    def __init__(self, database: Database, dimension: Callable[[], int | None]) -> None:
+    def __init__(self, database: DatabaseAccess, dimension: Callable[[], int | None]) -> None:
         self._db = database
         self._dimension = dimension
         self._unreadable: set[str] = set()  # ids of rows that could not be read, logged once
@@ -210,7 +210,7 @@ class Memories:
     def every_ranking_row(self, take: Callable[[int, Iterator[RankingRow]], T]) -> T:
         """What ``take`` makes of the change log's head and every memory's ranking row (in the
         order they were stored, read as it takes them), both in one read apart from the others
-        (``Database.read_apart``): recalls do not wait for it."""
+        (``DatabaseAccess.read_apart``): recalls do not wait for it."""
         dimension = self._dimension()
         return self._db.read_apart(
             lambda conn: take(change_log.head_in(conn), ranking.every_ranking_row(conn, dimension))

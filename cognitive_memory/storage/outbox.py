@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
 
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.sql import DatabaseAccess
 
 __all__ = ["TO_BE_INDEXED", "Outbox", "to_be_indexed_at"]
 
@@ -23,9 +23,9 @@ TO_BE_INDEXED = (
 
 
 def to_be_indexed_at(path: Path) -> int:
-    """How many memories the vector index should hold now (``TO_BE_INDEXED``) in the database at
-    ``path``, read on a read-only connection of its own by a process that has no store open (the
-    index builder); 0 when the database cannot be read."""
+    """How many memories the vector index should hold now (``TO_BE_INDEXED``) in the SQLite
+    database at ``path``, read on a read-only connection of its own by a process that has no store
+    open (the index builder); 0 when the database cannot be read. SQLite's alone."""
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             (count,) = conn.execute(TO_BE_INDEXED).fetchone()
@@ -37,7 +37,7 @@ def to_be_indexed_at(path: Path) -> int:
 class Outbox:
     """The ``vector_outbox`` rows of one database."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def pending(self) -> list[tuple[str, str]]:

@@ -7,13 +7,13 @@ counts the rest.
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from cognitive_memory.core.store.values import Overview, SessionSpan, TagCount
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.browse import TextMatch, matching_sql
 from cognitive_memory.storage.rows import TAGS_LIST
+from cognitive_memory.storage.sql import Connection
 
 __all__ = ["Overview", "SessionSpan", "TagCount", "overview_of"]
 
@@ -35,7 +35,7 @@ _SESSIONS = (
 )
 
 
-def overview_of(conn: sqlite3.Connection, where: VectorFilter, text: TextMatch | None, size: int) -> Overview:
+def overview_of(conn: Connection, where: VectorFilter, text: TextMatch | None, size: int) -> Overview:
     """The tags and sessions of the memories matching ``where`` (and ``text``): two statements."""
     condition, params = matching_sql(where, text)
     tag_rows = conn.execute(_TAGS.format(condition=condition), [*params, size + 1]).fetchall()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.sql import DatabaseAccess
 
 __all__ = ["StoreProperties"]
 
@@ -13,7 +13,7 @@ __all__ = ["StoreProperties"]
 class StoreProperties:
     """The ``store_meta`` and ``activity`` rows of one database."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
         self._vector_size: int | None = None
 

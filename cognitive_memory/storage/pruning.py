@@ -4,18 +4,18 @@ from being used twice."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from cognitive_memory.core.pruning import DAY_SECONDS, PruneCandidate, PruneCriteria
 from cognitive_memory.storage.rows import TAGS_LIST
+from cognitive_memory.storage.sql import Connection
 
 __all__ = ["mark_token_used", "prune_candidates", "used_tokens"]
 
 
 def prune_candidates(
-    conn: sqlite3.Connection, criteria: PruneCriteria, now: float, spared_loaders: Sequence[str], limit: int
+    conn: Connection, criteria: PruneCriteria, now: float, spared_loaders: Sequence[str], limit: int
 ) -> tuple[list[PruneCandidate], int]:
     """The memories matching every criterion, except those of ``spared_loaders`` and the
     ``keep_latest`` newest; at most ``limit`` of them, oldest first, and how many match in all."""
@@ -45,7 +45,7 @@ def prune_candidates(
     return candidates, len(rows)
 
 
-def _versions(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
+def _versions(conn: Connection, ids: Sequence[str]) -> dict[str, int]:
     """How many earlier versions each of ``ids`` has (ids without any are left out)."""
     if not ids:
         return {}
@@ -58,13 +58,13 @@ def _versions(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
     return {memory_id: int(version) for memory_id, version in rows}
 
 
-def used_tokens(conn: sqlite3.Connection, now: float) -> set[str]:
+def used_tokens(conn: Connection, now: float) -> set[str]:
     """The digests of the confirm tokens used and not yet expired (the expired ones are dropped)."""
     conn.execute("DELETE FROM prune_tokens_used WHERE expires_at < ?", (now,))
     return {row[0] for row in conn.execute("SELECT digest FROM prune_tokens_used")}
 
 
-def mark_token_used(conn: sqlite3.Connection, digest: str, until: float) -> None:
+def mark_token_used(conn: Connection, digest: str, until: float) -> None:
     """Record a confirm token as used; it is kept until ``until``, when it would have expired anyway."""
     conn.execute("INSERT INTO prune_tokens_used (digest, expires_at) VALUES (?, ?)", (digest, until))
 

@@ -8,11 +8,11 @@ directions.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from cognitive_memory.core.links import DEFAULT_WEIGHT
 from cognitive_memory.core.store.values import Direction, LinkWrite, Neighbour, Neighbourhood
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "USER_LINK_WEIGHT",
@@ -32,7 +32,7 @@ USER_LINK_WEIGHT = DEFAULT_WEIGHT
 
 
 def insert_link(
-    conn: sqlite3.Connection,
+    conn: Connection,
     link: tuple[str, str, str],
     note: str | None,
     session_id: str | None,
@@ -67,7 +67,7 @@ def insert_link(
     return LinkWrite(weight=weight, previous=held[0])
 
 
-def supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:
+def supersedes_chain(conn: Connection, start: str, goal: str) -> tuple[str, ...]:
     """The ids of a supersedes chain from ``start`` to ``goal`` (empty when there is none)."""
     rows = conn.execute(
         # UNION (not UNION ALL) keeps each (memory, predecessor) pair once: at most one row per link.
@@ -87,7 +87,7 @@ def supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[s
     return tuple(reversed(path))
 
 
-def remove_links(conn: sqlite3.Connection, from_id: str, to_id: str, relation: str | None) -> list[str]:
+def remove_links(conn: Connection, from_id: str, to_id: str, relation: str | None) -> list[str]:
     """Delete the links from ``from_id`` to ``to_id`` (only ``relation``, if given); returns the
     relations removed."""
     rows = conn.execute(
@@ -98,7 +98,7 @@ def remove_links(conn: sqlite3.Connection, from_id: str, to_id: str, relation: s
     return sorted(row[0] for row in rows)
 
 
-def superseded_by(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
+def superseded_by(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
     """For each of ``ids`` that another memory supersedes, those memories (oldest link first)."""
     if not ids:
         return {}
@@ -114,9 +114,7 @@ def superseded_by(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, lis
     return successors
 
 
-def walk(
-    conn: sqlite3.Connection, start: str, depth: int, relations: Sequence[str], limit: int
-) -> Neighbourhood:
+def walk(conn: Connection, start: str, depth: int, relations: Sequence[str], limit: int) -> Neighbourhood:
     """Breadth first from ``start`` over links in both directions (only ``relations``, if any), up
     to ``depth`` hops and ``limit`` memories: the walk visits no more (``truncated`` says so), so
     its work is bounded whatever the depth. Each memory appears once, at its smallest depth, by the
@@ -139,7 +137,7 @@ def walk(
 
 
 def _step(
-    conn: sqlite3.Connection,
+    conn: Connection,
     frontier: Sequence[str],
     seen: Sequence[str],
     relations: Sequence[str],

@@ -15,6 +15,7 @@ import numpy as np
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind, content_key
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations, words
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "MEMORY_COLUMNS",
@@ -60,7 +61,7 @@ def fill_content_keys(conn: sqlite3.Connection) -> None:
         conn.execute("COMMIT")
 
 
-def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
+def insert_memories(conn: Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
     """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
     conn.executemany(
         f"INSERT INTO memories ({MEMORY_COLUMNS}, content_key, strength, dimensions) "
@@ -75,7 +76,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory
     queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
 
 
-def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) -> list[str]:
+def delete_memories(conn: Connection, ids: Sequence[str], now: float) -> list[str]:
     """Delete rows, lexical entries and links, queue vector deletions, re-index neighbours in time."""
     if not ids:
         return []
@@ -101,7 +102,7 @@ def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) ->
     return existing
 
 
-def queue_vector_writes(conn: sqlite3.Connection, ids: Sequence[str], operation: str, at: float) -> None:
+def queue_vector_writes(conn: Connection, ids: Sequence[str], operation: str, at: float) -> None:
     """Record vector writes the index has yet to confirm (replayed at start-up)."""
     conn.executemany(
         "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)",

@@ -5,7 +5,6 @@ file with some of its sections missing."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -14,8 +13,8 @@ from cognitive_memory.core.memory import LOADED_TYPES, CognitiveMemory, content_
 from cognitive_memory.core.store.values import ChunkRow, SourceRecord, SourceWrite
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.rows import delete_memories, insert_memories, queue_vector_writes
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = [
     "STRUCTURE_KINDS",
@@ -37,7 +36,7 @@ STRUCTURE_KINDS = ("parent", "child", "sibling")
 LINK_WEIGHT = 0.6
 
 
-def chunks_of(conn: sqlite3.Connection, source_key: str) -> list[ChunkRow]:
+def chunks_of(conn: Connection, source_key: str) -> list[ChunkRow]:
     rows = conn.execute(
         "SELECT memory_id, chunk_key, content_hash, position FROM source_chunks WHERE source_key = ? "
         "ORDER BY position",
@@ -46,7 +45,7 @@ def chunks_of(conn: sqlite3.Connection, source_key: str) -> list[ChunkRow]:
     return [ChunkRow(*row) for row in rows]
 
 
-def sources_under(conn: sqlite3.Connection, loader_type: str, prefix: str) -> list[SourceRecord]:
+def sources_under(conn: Connection, loader_type: str, prefix: str) -> list[SourceRecord]:
     """Sources of ``loader_type`` whose key is ``prefix`` or starts with it ('' for all)."""
     pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = conn.execute(
@@ -60,7 +59,7 @@ def sources_under(conn: sqlite3.Connection, loader_type: str, prefix: str) -> li
     ]
 
 
-def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> list[str]:
+def write_source(conn: Connection, write: SourceWrite, at: float) -> list[str]:
     """Apply a ``SourceWrite`` (the caller has inserted ``added`` and deleted ``removed``): rewrite
     changed rows, the chunk table, structure edges and links. Returns the ids whose lexical entry
     must be rewritten."""
@@ -88,17 +87,17 @@ def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> lis
     return [memory.id for memory in write.rewritten]
 
 
-def forget_source(conn: sqlite3.Connection, key: str) -> None:
+def forget_source(conn: Connection, key: str) -> None:
     conn.execute("DELETE FROM sources WHERE key = ?", (key,))
     conn.execute("DELETE FROM source_digests WHERE source_key = ?", (key,))
 
 
-def digests_of(conn: sqlite3.Connection, key: str) -> list[str]:
+def digests_of(conn: Connection, key: str) -> list[str]:
     rows = conn.execute("SELECT data FROM source_digests WHERE source_key = ? ORDER BY seq", (key,))
     return [data for (data,) in rows.fetchall()]
 
 
-def save_digests(conn: sqlite3.Connection, key: str, items: Sequence[tuple[str, str]], replace: bool) -> None:
+def save_digests(conn: Connection, key: str, items: Sequence[tuple[str, str]], replace: bool) -> None:
     """Append ``(item_key, data)`` digests after the source's stored ones (an item already stored is
     rewritten in place), or replace them all."""
     if replace:
@@ -113,7 +112,7 @@ def save_digests(conn: sqlite3.Connection, key: str, items: Sequence[tuple[str, 
     )
 
 
-def resolve_links(conn: sqlite3.Connection, at: float) -> None:
+def resolve_links(conn: Connection, at: float) -> None:
     """Connect every linking chunk to the first chunk of the source it links to, both ways."""
     pairs = conn.execute(
         "SELECT l.memory_id, c.memory_id FROM source_links l JOIN source_chunks c "
@@ -127,7 +126,7 @@ def resolve_links(conn: sqlite3.Connection, at: float) -> None:
 
 
 def _replace_structure(
-    conn: sqlite3.Connection, ids: Sequence[str], edges: Sequence[tuple[str, str, str, float]], at: float
+    conn: Connection, ids: Sequence[str], edges: Sequence[tuple[str, str, str, float]], at: float
 ) -> None:
     marks = ",".join("?" * len(STRUCTURE_KINDS))
     conn.executemany(
@@ -167,7 +166,7 @@ def _rewrite_row(memory: CognitiveMemory) -> tuple[Any, ...]:
 class Sources:
     """The loaded sources of one database, with their chunks and digests."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def write(self, writes: Sequence[SourceWrite]) -> None:

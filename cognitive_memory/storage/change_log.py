@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from cognitive_memory.core.store.values import Change, ChangeKind, Changes
-from cognitive_memory.storage.sql import Connection, DatabaseAccess
+from cognitive_memory.storage import properties
+from cognitive_memory.storage.sql import EVERY_ROW, Connection, DatabaseAccess
 
 __all__ = ["KEEP", "Change", "ChangeKind", "ChangeLog", "Changes", "head_in"]
 
@@ -78,11 +79,7 @@ class ChangeLog:
             if through <= trimmed:
                 return 0
             dropped = conn.execute("DELETE FROM change_log WHERE seq <= ?", (through,)).rowcount
-            conn.execute(
-                "INSERT INTO store_meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (_TRIMMED, str(through)),
-            )
+            properties.keep(conn, _TRIMMED, str(through))
             return int(dropped)
 
 
@@ -97,7 +94,7 @@ def _rows(conn: Connection, seq: int, limit: int | None) -> tuple[list[Change], 
     trimmed away)."""
     rows = conn.execute(
         "SELECT seq, memory_id, kind FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
-        (seq, -1 if limit is None else limit),
+        (seq, EVERY_ROW if limit is None else limit),
     ).fetchall()
     return [Change(int(row[0]), str(row[1]), row[2]) for row in rows], *_bounds(conn)
 

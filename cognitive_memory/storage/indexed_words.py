@@ -26,6 +26,7 @@ import uuid
 from functools import partial
 
 from cognitive_memory.core.store.values import WordsProgress
+from cognitive_memory.storage.properties import keep
 from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = [
@@ -71,7 +72,7 @@ class IndexedWords:
     def mark_complete(self) -> None:
         """Record that the index holds every memory's words (after the build, or a rebuild)."""
         with self._db.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, '1')", (WORDS_COMPLETE,))
+            keep(conn, WORDS_COMPLETE, "1")
             conn.execute("DELETE FROM store_meta WHERE key = ?", (WORDS_THROUGH,))
         self._complete = True
 
@@ -84,8 +85,9 @@ class IndexedWords:
         """Move the watermark to ``rowid`` (never back: two builders may run, one per process)."""
         with self._db.transaction() as conn:
             conn.execute(
-                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
-                "SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                "CASE WHEN CAST(excluded.value AS BIGINT) > CAST(store_meta.value AS BIGINT) "
+                "THEN CAST(excluded.value AS BIGINT) ELSE CAST(store_meta.value AS BIGINT) END",
                 (WORDS_THROUGH, str(rowid)),
             )
 
@@ -129,10 +131,7 @@ class IndexedWords:
 def begin_reweigh(conn: Connection) -> None:
     """Start a pass of weighing every memory's words again (in the caller's transaction, the one
     that writes the new average), or start it again from the first rowid."""
-    conn.execute(
-        "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-        (REWEIGH_THROUGH, f"0/{uuid.uuid4().hex}"),
-    )
+    keep(conn, REWEIGH_THROUGH, f"0/{uuid.uuid4().hex}")
 
 
 def _marked(conn: Connection) -> bool:

@@ -89,10 +89,9 @@ class Links:
             "SELECT c.source_id, c.target_id FROM connections c "
             "JOIN memories q ON q.id = c.source_id JOIN memories a ON a.id = c.target_id "
             f"WHERE c.source_id IN ({marks}) AND c.kind = 'temporal' AND a.rowid > q.rowid "
-            "AND instr(q.content, '?') > 0 "
-            "AND q.speaker IS NOT NULL AND a.speaker IS NOT NULL "
+            "AND q.content LIKE ? AND q.speaker IS NOT NULL AND a.speaker IS NOT NULL "
             "ORDER BY a.rowid DESC",
-            ids,
+            [*ids, "%?%"],
         )
         # Later rows win: the nearest successor (smallest rowid) comes last.
         return {str(question): str(answer) for question, answer in rows}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cognitive_memory.storage.sql import DatabaseAccess
 
-__all__ = ["TO_BE_INDEXED", "Outbox", "to_be_indexed_at"]
+__all__ = ["QUEUE", "TO_BE_INDEXED", "Outbox", "to_be_indexed_at"]
 
 # How many memories the vector index should hold now: every memory, less those whose vector write
 # is still queued (one statement, one snapshot).
@@ -32,6 +32,14 @@ def to_be_indexed_at(path: Path) -> int:
     except sqlite3.Error:
         return 0
     return int(count)
+
+
+# Queue one vector write (memory id, operation, time): a memory queued already keeps its one row,
+# with the new operation and time.
+QUEUE = (
+    "INSERT INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?) ON CONFLICT (memory_id) "
+    "DO UPDATE SET operation = excluded.operation, queued_at = excluded.queued_at"
+)
 
 
 class Outbox:

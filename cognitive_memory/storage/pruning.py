@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from cognitive_memory.core.pruning import DAY_SECONDS, PruneCandidate, PruneCriteria
-from cognitive_memory.storage.rows import TAGS_LIST
-from cognitive_memory.storage.sql import Connection
+from cognitive_memory.storage.dialect import Dialect
+from cognitive_memory.storage.sql import EVERY_ROW, Connection
 
-__all__ = ["mark_token_used", "prune_candidates", "used_tokens"]
+__all__ = ["mark_token_used", "not_loaded_by", "prune_candidates", "used_tokens"]
 
 
 def prune_candidates(
@@ -19,12 +19,12 @@ def prune_candidates(
 ) -> tuple[list[PruneCandidate], int]:
     """The memories matching every criterion, except those of ``spared_loaders`` and the
     ``keep_latest`` newest; at most ``limit`` of them, oldest first, and how many match in all."""
-    where, params = _conditions(criteria, now, spared_loaders)
+    where, params = _conditions(criteria, now, spared_loaders, conn.dialect)
     rows = conn.execute(
-        f"SELECT id, content, timestamp, last_accessed, importance_score, {TAGS_LIST}, project, "
-        "hierarchy_level "
-        f"FROM memories WHERE {' AND '.join(where)} ORDER BY timestamp DESC, id DESC LIMIT -1 OFFSET ?",
-        [*params, criteria.keep_latest],
+        f"SELECT id, content, timestamp, last_accessed, importance_score, "
+        f"{conn.dialect.tags_list('memories.tags')}, project, hierarchy_level "
+        f"FROM memories WHERE {' AND '.join(where)} ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?",
+        [*params, EVERY_ROW, criteria.keep_latest],
     ).fetchall()
     rows.reverse()
     versions = _versions(conn, [row[0] for row in rows[:limit]])
@@ -70,9 +70,9 @@ def mark_token_used(conn: Connection, digest: str, until: float) -> None:
 
 
 def _conditions(
-    criteria: PruneCriteria, now: float, spared_loaders: Sequence[str]
+    criteria: PruneCriteria, now: float, spared_loaders: Sequence[str], dialect: Dialect
 ) -> tuple[list[str], list[Any]]:
-    where = [f"(loader_type IS NULL OR loader_type NOT IN ({','.join('?' * len(spared_loaders))}))"]
+    where = [not_loaded_by(spared_loaders)]
     params: list[Any] = list(spared_loaders)
     if criteria.older_than_days is not None:
         where.append("timestamp < ?")
@@ -85,10 +85,19 @@ def _conditions(
         params.append(criteria.max_importance)
     if criteria.tags:
         marks = ",".join("?" * len(criteria.tags))
-        where.append(f"EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN ({marks}))")
+        tags = dialect.list_items(dialect.tags_list("memories.tags"), "tag")
+        where.append(f"EXISTS (SELECT 1 FROM {tags} WHERE tag.value IN ({marks}))")
         params += criteria.tags
     for values, column in ((criteria.projects, "project"), (criteria.hierarchy_levels, "hierarchy_level")):
         if values:
             where.append(f"{column} IN ({','.join('?' * len(values))})")
             params += values
     return where, params
+
+
+def not_loaded_by(loaders: Sequence[str]) -> str:
+    """A condition: the memory was not loaded by one of ``loaders`` (bound next; ``IN ()`` is
+    SQLite's alone)."""
+    if not loaders:
+        return "TRUE"
+    return f"(loader_type IS NULL OR loader_type NOT IN ({','.join('?' * len(loaders))}))"

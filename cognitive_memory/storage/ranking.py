@@ -10,6 +10,7 @@ import numpy as np
 
 from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.terms import keyed_text
+from cognitive_memory.storage.dialect import Dialect
 from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.words import terms_of
 
@@ -34,7 +35,7 @@ def ranking_rows(conn: Connection, ids: Sequence[str], dimension: int | None = N
         return []
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        f"{_COLUMNS} WHERE id IN ({marks}) AND {_readable(dimension)}",
+        f"{_COLUMNS} WHERE id IN ({marks}) AND {_readable(conn.dialect, dimension)}",
         [*ids, *([4 * dimension] if dimension else [])],
     )
     by_id = {row[0]: _row(row) for row in rows}
@@ -45,15 +46,16 @@ def every_ranking_row(conn: Connection, dimension: int | None = None) -> Iterato
     """The row of every memory ``ranking_rows`` reads, in the order they were stored, read as they
     are taken."""
     rows = conn.execute(
-        f"{_COLUMNS} WHERE {_readable(dimension)} ORDER BY memories.rowid",
+        f"{_COLUMNS} WHERE {_readable(conn.dialect, dimension)} ORDER BY memories.rowid",
         [4 * dimension] if dimension else [],
     )
     return (_row(row) for row in rows)
 
 
-def _readable(dimension: int | None) -> str:
+def _readable(dialect: Dialect, dimension: int | None) -> str:
     size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
-    return f"typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)"
+    valid = f"{dialect.json_valid('metadata')} AND {dialect.json_valid('tags')}"
+    return f"{dialect.holds_bytes('embedding')} AND {size} AND {valid}"
 
 
 def _row(row: Any) -> RankingRow:

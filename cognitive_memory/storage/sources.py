@@ -13,6 +13,7 @@ from cognitive_memory.core.memory import LOADED_TYPES, CognitiveMemory, content_
 from cognitive_memory.core.store.values import ChunkRow, SourceRecord, SourceWrite
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
+from cognitive_memory.storage.properties import note_activity
 from cognitive_memory.storage.rows import delete_memories, insert_memories, queue_vector_writes
 from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
@@ -50,7 +51,7 @@ def sources_under(conn: Connection, loader_type: str, prefix: str) -> list[Sourc
     pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = conn.execute(
         "SELECT key, loader_type, fingerprint, state, loaded_at FROM sources "
-        "WHERE loader_type = ? AND key LIKE ? ESCAPE '\\' ORDER BY key",
+        f"WHERE loader_type = ? AND {conn.dialect.prefix_like('key')} ORDER BY key",
         (loader_type, pattern),
     ).fetchall()
     return [
@@ -78,10 +79,13 @@ def write_source(conn: Connection, write: SourceWrite, at: float) -> list[str]:
     ids = [c.memory_id for c in write.chunks]
     _replace_structure(conn, ids, write.edges, at)
     conn.executemany("DELETE FROM source_links WHERE memory_id = ?", [(i,) for i in ids])
-    conn.executemany("INSERT OR IGNORE INTO source_links (memory_id, target_key) VALUES (?, ?)", write.links)
+    conn.executemany(
+        "INSERT INTO source_links (memory_id, target_key) VALUES (?, ?) ON CONFLICT DO NOTHING", write.links
+    )
     conn.execute(
-        "INSERT OR REPLACE INTO sources (key, loader_type, fingerprint, state, loaded_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO sources (key, loader_type, fingerprint, state, loaded_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET loader_type = excluded.loader_type, "
+        "fingerprint = excluded.fingerprint, state = excluded.state, loaded_at = excluded.loaded_at",
         (write.key, write.loader_type, write.fingerprint, json.dumps(dict(write.state)), at),
     )
     return [memory.id for memory in write.rewritten]
@@ -119,8 +123,8 @@ def resolve_links(conn: Connection, at: float) -> None:
         "ON c.source_key = l.target_key AND c.position = 0 WHERE l.memory_id != c.memory_id"
     ).fetchall()
     conn.executemany(
-        "INSERT OR IGNORE INTO connections (source_id, target_id, kind, weight, updated_at) "
-        "VALUES (?, ?, 'link', ?, ?)",
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) "
+        "VALUES (?, ?, 'link', ?, ?) ON CONFLICT DO NOTHING",
         [(a, b, LINK_WEIGHT, at) for x, y in pairs for a, b in ((x, y), (y, x))],
     )
 
@@ -134,8 +138,9 @@ def _replace_structure(
         [(memory_id, *STRUCTURE_KINDS) for memory_id in ids],
     )
     conn.executemany(
-        "INSERT OR REPLACE INTO connections (source_id, target_id, kind, weight, updated_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (source_id, target_id, kind) DO UPDATE SET weight = excluded.weight, "
+        "updated_at = excluded.updated_at",
         [(a, b, kind, weight, at) for a, b, kind, weight in edges],
     )
 
@@ -183,7 +188,7 @@ class Sources:
                 queue_vector_writes(conn, rewritten, "upsert", now)
             resolve_links(conn, now)
             if any(write.added or write.rewritten for write in writes):
-                conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+                note_activity(conn, "last_storage", now)
 
     def forget(self, keys: Sequence[str]) -> list[str]:
         """Delete loaded sources and all their memories; returns the memory ids removed."""

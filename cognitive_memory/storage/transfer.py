@@ -51,9 +51,9 @@ def write_import(
     now = datetime.now(UTC).timestamp()
     insert_memories(conn, write.added, now)
     conn.executemany(
-        "INSERT OR IGNORE INTO memory_versions (memory_id, version, content, hierarchy_level, "
+        "INSERT INTO memory_versions (memory_id, version, content, hierarchy_level, "
         "memory_type, importance_score, tags, metadata, project, replaced_at, replaced_by_session) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [_version_row(version) for version in write.versions],
     )
     for memory, previous in write.updated:

@@ -135,12 +135,15 @@ def purge(conn: Connection, before: float | None) -> int:
 
 def secret(conn: Connection, key: str) -> str:
     """A random secret of this data directory, kept in store_meta under ``key`` (made once)."""
-    conn.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES (?, ?)", (key, secrets.token_hex(32)))
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (key, secrets.token_hex(32)),
+    )
     return str(conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()[0])
 
 
 class TrashBin:
-    """The trash of one SQLiteMemoryStore: each call is one of its transactions."""
+    """The trash of one store of record: each call is one of its transactions."""
 
     def __init__(self, transaction: Transaction) -> None:
         self._transaction = transaction

@@ -1,6 +1,6 @@
 """Restoring from the trash: a memory comes back from one of its entries with its versions, links
 and connections; its other entries become versions, and a link that would close a supersedes
-cycle stays out. Runs inside one of SQLiteMemoryStore's transactions."""
+cycle stays out. Runs inside one of the store's transactions."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from cognitive_memory.core.store.values import Restored, SkippedLink
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.relations import USER_LINK_WEIGHT, supersedes_chain
 from cognitive_memory.storage.rows import queue_vector_writes
-from cognitive_memory.storage.sql import Connection
+from cognitive_memory.storage.sql import Connection, column_names
 
 __all__ = ["CONNECTION_COLUMNS", "RELATION_COLUMNS", "VERSION_COLUMNS", "Restored", "SkippedLink", "restore"]
 
@@ -51,7 +51,7 @@ def restore(conn: Connection, ids: Sequence[str], entries: Sequence[int], now: f
     chosen = _chosen(conn, ids, entries)
     in_use = _existing(conn, [entry.memory_id for entry in chosen])
     back = [entry for entry in chosen if entry.memory_id not in in_use]
-    columns = {info[1] for info in conn.execute("PRAGMA table_info(memories)")}
+    columns = set(column_names(conn.execute("SELECT * FROM memories LIMIT 0"))) - {"rowid"}
     folded, unkeyed = [], []
     for entry in back:
         fields = {name: value for name, value in json.loads(entry.row).items() if name in columns}
@@ -65,7 +65,8 @@ def restore(conn: Connection, ids: Sequence[str], entries: Sequence[int], now: f
         )
         versions, others = _history(conn, entry)
         conn.executemany(
-            f"INSERT OR IGNORE INTO memory_versions ({VERSION_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+            f"INSERT INTO memory_versions ({VERSION_COLUMNS}) VALUES ({', '.join('?' * 11)}) "
+            "ON CONFLICT DO NOTHING",
             versions,
         )
         folded += others
@@ -191,8 +192,8 @@ def _relink_relations(conn: Connection, groups: Sequence[list[list[Any]]]) -> li
             skipped.append(SkippedLink(from_id, to_id, relation, cycle))
             continue
         conn.execute(
-            f"INSERT OR IGNORE INTO relations ({', '.join(RELATION_COLUMNS)}) VALUES "
-            f"({', '.join('?' * len(RELATION_COLUMNS))})",
+            f"INSERT INTO relations ({', '.join(RELATION_COLUMNS)}) VALUES "
+            f"({', '.join('?' * len(RELATION_COLUMNS))}) ON CONFLICT DO NOTHING",
             row,
         )
     return skipped
@@ -210,7 +211,8 @@ def _relink(conn: Connection, groups: Sequence[list[list[Any]]], table: str, col
     rows = [tuple(row) for group in groups for row in group]
     present = _existing(conn, list({end for row in rows for end in row[:2]}))
     conn.executemany(
-        f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        "ON CONFLICT DO NOTHING",
         [row for row in rows if row[0] in present and row[1] in present],
     )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from cognitive_memory.core.spelling import allowed_distance, deletes, indexed
+from cognitive_memory.storage.properties import keep
 from cognitive_memory.storage.sql import Connection
 
 __all__ = [
@@ -38,7 +39,7 @@ DOCUMENTS = "word_documents"
 # Terms per statement: well under SQLite's limit of bound parameters.
 _BATCH = 500
 _STEP = "UPDATE {} SET memories = memories {} 1 WHERE term = ?"
-_INDEX = "INSERT OR IGNORE INTO vocabulary_deletes (variant, term) VALUES (?, ?)"
+_INDEX = "INSERT INTO vocabulary_deletes (variant, term) VALUES (?, ?) ON CONFLICT DO NOTHING"
 _UNINDEX = "DELETE FROM vocabulary_deletes WHERE variant = ? AND term = ?"
 
 
@@ -173,7 +174,7 @@ def rebuild(conn: Connection) -> int:
     conn.executemany("INSERT INTO vocabulary (term, memories) VALUES (?, ?)", counts.items())
     conn.executemany(_INDEX, _variants(counts))
     conn.executemany("INSERT INTO document_frequencies (term, memories) VALUES (?, ?)", frequencies.items())
-    conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (DOCUMENTS, str(total)))
+    keep(conn, DOCUMENTS, str(total))
     return len(counts)
 
 

@@ -17,6 +17,7 @@ from cognitive_memory.core.store.values import WordDocument
 from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.index.sparse import drifted
 from cognitive_memory.storage.indexed_words import begin_reweigh
+from cognitive_memory.storage.properties import keep
 from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length"]
@@ -69,10 +70,7 @@ class WordDocuments:
         pass that weighs every memory's words again (``storage/indexed_words.py``)."""
         average = self.current_average()
         with self._db.transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-                (WEIGHTING_AVERAGE, repr(average)),
-            )
+            keep(conn, WEIGHTING_AVERAGE, repr(average))
             if in_background:
                 begin_reweigh(conn)
         return average

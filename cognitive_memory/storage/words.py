@@ -42,7 +42,8 @@ def remember_terms(conn: Connection, rowid: int, content: str, neighbours: Seque
     context = frozenset().union(*theirs)
     row = conn.execute(_KEPT, (rowid,)).fetchone()
     conn.execute(
-        "INSERT OR REPLACE INTO memory_words (memory_rowid, terms, context) VALUES (?, ?, ?)",
+        "INSERT INTO memory_words (memory_rowid, terms, context) VALUES (?, ?, ?) "
+        "ON CONFLICT (memory_rowid) DO UPDATE SET terms = excluded.terms, context = excluded.context",
         (rowid, " ".join(sorted(own)), " ".join(sorted(context))),
     )
     before = _document(row) if row else None

@@ -2,6 +2,12 @@
 answer it (the index is down, ``RetrievalConfig.words_in_index`` off), plain BM25
 over every match, and the text filter of ``list_memories``. FTS5 scores every row that holds a
 query word before it sorts, so its cost grows with the matches; the vector index's does not.
+
+SQLite's full-text index alone, as are the other statements that touch it, each behind a function
+named for its purpose: ``associations.write_lexical_entry`` (a memory's words),
+``rows.delete_lexical_entries``, ``browse.matching_rowids`` (a text filter), ``search`` here, and
+``word_documents.average_length`` (the averages FTS5 keeps). The expressions they match are
+FTS5's (``_any_of``, ``_all_of``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The trash: forgotten and pruned memories kept whole, restorable until purged.
 
-Moving a memory to the trash and restoring it each happen inside one of SQLiteMemoryStore's
+Moving a memory to the trash and restoring it each happen inside one of the store's
 transactions, so a crash leaves the memory either where it was or where it went, never half of it.
 """
 

@@ -184,7 +184,7 @@ def index_memory(conn: Connection, memory_id: str) -> None:
     write_lexical_entry(conn, rowid, own, context)
     words.remember_terms(conn, rowid, own, texts)
     # Its words changed (its own or a neighbour's): its sparse word vector is written again.
-    conn.execute(outbox.QUEUE, (memory_id, "upsert", time.time()))
+    outbox.queue(conn, [(memory_id, "upsert", time.time())])
 
 
 def write_lexical_entry(conn: Connection, rowid: int, content: str, context: str) -> None:

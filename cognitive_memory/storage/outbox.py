@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
 
-from cognitive_memory.storage.sql import DatabaseAccess
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
-__all__ = ["QUEUE", "TO_BE_INDEXED", "Outbox", "to_be_indexed_at"]
+__all__ = ["TO_BE_INDEXED", "Outbox", "queue", "to_be_indexed_at"]
 
 # How many memories the vector index should hold now: every memory, less those whose vector write
 # is still queued (one statement, one snapshot).
@@ -34,12 +34,19 @@ def to_be_indexed_at(path: Path) -> int:
     return int(count)
 
 
-# Queue one vector write (memory id, operation, time): a memory queued already keeps its one row,
-# with the new operation and time.
-QUEUE = (
-    "INSERT INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?) ON CONFLICT (memory_id) "
-    "DO UPDATE SET operation = excluded.operation, queued_at = excluded.queued_at"
-)
+def queue(conn: Connection, writes: Iterable[tuple[str, str, float]]) -> None:
+    """Queue vector writes (memory id, operation, time) in the caller's transaction. A memory
+    queued already leaves its place and joins the end of the queue, as SQLite's INSERT OR REPLACE
+    put it (a new row): the index rewrites the first queued first (``IndexReplication``), and an
+    upsert in place would keep a memory's first place instead."""
+    last: dict[str, tuple[str, str, float]] = {}
+    for write in writes:
+        last.pop(write[0], None)
+        last[write[0]] = write
+    conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(memory_id,) for memory_id in last])
+    conn.executemany(
+        "INSERT INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)", list(last.values())
+    )
 
 
 class Outbox:

@@ -110,9 +110,8 @@ def delete_lexical_entries(conn: Connection, rowids: Sequence[int]) -> None:
 
 
 def queue_vector_writes(conn: Connection, ids: Sequence[str], operation: str, at: float) -> None:
-    """Record vector writes the index has yet to confirm (replayed at start-up); a memory queued
-    already keeps its one row, with this operation and time."""
-    conn.executemany(outbox.QUEUE, [(memory_id, operation, at) for memory_id in ids])
+    """Record vector writes the index has yet to confirm (replayed at start-up): see ``outbox.queue``."""
+    outbox.queue(conn, [(memory_id, operation, at) for memory_id in ids])
 
 
 def _iso(value: datetime | None) -> str | None:

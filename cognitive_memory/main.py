@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cognitive_memory.backup.folder import BackupPlace
+from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
@@ -18,13 +19,21 @@ from cognitive_memory.index.shared_store import SharedVectorStore
 from cognitive_memory.lifecycle.forgetting import purge_expired
 from cognitive_memory.replicas import FollowedLinks, FollowedRanking, FollowedWords
 from cognitive_memory.replicas.index_build import BackgroundIndexer
+from cognitive_memory.replicas.index_following import IndexFollower
 from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import Clock, CognitiveSystem
 
-__all__ = ["PROFILES", "build_system", "keep_shards_until_exit", "model_encoder"]
+__all__ = [
+    "PROFILES",
+    "build_system",
+    "keep_shards_until_exit",
+    "model_encoder",
+    "open_records",
+    "shares_its_store",
+]
 
 EMBEDDING_DIMENSION = 384
 PROFILES = ("default", "test")
@@ -38,6 +47,7 @@ def build_system(
     open_index_later: bool = False,
     clock: Clock | None = None,
     follow_changes: bool = False,
+    follow_index: bool | None = None,
 ) -> CognitiveSystem:
     """Assemble stores, encoder and retriever from ``settings``. With ``open_index_later`` the
     embedded vector store opens (or reaches its owner) at its first use, not here: a server
@@ -47,7 +57,11 @@ def build_system(
     candidates' ranking rows and vectors from memory (``replicas.FollowedLinks``,
     ``replicas.FollowedRanking``), and the query's word counts (``replicas.FollowedWords``), built
     on threads after the first recall and kept in step by the change log; a one-shot command reads
-    them from the store."""
+    them from the store. With ``follow_index`` the embedded index is brought up to the store's
+    change log before each recall (``replicas.IndexFollower``): other processes write the store
+    without writing this index (a team's servers on one database, each with its own data
+    directory). None: when the store may be written by processes that do not share this index
+    (``shares_its_store``)."""
     if profile not in PROFILES:
         raise CognitiveMemoryError(
             f"Unknown profile {profile!r}; choose one of {', '.join(PROFILES)}.", code="unknown_profile"
@@ -57,7 +71,7 @@ def build_system(
     with contextlib.suppress(OSError):  # the store says why it cannot open, if it cannot
         # Closed to other users: the database in it holds every memory in clear.
         settings.storage.data_dir.expanduser().mkdir(mode=0o700, parents=True, exist_ok=True)
-    records = SQLiteMemoryStore(settings.storage.database_path)
+    records = open_records(settings)
     try:
         vectors = (
             ArrayVectorStore(EMBEDDING_DIMENSION)
@@ -105,6 +119,11 @@ def build_system(
             clock=clock or (lambda: datetime.now(UTC)),
             followed=[replica for replica in (links, ranking, words) if replica is not None],
             backups=BackupPlace(settings.storage.data_dir.expanduser(), settings.storage.database_path),
+            index_follower=(
+                IndexFollower(records, vectors, settings.storage.vector_path)
+                if (shares_its_store(settings) if follow_index is None else follow_index)
+                else None
+            ),
         )
     except CognitiveMemoryError:
         vectors.close()
@@ -119,6 +138,25 @@ def build_system(
         raise
     system.words_upgrade.start(_owns_index(vectors))
     return system
+
+
+def open_records(settings: Settings) -> StoreOfRecord:
+    """The store of record the settings name: the SQLite file (``database_path``)."""
+    return SQLiteMemoryStore(settings.storage.database_path)
+
+
+def shares_its_store(settings: Settings) -> bool:
+    """Whether processes that do not share this one's embedded index may write its store of
+    record: the store is a database server, or a SQLite file outside the data directory (whose
+    index, in the data directory, other data directories' processes do not reach). Never with a
+    Qdrant server, which every process writes."""
+    storage = settings.storage
+    if storage.qdrant_url:
+        return False
+    if storage.database_url is not None:
+        return True
+    data_dir = storage.data_dir.expanduser().resolve()
+    return storage.database_path.expanduser().resolve().parent != data_dir
 
 
 def model_encoder(settings: Settings) -> SentenceBertEncoder | OnnxEncoder:

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -26,6 +27,7 @@ __all__ = [
     "default_data_dir",
     "describe_invalid",
     "private_socket_dir",
+    "redacted_url",
 ]
 
 APP_DIR_NAME = "cognitive-memory"
@@ -68,6 +70,8 @@ class StorageSettings(BaseSettings):
 
     data_dir: Path = Field(default_factory=default_data_dir, validation_alias="COGNITIVE_MEMORY_DATA_DIR")
     db_path: Path | None = Field(default=None, validation_alias="COGNITIVE_MEMORY_DB_PATH")
+    # A team's store of record on PostgreSQL (docs/team.md); unset: the SQLite file (db_path).
+    database_url: SecretStr | None = Field(default=None, validation_alias="COGNITIVE_MEMORY_DATABASE_URL")
     qdrant_url: str | None = Field(default=None, validation_alias="QDRANT_URL")
     qdrant_api_key: SecretStr | None = Field(default=None, validation_alias="QDRANT_API_KEY")
     qdrant_collection: str = Field(default="cognitive_memory", validation_alias="QDRANT_COLLECTION")
@@ -75,6 +79,24 @@ class StorageSettings(BaseSettings):
     trash_days: float = Field(default=30, ge=0, le=36500, validation_alias="COGNITIVE_MEMORY_TRASH_DAYS")
 
     _blank = field_validator("db_path", "qdrant_url", "qdrant_api_key", mode="before")(_blank_is_none)
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _database_url(cls, value: Any) -> Any:
+        """Blank is unset; anything else must be a ``postgresql://`` URL (its message never
+        repeats the value, which may hold a password)."""
+        value = _blank_is_none(value)
+        if value is None or isinstance(value, SecretStr):
+            return value
+        text = str(value).strip()
+        scheme = urlsplit(text).scheme.lower() if "://" in text else ""
+        if scheme not in ("postgresql", "postgres"):
+            what = f"a {scheme}:// URL" if scheme else "not a URL"
+            raise ValueError(
+                f"it is {what}; give a PostgreSQL URL such as "
+                "postgresql://USER:PASSWORD@HOST:5432/DATABASE, or leave it unset for the SQLite file"
+            )
+        return text
 
     @field_validator("data_dir", mode="before")
     @classmethod
@@ -268,11 +290,40 @@ class Settings:
             raise ConfigurationError(describe_invalid(exc)) from None
 
 
+# Variables whose values are secrets: an error about one shows it with its password hidden.
+_SECRET_VARIABLES = frozenset({"COGNITIVE_MEMORY_DATABASE_URL", "QDRANT_API_KEY", "MCP_AUTH_TOKEN"})
+
+
 def describe_invalid(exc: ValidationError) -> str:
-    """One sentence per bad variable: its name, the value given and what it accepts."""
+    """One sentence per bad variable: its name, the value given (a secret's hidden) and what it
+    accepts."""
+
+    def shown(variable: object, value: object) -> str:
+        if variable not in _SECRET_VARIABLES:
+            return repr(value)
+        return repr(redacted_url(str(value))) if "://" in str(value) else "(hidden)"
+
     problems = "; ".join(
-        f"{error['loc'][0] if error['loc'] else 'a setting'}={error['input']!r}: "
-        f"{str(error['msg']).removeprefix('Value error, ')}"
+        f"{variable}={shown(variable, error['input'])}: {str(error['msg']).removeprefix('Value error, ')}"
         for error in exc.errors(include_url=False)
+        for variable in [error["loc"][0] if error["loc"] else "a setting"]
     )
     return f"Invalid setting {problems}. Fix it in the environment or in .env (see .env.example)."
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with its password (in the user part or a ``password=`` parameter) replaced by
+    ``****``: what messages and ``status`` may show of a database's or server's address."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        name, colon, _password = user.partition(":")
+        netloc = f"{name}:****@{host}" if colon else f"{user}@{host}"
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    hidden = [(key, "****" if key.lower() == "password" else value) for key, value in pairs]
+    query = urlencode(hidden, safe="*/")
+    return urlunsplit((parts.scheme, netloc, parts.path, query if pairs else parts.query, parts.fragment))

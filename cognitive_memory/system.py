@@ -36,6 +36,7 @@ from cognitive_memory.index.vector_store import VectorFilter, VectorHit, VectorS
 from cognitive_memory.outcomes import StoreOutcome, SystemStatus
 from cognitive_memory.processes import yield_cpu
 from cognitive_memory.replicas import FollowedTable
+from cognitive_memory.replicas.index_following import IndexFollower
 from cognitive_memory.replicas.index_replication import IndexReplication
 from cognitive_memory.replicas.index_words import WordsUpgrade
 from cognitive_memory.retrieval.results import RetrievalResult
@@ -70,12 +71,17 @@ class CognitiveSystem:
         near_duplicate: float = NEAR_DUPLICATE,
         followed: Sequence[FollowedTable[Any]] = (),
         backups: BackupPlace | None = None,
+        index_follower: IndexFollower | None = None,
     ) -> None:
         """``followed``: the tables recall reads from memory (the retriever's), if it does;
-        ``backups``: where snapshots of the database go (default: ``backups`` beside it)."""
+        ``backups``: where snapshots of the database go (default: ``backups`` beside it);
+        ``index_follower``: brings this process's index up to the store's change log before each
+        recall, when other processes write the store without writing this index (a team's
+        servers on one PostgreSQL database, each with its embedded index)."""
         self.records = records
         self.backups = backups or BackupPlace(records.path.parent, records.path)
         self.followed = tuple(followed)
+        self.index_follower = index_follower
         self.vectors = vectors
         self.encoder = encoder
         self.retriever = retriever
@@ -261,6 +267,8 @@ class CognitiveSystem:
         """1 minus the highest cosine to a memory of ``project`` (other than ``excluding``), within
         0..1 (a memory pointing away is no more novel than none), the near duplicates, and the
         nearest memory whatever its cosine."""
+        if not self._index_caught_up():  # near duplicates stored by other servers count too
+            return None, (), None
         try:
             where = self.records.memories.index_filter(VectorFilter(projects=(project,)))
             hits = self.vectors.search(vector, SIMILAR_LIMIT + (excluding is not None), where)
@@ -355,6 +363,7 @@ class CognitiveSystem:
             )
         now = self._clock()
         vector = self.encoder.encode([cue])[0]
+        behind = not self._index_caught_up()
         result = self.retriever.retrieve(
             cue,
             vector,
@@ -365,6 +374,8 @@ class CognitiveSystem:
             max_total=max_total,
             explain=explain,
         )
+        if behind and not result.degraded:
+            result = dataclasses.replace(result, degraded=True)
         if result.memory_ids():
             # Only core memories count as used (access count, last access, hence strength): the
             # peripheral and bridge memories were offered, not necessarily used.
@@ -372,6 +383,18 @@ class CognitiveSystem:
             self.uses.add(Use(core, core, now, time.time()))
         self._follow()
         return result
+
+    def _index_caught_up(self) -> bool:
+        """Bring the index up to the writes of other processes (``index_follower``); False when
+        it could not be, and the recall says ``degraded``."""
+        if self.index_follower is None:
+            return True
+        try:
+            self.index_follower.catch_up()
+        except StorageError as exc:
+            logger.warning("The vector index may miss other servers' latest writes: %s", exc.message)
+            return False
+        return True
 
     def _follow(self) -> None:
         """After the first recall, build the tables recall reads from memory (``followed``) on

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from pydantic import SecretStr
@@ -24,6 +23,7 @@ from pydantic import SecretStr
 from cognitive_memory.encoding import OnnxEncoder
 from cognitive_memory.errors import CognitiveMemoryError, EncoderError
 from cognitive_memory.main import EMBEDDING_DIMENSION
+from cognitive_memory.settings import redacted_url
 from cognitive_memory.storage.database import file_in_the_way
 from cognitive_memory.upkeep.health import CheckResult
 
@@ -43,15 +43,6 @@ def mask_secret(secret: str) -> str:
     return "****" + secret[-2:] if len(secret) >= 12 else "(set)"
 
 
-def _mask_url(url: str) -> str:
-    """The URL with the password of its user part (``user:password@``) masked."""
-    parts = urlsplit(url)
-    userinfo, at, host = parts.netloc.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:****@{host}"))
-
-
 def check_config(resolve: SettingsSource) -> tuple[Settings | None, CheckResult]:
     """Resolve the settings as the caller does (``Settings``: the environment and ./.env) and
     summarise them with secrets masked."""
@@ -63,8 +54,8 @@ def check_config(resolve: SettingsSource) -> tuple[Settings | None, CheckResult]
     env_file = Path(".env")
     parts = [
         f"data_dir={storage.data_dir.expanduser()}",
-        f"database={storage.database_path}",
-        f"QDRANT_URL={_mask_url(storage.qdrant_url) if storage.qdrant_url else '(unset)'}",
+        f"database={_database(storage)}",
+        f"QDRANT_URL={redacted_url(storage.qdrant_url) if storage.qdrant_url else '(unset)'}",
         f"QDRANT_COLLECTION={storage.qdrant_collection}",
         f"model={encoder.model} ({encoder.backend}, {encoder.device})",
         f".env={env_file.resolve() if env_file.is_file() else 'none'}",
@@ -84,9 +75,16 @@ def _secrets(settings: Settings) -> list[tuple[str, str]]:
     for section in vars(settings).values():
         for name, field in getattr(type(section), "model_fields", {}).items():
             value = getattr(section, name)
-            if isinstance(value, SecretStr):
+            if isinstance(value, SecretStr) and name != "database_url":  # shown as the database
                 found.append((str(field.validation_alias or name), mask_secret(value.get_secret_value())))
     return found
+
+
+def _database(storage: StorageSettings) -> str:
+    """The store of record: the PostgreSQL URL with its password masked, or the SQLite file."""
+    if storage.database_url is not None:
+        return redacted_url(storage.database_url.get_secret_value())
+    return str(storage.database_path)
 
 
 def check_data_dir(storage: StorageSettings) -> CheckResult:

@@ -54,6 +54,10 @@ def register(app: typer.Typer, settings: SettingsSource) -> None:
                 raise fail(
                     f"{made} exists: move into a SQLite file that does not exist yet (the move makes it)."
                 )
+        if "://" in target:
+            use = f"set COGNITIVE_MEMORY_DATABASE_URL={target_name} (with its password)"
+        else:
+            use = f"unset COGNITIVE_MEMORY_DATABASE_URL and set COGNITIVE_MEMORY_DB_PATH={made}"
         try:
             source = open_records(configured)
         except CognitiveMemoryError as exc:
@@ -64,21 +68,16 @@ def register(app: typer.Typer, settings: SettingsSource) -> None:
             except CognitiveMemoryError as exc:
                 raise fail(exc.message) from None
             try:
-                result = move_store(source, into, source_name, target_name)
+                result = move_store(source, into, source_name, target_name, use)
             except CognitiveMemoryError as exc:
                 raise fail(exc.message) from None
             finally:
                 into.close()
         except typer.Exit:
-            if made is not None:  # a half-made file is not left for the next try to refuse
+            if made is not None and made.exists():  # a half-made file is not left for the next try
                 for leftover in made.parent.glob(made.name + "*"):
                     leftover.unlink(missing_ok=True)
             raise
         finally:
             source.close()
-        advice = (
-            f"\nTo use it, set COGNITIVE_MEMORY_DATABASE_URL={target_name} (with its password) and restart the servers."
-            if "://" in target
-            else f"\nTo use it, unset COGNITIVE_MEMORY_DATABASE_URL, set COGNITIVE_MEMORY_DB_PATH={target} and restart the servers."
-        )
-        emit(result, format_move(result) + advice, as_json)
+        emit(result, format_move(result), as_json)

@@ -35,15 +35,23 @@ class MoveResult(BaseModel):
     message: str
 
 
-def move_store(source: StoreOfRecord, target: StoreOfRecord, source_name: str, target_name: str) -> MoveResult:
-    """Copy ``source`` into the empty ``target`` (``StoreOfRecord.copy_into``)."""
+def move_store(
+    source: StoreOfRecord, target: StoreOfRecord, source_name: str, target_name: str, use: str
+) -> MoveResult:
+    """Copy ``source`` into the empty ``target`` (``StoreOfRecord.copy_into``); ``use``: the
+    settings that make the servers use the target."""
     rows = source.copy_into(target)
-    return MoveResult(source=source_name, target=target_name, rows=rows, message=_message(rows, target_name))
+    return MoveResult(
+        source=source_name, target=target_name, rows=rows, message=_message(rows, target_name, use)
+    )
 
 
-def _message(rows: Mapping[str, int], target: str) -> str:
+def _message(rows: Mapping[str, int], target: str, use: str) -> str:
     counted = ", ".join(f"{rows[table]:,} {name}" for table, name in _NAMES.items() if table in rows)
-    return f"Moved {counted} into {target} (every table's rows counted on both sides)."
+    return (
+        f"Moved {counted} into {target} (every table's rows counted on both sides). To use it, {use} "
+        "and restart the servers; each writes its vector index again from it at its first start."
+    )
 
 
 def format_move(result: MoveResult) -> str:

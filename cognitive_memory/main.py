@@ -31,7 +31,10 @@ __all__ = [
     "build_system",
     "keep_shards_until_exit",
     "model_encoder",
+    "describe_store",
     "open_records",
+    "open_store",
+    "store_location",
     "shares_its_store",
 ]
 
@@ -142,7 +145,24 @@ def build_system(
 
 def open_records(settings: Settings) -> StoreOfRecord:
     """The store of record the settings name: the SQLite file (``database_path``)."""
-    return SQLiteMemoryStore(settings.storage.database_path)
+    return open_store(store_location(settings))
+
+
+def store_location(settings: Settings) -> str:
+    """Where the settings put the store of record: the SQLite file's path."""
+    return str(settings.storage.database_path.expanduser().absolute())
+
+
+def open_store(location: str) -> StoreOfRecord:
+    """The store of record at ``location``: a SQLite file (made if missing)."""
+    return SQLiteMemoryStore(Path(location).expanduser().absolute())
+
+
+def describe_store(where: Settings | str) -> str:
+    """The store of record the settings name, or at a location, as messages may show it: the
+    SQLite file's absolute path."""
+    location = store_location(where) if isinstance(where, Settings) else where
+    return str(Path(location).expanduser().absolute())
 
 
 def shares_its_store(settings: Settings) -> bool:

@@ -27,6 +27,7 @@ __all__ = [
     "index_memory",
     "link_in_time",
     "strengthen",
+    "lexical_texts",
     "write_lexical_entry",
 ]
 
@@ -170,21 +171,25 @@ def index_memory(conn: Connection, memory_id: str) -> None:
     """(Re)write the memory's FTS row (its content with its key, ``terms.keyed_text``, and its
     temporal neighbours' content as context) and queue the write of its vector, whose words come
     from the same texts."""
+    rowid, own, texts = lexical_texts(conn, memory_id)
+    write_lexical_entry(conn, rowid, own, "\n".join(texts))
+    words.remember_terms(conn, rowid, own, texts)
+    # Its words changed (its own or a neighbour's): its sparse word vector is written again.
+    outbox.queue(conn, [(memory_id, "upsert", time.time())])
+
+
+def lexical_texts(conn: Connection, memory_id: str) -> tuple[int, str, list[str]]:
+    """(rowid, its own text with its key, its temporal neighbours' texts): what a memory's words
+    are made of."""
     rowid, content, key = conn.execute(
         "SELECT rowid, content, memory_key FROM memories WHERE id = ?", (memory_id,)
     ).fetchone()
-    own = keyed_text(content, key)
     neighbours = conn.execute(
         "SELECT m.content FROM connections c JOIN memories m ON m.id = c.target_id "
         "WHERE c.source_id = ? AND c.kind = 'temporal' ORDER BY m.rowid",
         (memory_id,),
     ).fetchall()
-    texts = [str(content) for (content,) in neighbours]
-    context = "\n".join(texts)
-    write_lexical_entry(conn, rowid, own, context)
-    words.remember_terms(conn, rowid, own, texts)
-    # Its words changed (its own or a neighbour's): its sparse word vector is written again.
-    outbox.queue(conn, [(memory_id, "upsert", time.time())])
+    return int(rowid), keyed_text(content, key), [str(content) for (content,) in neighbours]
 
 
 def write_lexical_entry(conn: Connection, rowid: int, content: str, context: str) -> None:

@@ -64,6 +64,22 @@ class Dialect:
         operator = "ILIKE" if self.postgres else "LIKE"
         return f"{column} {operator} ? ESCAPE '\\'"
 
+    def keeping_identity(self) -> str:
+        """What an INSERT says between its columns and ``VALUES`` to write its own value into an
+        identity column (PostgreSQL's ``GENERATED ALWAYS``; nothing in SQLite)."""
+        return " OVERRIDING SYSTEM VALUE" if self.postgres else ""
+
+    def identity_caught_up(self, table: str, column: str) -> str | None:
+        """A statement that makes ``table``'s identity ``column`` go on past the largest value
+        written into it by hand; None where the next value follows the largest by itself
+        (SQLite's rowid and AUTOINCREMENT)."""
+        if not self.postgres:
+            return None
+        return (
+            f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+            f"COALESCE((SELECT max({column}) FROM {table}), 0) + 1, false)"
+        )
+
 
 SQLITE = Dialect("sqlite")
 POSTGRES = Dialect("postgresql")

@@ -4,10 +4,12 @@ as a version, and a new text is embedded and indexed again."""
 from __future__ import annotations
 
 import dataclasses
+import random
+import time
 from collections.abc import Callable
 from datetime import datetime
 
-from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.core.memory import CognitiveMemory, Vector
 from cognitive_memory.core.records import EDITABLE_FIELDS, MemoryEdit, apply_edit
 from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.encoding.base import Encoder
@@ -19,8 +21,11 @@ from cognitive_memory.replicas.index_replication import IndexReplication
 __all__ = ["UPDATE_ATTEMPTS", "Edits"]
 
 # An update without an expected revision that meets another's write is applied again over it,
-# up to this many times in all (each read, apply and compare-and-set is short).
-UPDATE_ATTEMPTS = 3
+# up to this many times in all (each read, apply and compare-and-set is short: the text is
+# embedded once), after a random pause of up to CONFLICT_PAUSE seconds times the attempt's number
+# (many writers under one key, as a team's clients storing under a shared key, take turns).
+UPDATE_ATTEMPTS = 8
+CONFLICT_PAUSE = 0.005
 
 
 class Edits:
@@ -54,25 +59,32 @@ class Edits:
         is refused with ``EditConflictError`` if the memory changed since, up to the write itself.
         Without it, an update that races another is applied again over what that one wrote, so
         neither undoes the other."""
+        embedded: dict[str, Vector] = {}  # a text embedded once, whatever the attempts
         attempt = 1
         while True:
             try:
-                return self._update_once(memory_id, edit, session_id, expected_revision)
+                return self._update_once(memory_id, edit, session_id, expected_revision, embedded)
             except EditConflictError:
                 if expected_revision is not None or attempt >= UPDATE_ATTEMPTS:
                     raise
                 attempt += 1
+                time.sleep(random.uniform(0, CONFLICT_PAUSE * attempt))  # let the other write land
 
     def _update_once(
-        self, memory_id: str, edit: MemoryEdit, session_id: str | None, expected_revision: str | None
+        self,
+        memory_id: str,
+        edit: MemoryEdit,
+        session_id: str | None,
+        expected_revision: str | None,
+        embedded: dict[str, Vector],
     ) -> UpdateOutcome:
         previous, memory, changed = self.plan(memory_id, edit, expected_revision)
         if not changed:
             return UpdateOutcome(previous, ())
         if "content" in changed:
-            memory = dataclasses.replace(
-                memory, cognitive_embedding=self._encoder.encode([memory.content])[0]
-            )
+            if memory.content not in embedded:
+                embedded[memory.content] = self._encoder.encode([memory.content])[0]
+            memory = dataclasses.replace(memory, cognitive_embedding=embedded[memory.content])
         version = self._records.memories.rewrite(memory, previous, session_id)
         return UpdateOutcome(memory, changed, version, queued=not self._replication.index([memory]))
 

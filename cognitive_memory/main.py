@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cognitive_memory.backup.folder import BackupPlace
+from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.encoding import Encoder, HashEncoder, OnnxEncoder, SentenceBertEncoder
 from cognitive_memory.errors import CognitiveMemoryError
 from cognitive_memory.index import ArrayVectorStore, EdgeVectorStore, VectorStore
@@ -25,7 +26,17 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import Clock, CognitiveSystem
 
-__all__ = ["PROFILES", "build_system", "keep_shards_until_exit", "model_encoder", "shares_its_store"]
+__all__ = [
+    "PROFILES",
+    "build_system",
+    "keep_shards_until_exit",
+    "model_encoder",
+    "describe_store",
+    "open_records",
+    "open_store",
+    "store_location",
+    "shares_its_store",
+]
 
 EMBEDDING_DIMENSION = 384
 PROFILES = ("default", "test")
@@ -63,7 +74,7 @@ def build_system(
     with contextlib.suppress(OSError):  # the store says why it cannot open, if it cannot
         # Closed to other users: the database in it holds every memory in clear.
         settings.storage.data_dir.expanduser().mkdir(mode=0o700, parents=True, exist_ok=True)
-    records = SQLiteMemoryStore(settings.storage.database_path)
+    records = open_records(settings)
     try:
         vectors = (
             ArrayVectorStore(EMBEDDING_DIMENSION)
@@ -130,6 +141,28 @@ def build_system(
         raise
     system.words_upgrade.start(_owns_index(vectors))
     return system
+
+
+def open_records(settings: Settings) -> StoreOfRecord:
+    """The store of record the settings name: the SQLite file (``database_path``)."""
+    return open_store(store_location(settings))
+
+
+def store_location(settings: Settings) -> str:
+    """Where the settings put the store of record: the SQLite file's path."""
+    return str(settings.storage.database_path.expanduser().absolute())
+
+
+def open_store(location: str) -> StoreOfRecord:
+    """The store of record at ``location``: a SQLite file (made if missing)."""
+    return SQLiteMemoryStore(Path(location).expanduser().absolute())
+
+
+def describe_store(where: Settings | str) -> str:
+    """The store of record the settings name, or at a location, as messages may show it: the
+    SQLite file's absolute path."""
+    location = store_location(where) if isinstance(where, Settings) else where
+    return str(Path(location).expanduser().absolute())
 
 
 def shares_its_store(settings: Settings) -> bool:

@@ -24,6 +24,7 @@ from memory_system import (
     hook_command,
     http_token,
     load_commands,
+    move_command,
     relation_commands,
     serving,
     setup_command,
@@ -71,6 +72,7 @@ app.add_typer(qdrant_app, name="qdrant")
 doctor.register(app, lambda: resolve_settings())
 encoder_cli.register(app, lambda: load_settings())
 backup_commands.register(app, lambda: load_settings())
+move_command.register(app, lambda: load_settings())
 http_token.register(app, lambda: load_settings())
 
 

@@ -1,9 +1,8 @@
-"""SQL for the lexical index and the connection graph, run inside SQLiteMemoryStore's transactions."""
+"""SQL for the lexical index and the connection graph, run inside the store's transactions."""
 
 from __future__ import annotations
 
 import re
-import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -11,7 +10,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from cognitive_memory.core.links import Graph
 from cognitive_memory.core.store.values import NeighbourRow
 from cognitive_memory.core.terms import keyed_text
-from cognitive_memory.storage import words
+from cognitive_memory.storage import outbox, words
+from cognitive_memory.storage.sql import EVERY_ROW, Connection
 
 __all__ = [
     "CO_RECALL_LINKS",
@@ -27,6 +27,8 @@ __all__ = [
     "index_memory",
     "link_in_time",
     "strengthen",
+    "lexical_texts",
+    "write_lexical_entry",
 ]
 
 # A memory is linked to the previous two stored in the same session, if they are at most six
@@ -151,6 +153,8 @@ _STOPWORDS = frozenset(
     ]
 )
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+# 1 for a connection that is not a link in time, else 0 (an integer, as a relation's 1 beside it).
+_NOT_IN_TIME = "CASE WHEN kind != 'temporal' THEN 1 ELSE 0 END"
 
 
 def query_words(text: str) -> list[str]:
@@ -163,32 +167,41 @@ def text_words(text: str) -> list[str]:
     return list(dict.fromkeys(_TOKEN.findall(text.lower())))
 
 
-def index_memory(conn: sqlite3.Connection, memory_id: str) -> None:
+def index_memory(conn: Connection, memory_id: str) -> None:
     """(Re)write the memory's FTS row (its content with its key, ``terms.keyed_text``, and its
     temporal neighbours' content as context) and queue the write of its vector, whose words come
     from the same texts."""
+    rowid, own, texts = lexical_texts(conn, memory_id)
+    write_lexical_entry(conn, rowid, own, "\n".join(texts))
+    words.remember_terms(conn, rowid, own, texts)
+    # Its words changed (its own or a neighbour's): its sparse word vector is written again.
+    outbox.queue(conn, [(memory_id, "upsert", time.time())])
+
+
+def lexical_texts(conn: Connection, memory_id: str) -> tuple[int, str, list[str]]:
+    """(rowid, its own text with its key, its temporal neighbours' texts): what a memory's words
+    are made of."""
     rowid, content, key = conn.execute(
         "SELECT rowid, content, memory_key FROM memories WHERE id = ?", (memory_id,)
     ).fetchone()
-    own = keyed_text(content, key)
     neighbours = conn.execute(
         "SELECT m.content FROM connections c JOIN memories m ON m.id = c.target_id "
         "WHERE c.source_id = ? AND c.kind = 'temporal' ORDER BY m.rowid",
         (memory_id,),
     ).fetchall()
-    texts = [str(content) for (content,) in neighbours]
-    context = "\n".join(texts)
+    return int(rowid), keyed_text(content, key), [str(content) for (content,) in neighbours]
+
+
+def write_lexical_entry(conn: Connection, rowid: int, content: str, context: str) -> None:
+    """(Re)write the lexical index's (FTS5's) entry of the memory of ``rowid``: its own text and its
+    neighbours' (``context``), the columns word search scores. SQLite's full-text index alone."""
     conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
-    conn.execute("INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (rowid, own, context))
-    words.remember_terms(conn, rowid, own, texts)
-    # Its words changed (its own or a neighbour's): its sparse word vector is written again.
     conn.execute(
-        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, 'upsert', ?)",
-        (memory_id, time.time()),
+        "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (rowid, content, context)
     )
 
 
-def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:
+def link_in_time(conn: Connection, memory_id: str, session_id: str | None, at: float) -> list[str]:
     """Link a just-inserted memory to its predecessors in the session; return their ids."""
     if session_id is None:
         return []
@@ -207,19 +220,21 @@ def link_in_time(conn: sqlite3.Connection, memory_id: str, session_id: str | Non
     return previous
 
 
-def connect(conn: sqlite3.Connection, edges: Iterable[tuple[str, str, float]], kind: str, at: float) -> None:
+def connect(conn: Connection, edges: Iterable[tuple[str, str, float]], kind: str, at: float) -> None:
     """Insert undirected edges (stored in both directions); an existing edge keeps the larger weight."""
     rows = [(a, b, kind, weight, at) for x, y, weight in edges for a, b in ((x, y), (y, x))]
     conn.executemany(
         "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (source_id, target_id, kind) DO UPDATE SET "
-        "weight = max(weight, excluded.weight), updated_at = excluded.updated_at",
+        "weight = CASE WHEN excluded.weight > connections.weight THEN excluded.weight "
+        "ELSE connections.weight END, "
+        "updated_at = excluded.updated_at",
         rows,
     )
 
 
 def strengthen(
-    conn: sqlite3.Connection,
+    conn: Connection,
     pairs: Sequence[tuple[str, str]],
     at: float,
     step: float = CO_RECALL_STEP,
@@ -232,7 +247,9 @@ def strengthen(
     conn.executemany(
         "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) "
         "VALUES (?, ?, 'co_recall', ?, ?) ON CONFLICT (source_id, target_id, kind) DO UPDATE SET "
-        "weight = min(1.0, weight + excluded.weight), updated_at = excluded.updated_at",
+        "weight = CASE WHEN connections.weight + excluded.weight < 1.0 "
+        "THEN connections.weight + excluded.weight ELSE 1.0 END, "
+        "updated_at = excluded.updated_at",
         rows,
     )
     stale = [
@@ -240,32 +257,33 @@ def strengthen(
         for memory_id in dict.fromkeys(a for pair in pairs for a in pair)
         for (other,) in conn.execute(
             "SELECT target_id FROM connections WHERE source_id = ? AND kind = 'co_recall' "
-            "ORDER BY updated_at DESC, weight DESC LIMIT -1 OFFSET ?",
-            (memory_id, keep),
+            "ORDER BY updated_at DESC, weight DESC LIMIT ? OFFSET ?",
+            (memory_id, EVERY_ROW, keep),
         )
     ]
     conn.executemany(
         "DELETE FROM connections WHERE kind = 'co_recall' AND "
-        "((source_id = ?1 AND target_id = ?2) OR (source_id = ?2 AND target_id = ?1))",
-        stale,
+        "((source_id = ? AND target_id = ?) OR (source_id = ? AND target_id = ?))",
+        [(a, b, b, a) for a, b in stale],
     )
 
 
-def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str]) -> tuple[Graph, Graph]:
+def neighbourhood(conn: Connection, ids: Sequence[str]) -> tuple[Graph, Graph]:
     """Each id's linked memories with the strongest weight over link kinds (a user link counts its
     own weight in both directions; one of weight 0 not at all) and, beside it, the same without
     links in time (pairs linked only in time left out)."""
     if not ids:
         return {}, {}
-    # Numbered parameters: the ids are bound once and read by every select. The strongest
-    # weights are taken here rather than by a GROUP BY: SQLite sorting ~700 rows cost more.
-    marks = ",".join(f"?{n}" for n in range(1, len(ids) + 1))
+    # The ids are bound once per select: numbered parameters (bound once, read by every select)
+    # are SQLite's alone. The strongest weights are taken here rather than by a GROUP BY: SQLite
+    # sorting ~700 rows cost more.
+    marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        "SELECT source_id, target_id, weight, kind != 'temporal' FROM connections "
+        f"SELECT source_id, target_id, weight, {_NOT_IN_TIME} FROM connections "
         f"WHERE source_id IN ({marks}) UNION ALL SELECT from_id, to_id, weight, 1 FROM relations "
         f"WHERE from_id IN ({marks}) AND weight > 0 UNION ALL SELECT to_id, from_id, weight, 1 "
         f"FROM relations WHERE to_id IN ({marks}) AND weight > 0",
-        ids,
+        [*ids, *ids, *ids],
     )
     best: defaultdict[str, dict[str, float]] = defaultdict(dict)
     untimed: defaultdict[str, dict[str, float]] = defaultdict(dict)
@@ -283,13 +301,13 @@ def neighbourhood(conn: sqlite3.Connection, ids: Sequence[str]) -> tuple[Graph, 
     return graph, timeless
 
 
-def every_neighbourhood(conn: sqlite3.Connection) -> Iterator[NeighbourRow]:
+def every_neighbourhood(conn: Connection) -> Iterator[NeighbourRow]:
     """Every linked pair as ``neighbourhood`` weighs it, by memory then neighbour id (the order
     ``neighbourhood`` sorts each memory's links in), read as they are taken."""
     yield from conn.execute(
-        "SELECT source, target, max(weight), max(CASE WHEN not_in_time THEN weight END) FROM ("
-        "SELECT source_id AS source, target_id AS target, weight, kind != 'temporal' AS not_in_time "
+        "SELECT source, target, max(weight), max(CASE WHEN not_in_time = 1 THEN weight END) FROM ("
+        f"SELECT source_id AS source, target_id AS target, weight, {_NOT_IN_TIME} AS not_in_time "
         "FROM connections UNION ALL SELECT from_id, to_id, weight, 1 FROM relations WHERE weight > 0 "
-        "UNION ALL SELECT to_id, from_id, weight, 1 FROM relations WHERE weight > 0) "
+        "UNION ALL SELECT to_id, from_id, weight, 1 FROM relations WHERE weight > 0) AS links "
         "GROUP BY source, target ORDER BY source, target"
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,8 @@ from typing import Any
 from cognitive_memory.core.store.cursors import bad_cursor, cursor_of, position_in
 from cognitive_memory.core.store.values import MemoryPage, TextMatch, VersionRow
 from cognitive_memory.index.vector_store import VectorFilter
-from cognitive_memory.storage.rows import TAGS_LIST
+from cognitive_memory.storage.dialect import Dialect
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "ORDER_COLUMNS",
@@ -30,6 +30,7 @@ __all__ = [
     "TextMatch",
     "VersionRow",
     "filter_sql",
+    "matching_rowids",
     "matching_sql",
     "page_rows",
     "page_key",
@@ -110,41 +111,46 @@ class RowPage:
     next_key: PageKey | None
 
 
-def filter_sql(where: VectorFilter) -> tuple[str, list[Any]]:
-    """``where`` as a SQL condition on ``memories`` with its parameters (``1`` when empty). With
-    caller's fields to match, the other columns are written ``+column``, which keeps SQLite off
-    their indexes: the rows holding the fields (``memory_fields``) are then where it starts, rather
-    than every memory of the project checked against them (0.13 against 23 ms for 10 of 10,000)."""
+def filter_sql(where: VectorFilter, dialect: Dialect) -> tuple[str, list[Any]]:
+    """``where`` as a SQL condition on ``memories`` with its parameters (``TRUE`` when empty). With
+    caller's fields to match, the other columns are written ``+column`` (``dialect.unindexed``),
+    which keeps SQLite off their indexes: the rows holding the fields (``memory_fields``) are then
+    where it starts, rather than every memory of the project checked against them (0.13 against
+    23 ms for 10 of 10,000)."""
     clauses: list[str] = []
     params: list[Any] = []
-    lead = "+" if where.metadata else ""
+
+    def column_of(name: str) -> str:
+        return dialect.unindexed(name) if where.metadata else name
+
     for name, column in _IN_COLUMNS:
         values: tuple[Any, ...] = getattr(where, name)
         if values:
-            clauses.append(f"{lead}{column} IN ({','.join('?' * len(values))})")
+            clauses.append(f"{column_of(column)} IN ({','.join('?' * len(values))})")
             params += values
     if where.tags:
         marks = ",".join("?" * len(where.tags))
-        clauses.append(f"EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN ({marks}))")
+        tags = dialect.list_items(dialect.tags_list("memories.tags"), "tag")
+        clauses.append(f"EXISTS (SELECT 1 FROM {tags} WHERE tag.value IN ({marks}))")
         params += where.tags
     for field in where.metadata:
         clauses.append(f"id IN ({_HOLDING_FIELD})")
         params += field
     if where.created_after is not None:
-        clauses.append(f"{lead}timestamp >= ?")
+        clauses.append(f"{column_of('timestamp')} >= ?")
         params.append(where.created_after)
     if where.created_before is not None:
-        clauses.append(f"{lead}timestamp < ?")
+        clauses.append(f"{column_of('timestamp')} < ?")
         params.append(where.created_before)
-    return " AND ".join(clauses) or "1", params
+    return " AND ".join(clauses) or "TRUE", params
 
 
-def matching_sql(where: VectorFilter, text: TextMatch | None) -> tuple[str, list[Any]]:
+def matching_sql(where: VectorFilter, text: TextMatch | None, dialect: Dialect) -> tuple[str, list[Any]]:
     """The memories matching ``where`` and, if given, holding ``text``'s words (with corrections)."""
-    condition, params = filter_sql(where)
+    condition, params = filter_sql(where, dialect)
     if text is None:
         return condition, params
-    return f"{condition} AND rowid IN ({_MATCHING})", [*params, text.loose or text.exact]
+    return f"{condition} AND rowid IN ({matching_rowids()})", [*params, text.loose or text.exact]
 
 
 def _after_sql(column: str, after: PageKey) -> tuple[str, list[Any]]:
@@ -158,7 +164,7 @@ def _after_sql(column: str, after: PageKey) -> tuple[str, list[Any]]:
 
 
 def page_rows(
-    conn: sqlite3.Connection,
+    conn: Connection,
     columns: str,
     where: VectorFilter,
     order_by: str,
@@ -170,8 +176,12 @@ def page_rows(
     first (exact text matches before corrected ones), starting after ``after``. ``order_by`` is a
     key of ORDER_COLUMNS."""
     column = ORDER_COLUMNS[order_by]
-    condition, params = matching_sql(where, text)
-    tier, tier_params = (f"(rowid IN ({_MATCHING}))", [text.exact]) if text and text.loose else ("0", [])
+    condition, params = matching_sql(where, text, conn.dialect)
+    tier, tier_params = (
+        (f"CASE WHEN rowid IN ({matching_rowids()}) THEN 1 ELSE 0 END", [text.exact])
+        if text and text.loose
+        else ("0", [])
+    )
     total = conn.execute(f"SELECT COUNT(*) FROM memories WHERE {condition}", params).fetchone()[0]
     if after is not None:
         keyset, keyset_params = _after_sql(column, after)
@@ -189,10 +199,13 @@ def page_rows(
     return RowPage(_rows_by_rowid(conn, columns, page), int(total), next_key)
 
 
-_MATCHING = "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+def matching_rowids() -> str:
+    """A SELECT of the rowids of the memories the lexical index (FTS5) matches to the expression
+    bound next (``TextMatch``'s, ``lexical.Words.text_match``). SQLite's full-text index alone."""
+    return "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
 
 
-def _rows_by_rowid(conn: sqlite3.Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
+def _rows_by_rowid(conn: Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:
     """Rows of ``columns`` for these rowids, in their order (one another process deleted
     since its key was read is left out)."""
     if not rowids:
@@ -203,7 +216,7 @@ def _rows_by_rowid(conn: sqlite3.Connection, columns: str, rowids: list[int]) ->
     return [by_rowid[rowid] for rowid in rowids if rowid in by_rowid]
 
 
-def versions_of(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[VersionRow]]:
+def versions_of(conn: Connection, ids: Sequence[str]) -> dict[str, list[VersionRow]]:
     """The earlier versions of each of ``ids`` that has any, oldest first."""
     if not ids:
         return {}

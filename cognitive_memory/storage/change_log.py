@@ -11,12 +11,12 @@ and reads the store whole instead.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from cognitive_memory.core.store.values import Change, ChangeKind, Changes
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage import properties
+from cognitive_memory.storage.sql import EVERY_ROW, Connection, DatabaseAccess
 
 __all__ = ["KEEP", "Change", "ChangeKind", "ChangeLog", "Changes", "head_in"]
 
@@ -45,7 +45,7 @@ class ChangeLog:
     log is read once: the readers that follow it (``replicas``) each ask what came after their own
     last ``seq``, and all but the first are answered from what the first read."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
         self._read: _Read | None = None
 
@@ -79,36 +79,32 @@ class ChangeLog:
             if through <= trimmed:
                 return 0
             dropped = conn.execute("DELETE FROM change_log WHERE seq <= ?", (through,)).rowcount
-            conn.execute(
-                "INSERT INTO store_meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (_TRIMMED, str(through)),
-            )
+            properties.keep(conn, _TRIMMED, str(through))
             return int(dropped)
 
 
-def _since(conn: sqlite3.Connection, seq: int, limit: int | None) -> Changes:
+def _since(conn: Connection, seq: int, limit: int | None) -> Changes:
     changes, last, trimmed = _rows(conn, seq, limit)
     head = changes[-1].seq if changes else last
     return Changes(changes, head, seq < trimmed or seq > last)
 
 
-def _rows(conn: sqlite3.Connection, seq: int, limit: int | None) -> tuple[list[Change], int, int]:
+def _rows(conn: Connection, seq: int, limit: int | None) -> tuple[list[Change], int, int]:
     """(the changes after ``seq``, the first ``limit`` of them; the last seq written; the last
     trimmed away)."""
     rows = conn.execute(
         "SELECT seq, memory_id, kind FROM change_log WHERE seq > ? ORDER BY seq LIMIT ?",
-        (seq, -1 if limit is None else limit),
+        (seq, EVERY_ROW if limit is None else limit),
     ).fetchall()
     return [Change(int(row[0]), str(row[1]), row[2]) for row in rows], *_bounds(conn)
 
 
-def head_in(conn: sqlite3.Connection) -> int:
+def head_in(conn: Connection) -> int:
     """The last seq written: the newest row's, else the last trimmed away, else 0."""
     return _bounds(conn)[0]
 
 
-def _bounds(conn: sqlite3.Connection) -> tuple[int, int]:
+def _bounds(conn: Connection) -> tuple[int, int]:
     """(the last seq written, the last seq trimmed away), in one statement."""
     newest, trimmed = conn.execute(
         "SELECT (SELECT max(seq) FROM change_log), (SELECT value FROM store_meta WHERE key = ?)",

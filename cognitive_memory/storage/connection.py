@@ -1,4 +1,5 @@
-"""Opening the memory database: one connection with the pragmas every process uses."""
+"""Opening SQLite's memory database: one connection with the pragmas every process uses, which
+says it speaks SQLite's dialect (``storage/sql.py``'s ``Connection``). SQLite's alone."""
 
 from __future__ import annotations
 
@@ -6,15 +7,25 @@ import sqlite3
 import time
 from pathlib import Path
 
-__all__ = ["BUSY_SECONDS", "connect"]
+from cognitive_memory.storage.dialect import SQLITE, Dialect
+
+__all__ = ["BUSY_SECONDS", "SQLiteConnection", "connect"]
 
 # How long a statement waits for another process's lock before it gives up.
 BUSY_SECONDS = 30.0
 
 
-def connect(path: Path) -> sqlite3.Connection:
+class SQLiteConnection(sqlite3.Connection):
+    """A ``sqlite3`` connection that names its dialect, as the repositories' ``Connection`` does."""
+
+    dialect: Dialect = SQLITE
+
+
+def connect(path: Path) -> SQLiteConnection:
     """A connection in autocommit mode, WAL journal, full sync and foreign keys on."""
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS)
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_SECONDS, factory=SQLiteConnection
+    )
     _use_wal(conn)
     conn.execute("PRAGMA synchronous=FULL")
     conn.execute("PRAGMA foreign_keys=ON")

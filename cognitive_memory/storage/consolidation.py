@@ -1,4 +1,4 @@
-"""SQL for consolidating near-duplicate memories into one survivor, run in SQLiteMemoryStore's
+"""SQL for consolidating near-duplicate memories into one survivor, run in the store's
 transactions: one group is one transaction, so a crash leaves the group as it was or merged.
 
 A merge keeps the survivor's previous state as a version (``versions.rewrite_memory``), gives it
@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 
 import numpy as np
 
 from cognitive_memory.core.consolidation import DuplicateCandidate
 from cognitive_memory.core.store.values import MergedGroup, ProjectRows
 from cognitive_memory.core.validation import MAX_TAGS
+from cognitive_memory.storage.properties import keep
+from cognitive_memory.storage.pruning import not_loaded_by
 from cognitive_memory.storage.relations import insert_link
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, readable_memories
+from cognitive_memory.storage.sql import Connection, Transaction
 from cognitive_memory.storage.trash import move_to_trash
 from cognitive_memory.storage.versions import rewrite_memory
 
@@ -42,30 +43,27 @@ __all__ = [
 LAST_CONSOLIDATION = "last_consolidation"
 REASON = "consolidated"
 
-Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
-
-def projects(conn: sqlite3.Connection, project: str | None, spared: Sequence[str]) -> list[str]:
+def projects(conn: Connection, project: str | None, spared: Sequence[str]) -> list[str]:
     """The projects holding two or more memories that may be merged (only ``project`` if given)."""
-    marks = ",".join("?" * len(spared))
+    only = "" if project is None else " AND project = ?"
     rows = conn.execute(
-        "SELECT project FROM memories WHERE (loader_type IS NULL OR loader_type NOT IN "
-        f"({marks})) AND (? IS NULL OR project = ?) GROUP BY project HAVING COUNT(*) > 1 ORDER BY project",
-        [*spared, project, project],
+        f"SELECT project FROM memories WHERE {not_loaded_by(spared)}{only} "
+        "GROUP BY project HAVING COUNT(*) > 1 ORDER BY project",
+        [*spared, *([] if project is None else [project])],
     ).fetchall()
     return [str(row[0]) for row in rows]
 
 
 def project_rows(
-    conn: sqlite3.Connection, project: str, spared: Sequence[str], dimension: int | None = None
+    conn: Connection, project: str, spared: Sequence[str], dimension: int | None = None
 ) -> ProjectRows:
     """The memories of ``project`` not loaded by a ``spared`` loader, in the order stored (a row
     whose embedding is not ``dimension`` 32-bit floats is left out: doctor names it)."""
-    marks = ",".join("?" * len(spared))
     size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
     rows = conn.execute(
         "SELECT id, access_count, timestamp, content, embedding FROM memories WHERE project = ? AND "
-        f"(loader_type IS NULL OR loader_type NOT IN ({marks})) AND typeof(embedding) = 'blob' "
+        f"{not_loaded_by(spared)} AND {conn.dialect.holds_bytes('embedding')} "
         f"AND {size} ORDER BY rowid",
         [project, *spared, *([4 * dimension] if dimension else [])],
     ).fetchall()
@@ -75,7 +73,7 @@ def project_rows(
 
 
 def merge_group(
-    conn: sqlite3.Connection, survivor_id: str, others: Sequence[str], session_id: str | None, now: float
+    conn: Connection, survivor_id: str, others: Sequence[str], session_id: str | None, now: float
 ) -> MergedGroup | None:
     """Merge ``others`` into ``survivor_id`` (see the module's docstring). Ids gone since the
     plan are skipped; None when the survivor or all the others are gone."""
@@ -109,7 +107,7 @@ def merge_group(
 
 
 def _repoint_links(
-    conn: sqlite3.Connection, survivor: str, gone: Sequence[str], session_id: str | None, now: float
+    conn: Connection, survivor: str, gone: Sequence[str], session_id: str | None, now: float
 ) -> int:
     """Copy the user links of ``gone`` onto ``survivor``; returns how many were new. The originals
     go to the trash with their memories (and come back with a restore)."""
@@ -130,7 +128,7 @@ def _repoint_links(
 
 
 class DuplicateMerge:
-    """Consolidation on one SQLiteMemoryStore: each call is one of its transactions."""
+    """Consolidation on one store of record: each call is one of its transactions."""
 
     def __init__(self, transaction: Transaction, dimension: int | None = None) -> None:
         self._transaction = transaction
@@ -154,7 +152,4 @@ class DuplicateMerge:
     def record(self, summary: dict[str, float | int]) -> None:
         """Keep ``summary`` as the last consolidation (store_meta)."""
         with self._transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-                (LAST_CONSOLIDATION, json.dumps(summary)),
-            )
+            keep(conn, LAST_CONSOLIDATION, json.dumps(summary))

@@ -15,7 +15,6 @@ or the stem with an ``e`` (Porter stems ``database`` to ``databas``, which it wo
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from cognitive_memory.core.spelling import (
@@ -32,6 +31,7 @@ from cognitive_memory.core.spelling import (
     repairs,
 )
 from cognitive_memory.storage import vocabulary
+from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.words import terms_of
 
 __all__ = ["asked_stems", "corrected", "needs_correcting"]
@@ -55,7 +55,7 @@ def needs_correcting(asked: Mapping[str, str], counts: Mapping[str, int]) -> boo
     return any(counts.get(stem, 0) <= RARE for stem in asked.values())
 
 
-def corrected(conn: sqlite3.Connection, words: Sequence[str]) -> QueryTerms:
+def corrected(conn: Connection, words: Sequence[str]) -> QueryTerms:
     """``words`` (a query's, as ``query_words`` gives them) with their corrections: a few point
     reads of the vocabulary when some word is rare in the store, none of it otherwise."""
     asked = asked_stems(words)
@@ -87,7 +87,7 @@ def _merged(near: Pairs, fixed: Pairs) -> Pairs:
 
 
 def _repaired(
-    conn: sqlite3.Connection, words: Mapping[str, str], counts: Mapping[str, int]
+    conn: Connection, words: Mapping[str, str], counts: Mapping[str, int]
 ) -> tuple[dict[str, Pairs], dict[str, str]]:
     """The corrections the repairs of ``words`` (typed word -> its own stem, held ``counts`` times)
     give, and a repaired word for each stem they name (how it is searched when neither the stem
@@ -114,7 +114,7 @@ def _repaired(
     return fixes, forms
 
 
-def _spellings(conn: sqlite3.Connection, stems: list[str]) -> dict[str, str]:
+def _spellings(conn: Connection, stems: list[str]) -> dict[str, str]:
     """A word for each of ``stems`` that the tokenizer turns into exactly that stem: the stem
     itself, else the stem with an ``e``; a stem neither gives is left out."""
     forms = [(stem, form) for stem in stems for form in (stem, stem + "e")]

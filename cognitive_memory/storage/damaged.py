@@ -10,15 +10,14 @@ moves it to the ``set_aside`` table (migration 0012), whole, never purged.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from cognitive_memory.core.store.values import DamagedRow
 from cognitive_memory.index.vector_store import VectorPoint, point_problem
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, UNREADABLE, delete_memories, memory_from_row
+from cognitive_memory.storage.sql import Connection, DatabaseAccess, column_names
 
 __all__ = ["DamagedRow", "DamagedRows", "find_damaged", "row_problem", "set_aside", "set_aside_count"]
 
@@ -54,7 +53,7 @@ def find_damaged(read: Read, dimension: int | None) -> list[DamagedRow]:
     return found
 
 
-def set_aside(conn: sqlite3.Connection, damaged: Sequence[DamagedRow], now: float) -> list[str]:
+def set_aside(conn: Connection, damaged: Sequence[DamagedRow], now: float) -> list[str]:
     """Copy each damaged memory (every column, its links and versions) to ``set_aside``, then
     delete it as ``rows.delete_memories`` does; returns the ids moved."""
     for entry in damaged:
@@ -62,7 +61,7 @@ def set_aside(conn: sqlite3.Connection, damaged: Sequence[DamagedRow], now: floa
         values = cursor.fetchone()
         if values is None:
             continue
-        row = dict(zip([column[0] for column in cursor.description], values, strict=True))
+        row = dict(zip(column_names(cursor), values, strict=True))
         relations = conn.execute(
             "SELECT from_id, to_id, relation, note, created_at, session_id, weight FROM relations "
             "WHERE from_id = ? OR to_id = ?",
@@ -106,7 +105,7 @@ def _json(value: object) -> str:
 class DamagedRows:
     """The damaged memories of one database and the ``set_aside`` table they are moved to."""
 
-    def __init__(self, database: Database, dimension: Callable[[], int | None]) -> None:
+    def __init__(self, database: DatabaseAccess, dimension: Callable[[], int | None]) -> None:
         self._db = database
         self._dimension = dimension
 

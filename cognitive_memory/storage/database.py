@@ -1,7 +1,9 @@
-"""The memory database: its transactions and reads, on two connections.
+"""SQLite's memory database: its transactions and reads, on two connections.
 
 Every repository of the store (``sqlite_store.SQLiteMemoryStore``) works through one
-``Database``; it is the one place where ``sqlite3.Error`` becomes ``StorageError``.
+``Database`` (the repositories see it as ``sql.DatabaseAccess``); it is the one place where
+``sqlite3.Error`` becomes ``StorageError``. SQLite's alone, as are ``inspect_file`` and
+``refused_write`` below.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage.connection import connect
+from cognitive_memory.storage.connection import SQLiteConnection, connect
 from cognitive_memory.storage.file_identity import FileIdentity
 
 __all__ = [
@@ -31,7 +33,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-Setup = Callable[[sqlite3.Connection], object]
+Setup = Callable[[SQLiteConnection], object]
 
 
 class Database:
@@ -82,7 +84,7 @@ class Database:
         self.location = FileIdentity(path)  # checked around every write: see file_identity
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[SQLiteConnection]:
         """One write transaction (BEGIN IMMEDIATE), rolled back if the body raises."""
         with self._lock:
             self.location.check()
@@ -101,7 +103,7 @@ class Database:
                 raise refused_write(self.path, exc) from exc
             self.location.check()  # deleted during the write: say so rather than acknowledge it
 
-    def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+    def read(self, query: Callable[[SQLiteConnection], T]) -> T:
         """What ``query`` reads, in one read transaction: all it reads is one snapshot of the
         database, the last commit when it began. A read inside another joins it, and a read
         inside this thread's write transaction joins that (it sees the write's own changes)."""
@@ -110,7 +112,7 @@ class Database:
         return self._within(self._reader, self._read_lock, query)
 
     def _within(
-        self, conn: sqlite3.Connection, lock: threading.RLock, query: Callable[[sqlite3.Connection], T]
+        self, conn: SQLiteConnection, lock: threading.RLock, query: Callable[[SQLiteConnection], T]
     ) -> T:
         with lock:
             try:
@@ -134,7 +136,7 @@ class Database:
         read, and inside a write (which sees its own changes)."""
         return None if getattr(self._writing, "active", False) else getattr(self._reading, "snapshot", None)
 
-    def read_apart(self, query: Callable[[sqlite3.Connection], T]) -> T:
+    def read_apart(self, query: Callable[[SQLiteConnection], T]) -> T:
         """What ``query`` reads, in one read transaction on a connection of its own, opened for
         it and closed after: a long read (a whole table into memory, on a thread) that the other
         reads never wait behind."""

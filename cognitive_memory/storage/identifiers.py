@@ -3,9 +3,10 @@ an id that no other id of the table shares. Both are seeks on the table's index 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Literal
+
+from cognitive_memory.storage.sql import Connection
 
 __all__ = ["IdTable", "ids_starting_with", "unique_prefix_lengths"]
 
@@ -15,7 +16,7 @@ IdTable = Literal["memories", "trash"]
 _AFTER_ID_CHARACTERS = "g"
 
 
-def ids_starting_with(conn: sqlite3.Connection, table: IdTable, prefix: str, limit: int) -> list[str]:
+def ids_starting_with(conn: Connection, table: IdTable, prefix: str, limit: int) -> list[str]:
     """Up to ``limit`` distinct ids of ``table`` that start with ``prefix`` (lower-case hex and '-')."""
     rows = conn.execute(
         f"SELECT DISTINCT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
@@ -24,7 +25,7 @@ def ids_starting_with(conn: sqlite3.Connection, table: IdTable, prefix: str, lim
     return [row[0] for row in rows]
 
 
-def unique_prefix_lengths(conn: sqlite3.Connection, table: IdTable, ids: Sequence[str]) -> dict[str, int]:
+def unique_prefix_lengths(conn: Connection, table: IdTable, ids: Sequence[str]) -> dict[str, int]:
     """For each id, how many of its first characters no other id of ``table`` starts with: one
     more than it shares with the ids just before and just after it in order."""
     wanted = list(dict.fromkeys(ids))

@@ -20,14 +20,14 @@ watermark only from the value it read, so a restart is never overwritten.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 import uuid
 from functools import partial
 
 from cognitive_memory.core.store.values import WordsProgress
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.properties import keep
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = [
     "REWEIGH_THROUGH",
@@ -50,7 +50,7 @@ RECHECK_SECONDS = 5.0
 class IndexedWords:
     """The marker and the watermark of the words' build, in ``store_meta``."""
 
-    def __init__(self, database: Database, recheck_seconds: float = RECHECK_SECONDS) -> None:
+    def __init__(self, database: DatabaseAccess, recheck_seconds: float = RECHECK_SECONDS) -> None:
         self._db = database
         self._recheck = recheck_seconds
         self._complete = False
@@ -72,7 +72,7 @@ class IndexedWords:
     def mark_complete(self) -> None:
         """Record that the index holds every memory's words (after the build, or a rebuild)."""
         with self._db.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, '1')", (WORDS_COMPLETE,))
+            keep(conn, WORDS_COMPLETE, "1")
             conn.execute("DELETE FROM store_meta WHERE key = ?", (WORDS_THROUGH,))
         self._complete = True
 
@@ -85,8 +85,9 @@ class IndexedWords:
         """Move the watermark to ``rowid`` (never back: two builders may run, one per process)."""
         with self._db.transaction() as conn:
             conn.execute(
-                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE "
-                "SET value = max(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
+                "CASE WHEN CAST(excluded.value AS BIGINT) > CAST(store_meta.value AS BIGINT) "
+                "THEN CAST(excluded.value AS BIGINT) ELSE CAST(store_meta.value AS BIGINT) END",
                 (WORDS_THROUGH, str(rowid)),
             )
 
@@ -127,25 +128,22 @@ class IndexedWords:
         return self._db.read(partial(_progress, key=REWEIGH_THROUGH, only_under_way=True))
 
 
-def begin_reweigh(conn: sqlite3.Connection) -> None:
+def begin_reweigh(conn: Connection) -> None:
     """Start a pass of weighing every memory's words again (in the caller's transaction, the one
     that writes the new average), or start it again from the first rowid."""
-    conn.execute(
-        "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-        (REWEIGH_THROUGH, f"0/{uuid.uuid4().hex}"),
-    )
+    keep(conn, REWEIGH_THROUGH, f"0/{uuid.uuid4().hex}")
 
 
-def _marked(conn: sqlite3.Connection) -> bool:
+def _marked(conn: Connection) -> bool:
     return conn.execute("SELECT 1 FROM store_meta WHERE key = ?", (WORDS_COMPLETE,)).fetchone() is not None
 
 
-def _watermark(conn: sqlite3.Connection, key: str) -> str | None:
+def _watermark(conn: Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()
     return str(row[0]) if row else None
 
 
-def _through(conn: sqlite3.Connection, key: str = WORDS_THROUGH) -> int | None:
+def _through(conn: Connection, key: str = WORDS_THROUGH) -> int | None:
     """The last rowid done by the build (``WORDS_THROUGH``) or the pass (``REWEIGH_THROUGH``)."""
     value = _watermark(conn, key)
     return None if value is None else _rowid(value)
@@ -160,19 +158,19 @@ def _rowid(value: str) -> int:
         return 0
 
 
-def _reweigh_batch(conn: sqlite3.Connection, limit: int) -> tuple[str, list[tuple[int, str]]] | None:
+def _reweigh_batch(conn: Connection, limit: int) -> tuple[str, list[tuple[int, str]]] | None:
     read = _watermark(conn, REWEIGH_THROUGH)
     return None if read is None else (read, _after(conn, _rowid(read), limit))
 
 
-def _after(conn: sqlite3.Connection, through: int, limit: int) -> list[tuple[int, str]]:
+def _after(conn: Connection, through: int, limit: int) -> list[tuple[int, str]]:
     rows = conn.execute(
         "SELECT rowid, id FROM memories WHERE rowid > ? ORDER BY rowid LIMIT ?", (through, limit)
     )
     return [(int(rowid), str(memory_id)) for rowid, memory_id in rows]
 
 
-def _progress(conn: sqlite3.Connection, key: str, only_under_way: bool = False) -> WordsProgress | None:
+def _progress(conn: Connection, key: str, only_under_way: bool = False) -> WordsProgress | None:
     through = _through(conn, key)
     if through is None and only_under_way:
         return None

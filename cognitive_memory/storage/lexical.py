@@ -2,11 +2,16 @@
 answer it (the index is down, ``RetrievalConfig.words_in_index`` off), plain BM25
 over every match, and the text filter of ``list_memories``. FTS5 scores every row that holds a
 query word before it sorts, so its cost grows with the matches; the vector index's does not.
+
+SQLite's full-text index alone, as are the other statements that touch it, each behind a function
+named for its purpose: ``associations.write_lexical_entry`` (a memory's words),
+``rows.delete_lexical_entries``, ``browse.matching_rowids`` (a text filter), ``search`` here, and
+``word_documents.average_length`` (the averages FTS5 keeps). The expressions they match are
+FTS5's (``_any_of``, ``_all_of``).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from cognitive_memory.core.ranking import RankingRow
@@ -16,8 +21,8 @@ from cognitive_memory.storage import words as word_sql
 from cognitive_memory.storage.associations import query_words, text_words
 from cognitive_memory.storage.browse import TextMatch
 from cognitive_memory.storage.corrections import corrected
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import IndexedWords
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = ["CONTEXT_WEIGHT", "Words", "search"]
 
@@ -31,7 +36,7 @@ _BEST = (
 
 
 def search(
-    conn: sqlite3.Connection, terms: Sequence[tuple[str, float]], limit: int, context_weight: float
+    conn: Connection, terms: Sequence[tuple[str, float]], limit: int, context_weight: float
 ) -> list[tuple[str, float]]:
     """The ``limit`` best BM25 matches of the (term, weight) pairs as (memory id, score), best
     first. BM25 is a sum over the query's terms, so the terms of each weight are scored together
@@ -55,7 +60,7 @@ def search(
     return [(str(ids[rowid]), float(score)) for rowid, score in best if rowid in ids]
 
 
-def _bm25(conn: sqlite3.Connection, words: list[str], limit: int, context_weight: float) -> dict[int, float]:
+def _bm25(conn: Connection, words: list[str], limit: int, context_weight: float) -> dict[int, float]:
     """The ``limit`` best BM25 matches of any of ``words`` as rowid -> score."""
     if not words:
         return {}
@@ -81,7 +86,7 @@ class Words:
     """The lexical index of one database: a query's terms (corrected against the store's
     vocabulary), word search and word shares for ranking."""
 
-    def __init__(self, database: Database, indexed: IndexedWords) -> None:
+    def __init__(self, database: DatabaseAccess, indexed: IndexedWords) -> None:
         self._db = database
         self._indexed = indexed
 

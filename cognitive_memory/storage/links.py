@@ -11,7 +11,7 @@ from cognitive_memory.core.links import Graph
 from cognitive_memory.storage import associations, change_log
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.sql import DatabaseAccess
 
 __all__ = ["Links"]
 
@@ -21,7 +21,7 @@ T = TypeVar("T")
 class Links:
     """The ``relations`` and ``connections`` rows of one database."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def link(
@@ -70,7 +70,7 @@ class Links:
     def every_neighbourhood(self, take: Callable[[int, Iterator[associations.NeighbourRow]], T]) -> T:
         """What ``take`` makes of the change log's head and every memory's ``neighbourhood`` (by
         memory, then neighbour id, read as it takes them), both in one read apart from the others
-        (``Database.read_apart``): recalls do not wait for it."""
+        (``DatabaseAccess.read_apart``): recalls do not wait for it."""
         return self._db.read_apart(
             lambda conn: take(
                 change_log.head_in(conn),
@@ -89,10 +89,9 @@ class Links:
             "SELECT c.source_id, c.target_id FROM connections c "
             "JOIN memories q ON q.id = c.source_id JOIN memories a ON a.id = c.target_id "
             f"WHERE c.source_id IN ({marks}) AND c.kind = 'temporal' AND a.rowid > q.rowid "
-            "AND instr(q.content, '?') > 0 "
-            "AND q.speaker IS NOT NULL AND a.speaker IS NOT NULL "
+            "AND q.content LIKE ? AND q.speaker IS NOT NULL AND a.speaker IS NOT NULL "
             "ORDER BY a.rowid DESC",
-            ids,
+            [*ids, "%?%"],
         )
         # Later rows win: the nearest successor (smallest rowid) comes last.
         return {str(question): str(answer) for question, answer in rows}

@@ -17,9 +17,10 @@ from cognitive_memory.storage import associations, browse, change_log, identifie
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage import transfer as transfer_sql
 from cognitive_memory.storage.browse import TextMatch
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.overview import Overview, overview_of
+from cognitive_memory.storage.properties import note_activity
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, delete_memories, insert_memories, readable_memories
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 from cognitive_memory.storage.versions import check_unchanged, rewrite_memory
 
 __all__ = ["SESSION_SCAN", "MemoryCounts", "Memories"]
@@ -30,14 +31,12 @@ SESSION_SCAN = 5_000
 
 T = TypeVar("T")
 
-_LAST_STORAGE = "INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)"
-
 
 class Memories:
     """The ``memories`` rows of one database, with what is written beside them in the same
     transaction (lexical entries, links in time, the vector outbox, activity)."""
 
-    def __init__(self, database: Database, dimension: Callable[[], int | None]) -> None:
+    def __init__(self, database: DatabaseAccess, dimension: Callable[[], int | None]) -> None:
         self._db = database
         self._dimension = dimension
         self._unreadable: set[str] = set()  # ids of rows that could not be read, logged once
@@ -47,7 +46,7 @@ class Memories:
         now = datetime.now(UTC).timestamp()
         with self._db.transaction() as conn:
             insert_memories(conn, memories, now)
-            conn.execute(_LAST_STORAGE, (now,))
+            note_activity(conn, "last_storage", now)
 
     def delete(self, ids: Sequence[str]) -> list[str]:
         """Delete memories with their links and lexical entries, queue their vector deletions,
@@ -63,7 +62,7 @@ class Memories:
         with self._db.transaction() as conn:
             check_unchanged(conn, previous)
             version = rewrite_memory(conn, memory, previous, session_id, now)
-            conn.execute(_LAST_STORAGE, (now,))
+            note_activity(conn, "last_storage", now)
         return version
 
     def write_import(
@@ -159,11 +158,13 @@ class Memories:
 
     def latest_matching(self, where: VectorFilter, limit: int) -> list[str]:
         """The ids of the latest ``limit`` memories matching ``where`` (sessions included)."""
-        condition, params = browse.filter_sql(where)
-        rows = self._db.rows(
-            f"SELECT id FROM memories WHERE {condition} ORDER BY timestamp DESC LIMIT ?", [*params, limit]
-        )
-        return [row[0] for row in rows]
+
+        def latest(conn: Connection) -> list[str]:
+            condition, params = browse.filter_sql(where, conn.dialect)
+            found = f"SELECT id FROM memories WHERE {condition} ORDER BY timestamp DESC LIMIT ?"
+            return [row[0] for row in conn.execute(found, [*params, limit])]
+
+        return self._db.read(latest)
 
     def batches(self, batch_size: int = 500) -> Iterator[list[CognitiveMemory]]:
         """Every memory, in batches of ``batch_size`` in insertion order (one short read per batch)."""
@@ -210,7 +211,7 @@ class Memories:
     def every_ranking_row(self, take: Callable[[int, Iterator[RankingRow]], T]) -> T:
         """What ``take`` makes of the change log's head and every memory's ranking row (in the
         order they were stored, read as it takes them), both in one read apart from the others
-        (``Database.read_apart``): recalls do not wait for it."""
+        (``DatabaseAccess.read_apart``): recalls do not wait for it."""
         dimension = self._dimension()
         return self._db.read_apart(
             lambda conn: take(change_log.head_in(conn), ranking.every_ranking_row(conn, dimension))
@@ -224,10 +225,12 @@ class Memories:
         marks = ",".join("?" * len(ids))
         dimension = self._dimension()
         size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
-        rows = self._db.rows(
-            f"SELECT id, embedding FROM memories WHERE id IN ({marks}) AND typeof(embedding) = 'blob' "
-            f"AND {size}",
-            [*ids, *([4 * dimension] if dimension else [])],
+        rows = self._db.read(
+            lambda conn: conn.execute(
+                f"SELECT id, embedding FROM memories WHERE id IN ({marks}) "
+                f"AND {conn.dialect.holds_bytes('embedding')} AND {size}",
+                [*ids, *([4 * dimension] if dimension else [])],
+            ).fetchall()
         )
         return {row[0]: np.frombuffer(row[1], dtype="<f4").astype(np.float32) for row in rows}
 
@@ -247,7 +250,7 @@ class Memories:
                 if pairs := use.pairs():
                     associations.strengthen(conn, pairs, use.stamp)
             last = uses[-1].at.timestamp()
-            conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_retrieval', ?)", (last,))
+            note_activity(conn, "last_retrieval", last)
 
     def index_filter(
         self,
@@ -288,7 +291,8 @@ class Memories:
         ]
         gaps += [("project > ? AND project < ?", pair) for pair in zip(bounds, bounds[1:], strict=False)]
         probe = " UNION ALL ".join(
-            f"SELECT 1 FROM (SELECT 1 FROM memories WHERE {gap} LIMIT 1)" for gap, _ in gaps
+            f"SELECT 1 FROM (SELECT 1 FROM memories WHERE {gap} LIMIT 1) AS gap{n}"
+            for n, (gap, _) in enumerate(gaps)
         )
         return not self._db.rows(probe, [value for _, values in gaps for value in values])
 

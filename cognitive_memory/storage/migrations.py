@@ -1,4 +1,5 @@
-"""Named, append-only SQLite migrations. A shipped migration is never edited: add a new one."""
+"""Named, append-only SQLite migrations. A shipped migration is never edited: add a new one.
+SQLite's alone: PostgreSQL's schema has migrations of its own, with the same numbering."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
 
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
-__all__ = ["TO_BE_INDEXED", "Outbox", "to_be_indexed_at"]
+__all__ = ["TO_BE_INDEXED", "Outbox", "queue", "to_be_indexed_at"]
 
 # How many memories the vector index should hold now: every memory, less those whose vector write
 # is still queued (one statement, one snapshot).
@@ -23,9 +23,9 @@ TO_BE_INDEXED = (
 
 
 def to_be_indexed_at(path: Path) -> int:
-    """How many memories the vector index should hold now (``TO_BE_INDEXED``) in the database at
-    ``path``, read on a read-only connection of its own by a process that has no store open (the
-    index builder); 0 when the database cannot be read."""
+    """How many memories the vector index should hold now (``TO_BE_INDEXED``) in the SQLite
+    database at ``path``, read on a read-only connection of its own by a process that has no store
+    open (the index builder); 0 when the database cannot be read. SQLite's alone."""
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             (count,) = conn.execute(TO_BE_INDEXED).fetchone()
@@ -34,10 +34,25 @@ def to_be_indexed_at(path: Path) -> int:
     return int(count)
 
 
+def queue(conn: Connection, writes: Iterable[tuple[str, str, float]]) -> None:
+    """Queue vector writes (memory id, operation, time) in the caller's transaction. A memory
+    queued already leaves its place and joins the end of the queue, as SQLite's INSERT OR REPLACE
+    put it (a new row): the index rewrites the first queued first (``IndexReplication``), and an
+    upsert in place would keep a memory's first place instead."""
+    last: dict[str, tuple[str, str, float]] = {}
+    for write in writes:
+        last.pop(write[0], None)
+        last[write[0]] = write
+    conn.executemany("DELETE FROM vector_outbox WHERE memory_id = ?", [(memory_id,) for memory_id in last])
+    conn.executemany(
+        "INSERT INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)", list(last.values())
+    )
+
+
 class Outbox:
     """The ``vector_outbox`` rows of one database."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def pending(self) -> list[tuple[str, str]]:

@@ -5,15 +5,34 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
-__all__ = ["StoreProperties"]
+__all__ = ["StoreProperties", "keep", "note_activity"]
+
+
+def keep(conn: Connection, key: str, value: str) -> None:
+    """Keep ``value`` under ``key`` in ``store_meta``, replacing what was there (in the caller's
+    transaction)."""
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def note_activity(conn: Connection, name: str, at: float) -> None:
+    """Record that ``name`` (``last_storage``, ``last_retrieval``) happened at ``at`` (in the
+    caller's transaction)."""
+    conn.execute(
+        "INSERT INTO activity (name, at) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET at = excluded.at",
+        (name, at),
+    )
 
 
 class StoreProperties:
     """The ``store_meta`` and ``activity`` rows of one database."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
         self._vector_size: int | None = None
 
@@ -25,7 +44,7 @@ class StoreProperties:
     def set(self, key: str, value: str) -> None:
         """Keep ``value`` under ``key`` (replacing what was there), in one transaction."""
         with self._db.transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (key, value))
+            keep(conn, key, value)
 
     def dimension(self) -> int | None:
         """The size of the vectors of the encoder the store records (``name:dimension``), if any."""

@@ -3,7 +3,6 @@ dates, no whole records), with the terms of each memory's own text (``storage/wo
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -11,6 +10,8 @@ import numpy as np
 
 from cognitive_memory.core.ranking import RankingRow
 from cognitive_memory.core.terms import keyed_text
+from cognitive_memory.storage.dialect import Dialect
+from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.words import terms_of
 
 __all__ = ["every_ranking_row", "ranking_rows"]
@@ -26,9 +27,7 @@ _COLUMNS = (
 )
 
 
-def ranking_rows(
-    conn: sqlite3.Connection, ids: Sequence[str], dimension: int | None = None
-) -> list[RankingRow]:
+def ranking_rows(conn: Connection, ids: Sequence[str], dimension: int | None = None) -> list[RankingRow]:
     """The rows of ``ids`` in the order given (unknown ids are skipped, and so are rows no command
     writes: JSON that does not parse, an embedding of another size than ``dimension`` numbers, or
     not made of 32-bit floats; ``memory_system doctor`` names those)."""
@@ -36,26 +35,27 @@ def ranking_rows(
         return []
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
-        f"{_COLUMNS} WHERE id IN ({marks}) AND {_readable(dimension)}",
+        f"{_COLUMNS} WHERE id IN ({marks}) AND {_readable(conn.dialect, dimension)}",
         [*ids, *([4 * dimension] if dimension else [])],
     )
     by_id = {row[0]: _row(row) for row in rows}
     return [by_id[i] for i in ids if i in by_id]
 
 
-def every_ranking_row(conn: sqlite3.Connection, dimension: int | None = None) -> Iterator[RankingRow]:
+def every_ranking_row(conn: Connection, dimension: int | None = None) -> Iterator[RankingRow]:
     """The row of every memory ``ranking_rows`` reads, in the order they were stored, read as they
     are taken."""
     rows = conn.execute(
-        f"{_COLUMNS} WHERE {_readable(dimension)} ORDER BY memories.rowid",
+        f"{_COLUMNS} WHERE {_readable(conn.dialect, dimension)} ORDER BY memories.rowid",
         [4 * dimension] if dimension else [],
     )
     return (_row(row) for row in rows)
 
 
-def _readable(dimension: int | None) -> str:
+def _readable(dialect: Dialect, dimension: int | None) -> str:
     size = "length(embedding) = ?" if dimension else "length(embedding) % 4 = 0"
-    return f"typeof(embedding) = 'blob' AND {size} AND json_valid(metadata) AND json_valid(tags)"
+    valid = f"{dialect.json_valid('metadata')} AND {dialect.json_valid('tags')}"
+    return f"{dialect.holds_bytes('embedding')} AND {size} AND {valid}"
 
 
 def _row(row: Any) -> RankingRow:

@@ -1,5 +1,5 @@
 """SQL for typed user links between memories (``relates_to``, ``supersedes``, ...), run inside
-SQLiteMemoryStore's transactions or under its lock.
+the store's transactions or reads.
 
 A link is directed (``from_id`` -[relation]-> ``to_id``); forgetting either memory drops it (the
 foreign keys cascade). For activation spreading a link is an edge of its ``weight`` in both
@@ -8,11 +8,11 @@ directions.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 from cognitive_memory.core.links import DEFAULT_WEIGHT
 from cognitive_memory.core.store.values import Direction, LinkWrite, Neighbour, Neighbourhood
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "USER_LINK_WEIGHT",
@@ -32,7 +32,7 @@ USER_LINK_WEIGHT = DEFAULT_WEIGHT
 
 
 def insert_link(
-    conn: sqlite3.Connection,
+    conn: Connection,
     link: tuple[str, str, str],
     note: str | None,
     session_id: str | None,
@@ -67,7 +67,7 @@ def insert_link(
     return LinkWrite(weight=weight, previous=held[0])
 
 
-def supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[str, ...]:
+def supersedes_chain(conn: Connection, start: str, goal: str) -> tuple[str, ...]:
     """The ids of a supersedes chain from ``start`` to ``goal`` (empty when there is none)."""
     rows = conn.execute(
         # UNION (not UNION ALL) keeps each (memory, predecessor) pair once: at most one row per link.
@@ -87,18 +87,18 @@ def supersedes_chain(conn: sqlite3.Connection, start: str, goal: str) -> tuple[s
     return tuple(reversed(path))
 
 
-def remove_links(conn: sqlite3.Connection, from_id: str, to_id: str, relation: str | None) -> list[str]:
+def remove_links(conn: Connection, from_id: str, to_id: str, relation: str | None) -> list[str]:
     """Delete the links from ``from_id`` to ``to_id`` (only ``relation``, if given); returns the
     relations removed."""
+    only = "" if relation is None else " AND relation = ?"
     rows = conn.execute(
-        "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND (? IS NULL OR relation = ?) "
-        "RETURNING relation",
-        (from_id, to_id, relation, relation),
+        f"DELETE FROM relations WHERE from_id = ? AND to_id = ?{only} RETURNING relation",
+        (from_id, to_id, *([] if relation is None else [relation])),
     ).fetchall()
     return sorted(row[0] for row in rows)
 
 
-def superseded_by(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
+def superseded_by(conn: Connection, ids: Sequence[str]) -> dict[str, list[str]]:
     """For each of ``ids`` that another memory supersedes, those memories (oldest link first)."""
     if not ids:
         return {}
@@ -114,9 +114,7 @@ def superseded_by(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, lis
     return successors
 
 
-def walk(
-    conn: sqlite3.Connection, start: str, depth: int, relations: Sequence[str], limit: int
-) -> Neighbourhood:
+def walk(conn: Connection, start: str, depth: int, relations: Sequence[str], limit: int) -> Neighbourhood:
     """Breadth first from ``start`` over links in both directions (only ``relations``, if any), up
     to ``depth`` hops and ``limit`` memories: the walk visits no more (``truncated`` says so), so
     its work is bounded whatever the depth. Each memory appears once, at its smallest depth, by the
@@ -139,30 +137,25 @@ def walk(
 
 
 def _step(
-    conn: sqlite3.Connection,
+    conn: Connection,
     frontier: Sequence[str],
     seen: Sequence[str],
     relations: Sequence[str],
     limit: int,
 ) -> list[tuple[str, str, str, Direction, str | None, float]]:
     """One level of the walk: each memory linked to the frontier and not yet seen, once, by its
-    oldest link (SQLite takes the bare columns from the row holding the min)."""
-    near = _numbered(1, len(frontier))
-    known = _numbered(len(frontier) + 1, len(seen))
-    wanted = _numbered(len(frontier) + len(seen) + 1, len(relations))
-    only = f"AND relation IN ({wanted})" if relations else ""
+    oldest link (of links as old, the first by neighbour, relation and direction)."""
+    near = ",".join("?" * len(frontier))
+    known = ",".join("?" * len(seen))
+    only = f"AND relation IN ({','.join('?' * len(relations))})" if relations else ""
     rows = conn.execute(
-        "SELECT other, near, relation, direction, note, weight, min(created_at) AS first FROM ("
+        "SELECT other, near, relation, direction, note, weight FROM (SELECT *, row_number() OVER ("
+        "PARTITION BY other ORDER BY created_at, near, relation, direction) AS nth FROM ("
         "SELECT to_id AS other, from_id AS near, relation, 'outgoing' AS direction, note, weight, "
         f"created_at FROM relations WHERE from_id IN ({near}) {only} UNION ALL "
         "SELECT from_id, to_id, relation, 'incoming', note, weight, created_at "
-        f"FROM relations WHERE to_id IN ({near}) {only}) "
-        f"WHERE other NOT IN ({known}) GROUP BY other ORDER BY first, other LIMIT {int(limit)}",
-        (*frontier, *seen, *relations),
+        f"FROM relations WHERE to_id IN ({near}) {only}) AS links WHERE other NOT IN ({known})) AS firsts "
+        f"WHERE nth = 1 ORDER BY created_at, other LIMIT {int(limit)}",
+        (*frontier, *relations, *frontier, *relations, *seen),
     ).fetchall()
-    return [row[:6] for row in rows]
-
-
-def _numbered(first: int, count: int) -> str:
-    """``?first, ?first+1, ...``: numbered parameters, so a list bound once can be used twice."""
-    return ",".join(f"?{n}" for n in range(first, first + count))
+    return rows

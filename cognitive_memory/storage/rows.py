@@ -1,5 +1,5 @@
 """Memory rows: the columns of a whole memory, and the SQL that inserts and deletes memories
-inside SQLiteMemoryStore's transactions."""
+inside the store's transactions."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ import numpy as np
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType, SourceKind, content_key
 from cognitive_memory.errors import StorageError
-from cognitive_memory.storage import associations, words
+from cognitive_memory.storage import associations, outbox, words
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "MEMORY_COLUMNS",
-    "TAGS_LIST",
     "UNREADABLE",
+    "delete_lexical_entries",
     "delete_memories",
     "fill_content_keys",
     "insert_memories",
@@ -44,7 +45,8 @@ UNUSED_STRENGTH = 1.0
 
 
 def fill_content_keys(conn: sqlite3.Connection) -> None:
-    """Give memories stored before duplicate detection their content key (once, in batches)."""
+    """Give memories stored before duplicate detection their content key (once, in batches): a
+    step of SQLite's opening (``database.Database``'s setup), on its connection."""
     while rows := conn.execute(
         "SELECT id, content FROM memories WHERE content_key IS NULL LIMIT 1000"
     ).fetchall():
@@ -60,7 +62,7 @@ def fill_content_keys(conn: sqlite3.Connection) -> None:
         conn.execute("COMMIT")
 
 
-def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
+def insert_memories(conn: Connection, memories: Sequence[CognitiveMemory], now: float) -> None:
     """Insert rows, link each to its predecessors in its session, index words, queue vectors."""
     conn.executemany(
         f"INSERT INTO memories ({MEMORY_COLUMNS}, content_key, strength, dimensions) "
@@ -75,7 +77,7 @@ def insert_memories(conn: sqlite3.Connection, memories: Sequence[CognitiveMemory
     queue_vector_writes(conn, [memory.id for memory in memories], "upsert", now)
 
 
-def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) -> list[str]:
+def delete_memories(conn: Connection, ids: Sequence[str], now: float) -> list[str]:
     """Delete rows, lexical entries and links, queue vector deletions, re-index neighbours in time."""
     if not ids:
         return []
@@ -92,7 +94,7 @@ def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) ->
             existing,
         )
     } - set(existing)
-    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for _, rowid in found])
+    delete_lexical_entries(conn, [rowid for _, rowid in found])
     words.forget_terms(conn, [rowid for _, rowid in found])
     conn.execute(f"DELETE FROM memories WHERE id IN ({marks})", existing)
     queue_vector_writes(conn, existing, "delete", now)
@@ -101,12 +103,15 @@ def delete_memories(conn: sqlite3.Connection, ids: Sequence[str], now: float) ->
     return existing
 
 
-def queue_vector_writes(conn: sqlite3.Connection, ids: Sequence[str], operation: str, at: float) -> None:
-    """Record vector writes the index has yet to confirm (replayed at start-up)."""
-    conn.executemany(
-        "INSERT OR REPLACE INTO vector_outbox (memory_id, operation, queued_at) VALUES (?, ?, ?)",
-        [(memory_id, operation, at) for memory_id in ids],
-    )
+def delete_lexical_entries(conn: Connection, rowids: Sequence[int]) -> None:
+    """Delete the lexical index's (FTS5's) entries of the memories of ``rowids``. SQLite's
+    full-text index alone."""
+    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for rowid in rowids])
+
+
+def queue_vector_writes(conn: Connection, ids: Sequence[str], operation: str, at: float) -> None:
+    """Record vector writes the index has yet to confirm (replayed at start-up): see ``outbox.queue``."""
+    outbox.queue(conn, [(memory_id, operation, at) for memory_id in ids])
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -140,13 +145,6 @@ def memory_row(memory: CognitiveMemory) -> tuple[Any, ...]:
         content_key(memory.content),
     )
 
-
-# A memory's tags as a JSON list in SQL: '[]' for tags no command writes (JSON that does not parse,
-# or is not a list), which json_each and json.loads would otherwise fail on.
-TAGS_LIST = (
-    "COALESCE(CASE WHEN json_valid(memories.tags) THEN CASE json_type(memories.tags) "
-    "WHEN 'array' THEN memories.tags END END, '[]')"
-)
 
 # What decoding a row no command wrote can raise (a column of another type or shape).
 UNREADABLE = (ValueError, TypeError, OverflowError, OSError)

@@ -5,7 +5,7 @@ rows are the first N shipped migrations, in order, and every schema object in it
 trigger, view, with its SQL) is one those N migrations make in a fresh database. Anything else
 runs inside every later write: a trigger on ``vector_outbox`` that deletes from ``memories``
 makes each acknowledged store vanish. The tables ``ANALYZE`` creates (``sqlite_stat*``) only
-guide the query planner and are left out.
+guide the query planner and are left out. SQLite's alone (``sqlite_master``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The SQLite side of snapshots and restores (``backup/``): the consistent copy of a database, what
 a copy holds, the checks a snapshot's database must pass, and the database's file claimed and
 staged for a restore. ``backup/`` keeps the directories, manifests and checksums, and asks here
-for everything that reads or writes the database itself."""
+for everything that reads or writes the database itself. SQLite's alone."""
 
 from __future__ import annotations
 

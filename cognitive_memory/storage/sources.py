@@ -5,7 +5,6 @@ file with some of its sections missing."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -14,8 +13,9 @@ from cognitive_memory.core.memory import LOADED_TYPES, CognitiveMemory, content_
 from cognitive_memory.core.store.values import ChunkRow, SourceRecord, SourceWrite
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage import associations
-from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.properties import note_activity
 from cognitive_memory.storage.rows import delete_memories, insert_memories, queue_vector_writes
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = [
     "STRUCTURE_KINDS",
@@ -37,7 +37,7 @@ STRUCTURE_KINDS = ("parent", "child", "sibling")
 LINK_WEIGHT = 0.6
 
 
-def chunks_of(conn: sqlite3.Connection, source_key: str) -> list[ChunkRow]:
+def chunks_of(conn: Connection, source_key: str) -> list[ChunkRow]:
     rows = conn.execute(
         "SELECT memory_id, chunk_key, content_hash, position FROM source_chunks WHERE source_key = ? "
         "ORDER BY position",
@@ -46,12 +46,12 @@ def chunks_of(conn: sqlite3.Connection, source_key: str) -> list[ChunkRow]:
     return [ChunkRow(*row) for row in rows]
 
 
-def sources_under(conn: sqlite3.Connection, loader_type: str, prefix: str) -> list[SourceRecord]:
+def sources_under(conn: Connection, loader_type: str, prefix: str) -> list[SourceRecord]:
     """Sources of ``loader_type`` whose key is ``prefix`` or starts with it ('' for all)."""
     pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = conn.execute(
         "SELECT key, loader_type, fingerprint, state, loaded_at FROM sources "
-        "WHERE loader_type = ? AND key LIKE ? ESCAPE '\\' ORDER BY key",
+        f"WHERE loader_type = ? AND {conn.dialect.prefix_like('key')} ORDER BY key",
         (loader_type, pattern),
     ).fetchall()
     return [
@@ -60,7 +60,7 @@ def sources_under(conn: sqlite3.Connection, loader_type: str, prefix: str) -> li
     ]
 
 
-def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> list[str]:
+def write_source(conn: Connection, write: SourceWrite, at: float) -> list[str]:
     """Apply a ``SourceWrite`` (the caller has inserted ``added`` and deleted ``removed``): rewrite
     changed rows, the chunk table, structure edges and links. Returns the ids whose lexical entry
     must be rewritten."""
@@ -79,26 +79,29 @@ def write_source(conn: sqlite3.Connection, write: SourceWrite, at: float) -> lis
     ids = [c.memory_id for c in write.chunks]
     _replace_structure(conn, ids, write.edges, at)
     conn.executemany("DELETE FROM source_links WHERE memory_id = ?", [(i,) for i in ids])
-    conn.executemany("INSERT OR IGNORE INTO source_links (memory_id, target_key) VALUES (?, ?)", write.links)
+    conn.executemany(
+        "INSERT INTO source_links (memory_id, target_key) VALUES (?, ?) ON CONFLICT DO NOTHING", write.links
+    )
     conn.execute(
-        "INSERT OR REPLACE INTO sources (key, loader_type, fingerprint, state, loaded_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO sources (key, loader_type, fingerprint, state, loaded_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET loader_type = excluded.loader_type, "
+        "fingerprint = excluded.fingerprint, state = excluded.state, loaded_at = excluded.loaded_at",
         (write.key, write.loader_type, write.fingerprint, json.dumps(dict(write.state)), at),
     )
     return [memory.id for memory in write.rewritten]
 
 
-def forget_source(conn: sqlite3.Connection, key: str) -> None:
+def forget_source(conn: Connection, key: str) -> None:
     conn.execute("DELETE FROM sources WHERE key = ?", (key,))
     conn.execute("DELETE FROM source_digests WHERE source_key = ?", (key,))
 
 
-def digests_of(conn: sqlite3.Connection, key: str) -> list[str]:
+def digests_of(conn: Connection, key: str) -> list[str]:
     rows = conn.execute("SELECT data FROM source_digests WHERE source_key = ? ORDER BY seq", (key,))
     return [data for (data,) in rows.fetchall()]
 
 
-def save_digests(conn: sqlite3.Connection, key: str, items: Sequence[tuple[str, str]], replace: bool) -> None:
+def save_digests(conn: Connection, key: str, items: Sequence[tuple[str, str]], replace: bool) -> None:
     """Append ``(item_key, data)`` digests after the source's stored ones (an item already stored is
     rewritten in place), or replace them all."""
     if replace:
@@ -113,21 +116,21 @@ def save_digests(conn: sqlite3.Connection, key: str, items: Sequence[tuple[str, 
     )
 
 
-def resolve_links(conn: sqlite3.Connection, at: float) -> None:
+def resolve_links(conn: Connection, at: float) -> None:
     """Connect every linking chunk to the first chunk of the source it links to, both ways."""
     pairs = conn.execute(
         "SELECT l.memory_id, c.memory_id FROM source_links l JOIN source_chunks c "
         "ON c.source_key = l.target_key AND c.position = 0 WHERE l.memory_id != c.memory_id"
     ).fetchall()
     conn.executemany(
-        "INSERT OR IGNORE INTO connections (source_id, target_id, kind, weight, updated_at) "
-        "VALUES (?, ?, 'link', ?, ?)",
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) "
+        "VALUES (?, ?, 'link', ?, ?) ON CONFLICT DO NOTHING",
         [(a, b, LINK_WEIGHT, at) for x, y in pairs for a, b in ((x, y), (y, x))],
     )
 
 
 def _replace_structure(
-    conn: sqlite3.Connection, ids: Sequence[str], edges: Sequence[tuple[str, str, str, float]], at: float
+    conn: Connection, ids: Sequence[str], edges: Sequence[tuple[str, str, str, float]], at: float
 ) -> None:
     marks = ",".join("?" * len(STRUCTURE_KINDS))
     conn.executemany(
@@ -135,8 +138,9 @@ def _replace_structure(
         [(memory_id, *STRUCTURE_KINDS) for memory_id in ids],
     )
     conn.executemany(
-        "INSERT OR REPLACE INTO connections (source_id, target_id, kind, weight, updated_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO connections (source_id, target_id, kind, weight, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (source_id, target_id, kind) DO UPDATE SET weight = excluded.weight, "
+        "updated_at = excluded.updated_at",
         [(a, b, kind, weight, at) for a, b, kind, weight in edges],
     )
 
@@ -167,7 +171,7 @@ def _rewrite_row(memory: CognitiveMemory) -> tuple[Any, ...]:
 class Sources:
     """The loaded sources of one database, with their chunks and digests."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def write(self, writes: Sequence[SourceWrite]) -> None:
@@ -184,7 +188,7 @@ class Sources:
                 queue_vector_writes(conn, rewritten, "upsert", now)
             resolve_links(conn, now)
             if any(write.added or write.rewritten for write in writes):
-                conn.execute("INSERT OR REPLACE INTO activity (name, at) VALUES ('last_storage', ?)", (now,))
+                note_activity(conn, "last_storage", now)
 
     def forget(self, keys: Sequence[str]) -> list[str]:
         """Delete loaded sources and all their memories; returns the memory ids removed."""

@@ -9,11 +9,13 @@ vectors are weighted from), ``indexed_words`` (whether the index holds them all)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from cognitive_memory.storage import consolidation, damaged
+from cognitive_memory.core.store import StoreOfRecord
+from cognitive_memory.core.store.values import TableRows
+from cognitive_memory.storage import consolidation, damaged, moving
 from cognitive_memory.storage.change_log import ChangeLog
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.file_identity import FileIdentity
@@ -26,6 +28,7 @@ from cognitive_memory.storage.outbox import Outbox
 from cognitive_memory.storage.properties import StoreProperties
 from cognitive_memory.storage.rows import fill_content_keys
 from cognitive_memory.storage.sources import Sources
+from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.versions import VersionHistory
 from cognitive_memory.storage.word_documents import WordDocuments
@@ -81,6 +84,18 @@ class SQLiteMemoryStore:
         """What ``work`` returns, every read it makes of the repositories joined into one read
         transaction (``Database.read``): one snapshot of the database."""
         return self.database.read(lambda _conn: work())
+
+    def copy_into(self, target: StoreOfRecord) -> dict[str, int]:
+        """Copy every row of this store into the empty ``target`` (``storage/moving.py``)."""
+
+        def copy(conn: Connection) -> dict[str, int]:
+            return target.take_rows(moving.rows_of(conn), moving.count_rows(conn))
+
+        return self.database.read_apart(copy)
+
+    def take_rows(self, pages: Iterable[TableRows], expected: Mapping[str, int]) -> dict[str, int]:
+        """Write a moved store's rows into this empty store (``storage/moving.py``)."""
+        return moving.take_rows(self.database, pages, expected)
 
     def close(self) -> None:
         """Close the database."""

@@ -5,7 +5,6 @@ then the links), so a crash leaves the store as it was before or after, never ha
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -14,6 +13,7 @@ from cognitive_memory.storage import associations
 from cognitive_memory.storage import relations as relation_sql
 from cognitive_memory.storage.browse import VersionRow
 from cognitive_memory.storage.rows import insert_memories
+from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.versions import rewrite_memory
 
 __all__ = ["ImportWrite", "LinkRow", "RolledBack", "links_from", "write_import"]
@@ -27,7 +27,7 @@ class RolledBack(Exception):
         self.links = links
 
 
-def links_from(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[LinkRow]]:
+def links_from(conn: Connection, ids: Sequence[str]) -> dict[str, list[LinkRow]]:
     """The user links starting at each of ``ids`` (each link once, under its ``from_id``)."""
     if not ids:
         return {}
@@ -44,16 +44,16 @@ def links_from(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[L
 
 
 def write_import(
-    conn: sqlite3.Connection, write: ImportWrite, session_id: str | None, dry_run: bool
+    conn: Connection, write: ImportWrite, session_id: str | None, dry_run: bool
 ) -> list[relation_sql.LinkWrite]:
     """Apply ``write`` inside the caller's transaction; returns what each link insert did. A
     ``dry_run`` raises RolledBack at the end, so the caller's transaction undoes it all."""
     now = datetime.now(UTC).timestamp()
     insert_memories(conn, write.added, now)
     conn.executemany(
-        "INSERT OR IGNORE INTO memory_versions (memory_id, version, content, hierarchy_level, "
+        "INSERT INTO memory_versions (memory_id, version, content, hierarchy_level, "
         "memory_type, importance_score, tags, metadata, project, replaced_at, replaced_by_session) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [_version_row(version) for version in write.versions],
     )
     for memory, previous in write.updated:

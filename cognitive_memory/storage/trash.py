@@ -1,6 +1,6 @@
 """The trash: forgotten and pruned memories kept whole, restorable until purged.
 
-Moving a memory to the trash and restoring it each happen inside one of SQLiteMemoryStore's
+Moving a memory to the trash and restoring it each happen inside one of the store's
 transactions, so a crash leaves the memory either where it was or where it went, never half of it.
 """
 
@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 import time
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from typing import Any
 
 from cognitive_memory.core.pruning import TOKEN_SECONDS, PruneCandidate, PruneCriteria
@@ -20,6 +18,7 @@ from cognitive_memory.core.store.values import TrashRow
 from cognitive_memory.storage.identifiers import ids_starting_with
 from cognitive_memory.storage.pruning import mark_token_used, prune_candidates, used_tokens
 from cognitive_memory.storage.rows import delete_memories
+from cognitive_memory.storage.sql import Connection, Transaction, column_names
 from cognitive_memory.storage.trash_restore import (
     CONNECTION_COLUMNS,
     RELATION_COLUMNS,
@@ -44,7 +43,7 @@ __all__ = [
 
 
 def move_to_trash(
-    conn: sqlite3.Connection, ids: Sequence[str], reason: str, session_id: str | None, now: float
+    conn: Connection, ids: Sequence[str], reason: str, session_id: str | None, now: float
 ) -> list[str]:
     """Copy each memory (every column, its links, versions and connections) into a new trash entry
     (an earlier entry of the same id stays), then delete it as ``rows.delete_memories`` does
@@ -53,7 +52,7 @@ def move_to_trash(
         return []
     marks = ",".join("?" * len(ids))
     cursor = conn.execute(f"SELECT * FROM memories WHERE id IN ({marks})", list(ids))
-    names = [column[0] for column in cursor.description]
+    names = column_names(cursor)
     found = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
     conn.executemany(
         "INSERT INTO trash (id, content, project, trashed_at, reason, trashed_by, row, "
@@ -63,11 +62,16 @@ def move_to_trash(
     return delete_memories(conn, [row["id"] for row in found], now)
 
 
+# Columns a trash entry's ``row`` leaves out: the embedding is kept beside it, and PostgreSQL's
+# ``rowid`` (a column there, hidden in SQLite) is given again when the memory comes back.
+_NOT_KEPT = frozenset({"embedding", "rowid"})
+
+
 def _trash_entry(
-    conn: sqlite3.Connection, row: dict[str, Any], reason: str, session_id: str | None, now: float
+    conn: Connection, row: dict[str, Any], reason: str, session_id: str | None, now: float
 ) -> tuple[Any, ...]:
     memory_id = row["id"]
-    fields = {name: value for name, value in row.items() if name != "embedding"}
+    fields = {name: value for name, value in row.items() if name not in _NOT_KEPT}
     relations = conn.execute(
         f"SELECT {', '.join(RELATION_COLUMNS)} FROM relations WHERE from_id = ? OR to_id = ?",
         (memory_id, memory_id),
@@ -97,9 +101,7 @@ def _trash_entry(
 _ROW_COLUMNS = "entry, id, content, project, trashed_at, reason, trashed_by, consolidated_into"
 
 
-def trash_rows(
-    conn: sqlite3.Connection, limit: int, projects: Sequence[str] = ()
-) -> tuple[list[TrashRow], int]:
+def trash_rows(conn: Connection, limit: int, projects: Sequence[str] = ()) -> tuple[list[TrashRow], int]:
     """The most recently trashed entries first (of ``projects`` only, if given), at most ``limit``,
     and how many entries of those projects the trash holds."""
     where = f"WHERE project IN ({','.join('?' * len(projects))})" if projects else ""
@@ -111,7 +113,7 @@ def trash_rows(
     return [TrashRow(*row) for row in rows], int(total)
 
 
-def trashed(conn: sqlite3.Connection, ids: Sequence[str]) -> list[TrashRow]:
+def trashed(conn: Connection, ids: Sequence[str]) -> list[TrashRow]:
     """The newest trash entry of each of these ids (ids not in the trash are skipped)."""
     if not ids:
         return []
@@ -124,24 +126,24 @@ def trashed(conn: sqlite3.Connection, ids: Sequence[str]) -> list[TrashRow]:
     return [TrashRow(*row) for row in rows]
 
 
-def purge(conn: sqlite3.Connection, before: float | None) -> int:
+def purge(conn: Connection, before: float | None) -> int:
     """Delete for good what was trashed before ``before`` (everything when None); returns how many."""
     if before is None:
         return conn.execute("DELETE FROM trash").rowcount
     return conn.execute("DELETE FROM trash WHERE trashed_at < ?", (before,)).rowcount
 
 
-def secret(conn: sqlite3.Connection, key: str) -> str:
+def secret(conn: Connection, key: str) -> str:
     """A random secret of this data directory, kept in store_meta under ``key`` (made once)."""
-    conn.execute("INSERT OR IGNORE INTO store_meta (key, value) VALUES (?, ?)", (key, secrets.token_hex(32)))
+    conn.execute(
+        "INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        (key, secrets.token_hex(32)),
+    )
     return str(conn.execute("SELECT value FROM store_meta WHERE key = ?", (key,)).fetchone()[0])
 
 
-Transaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
-
-
 class TrashBin:
-    """The trash of one SQLiteMemoryStore: each call is one of its transactions."""
+    """The trash of one store of record: each call is one of its transactions."""
 
     def __init__(self, transaction: Transaction) -> None:
         self._transaction = transaction

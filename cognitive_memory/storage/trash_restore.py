@@ -1,11 +1,10 @@
 """Restoring from the trash: a memory comes back from one of its entries with its versions, links
 and connections; its other entries become versions, and a link that would close a supersedes
-cycle stays out. Runs inside one of SQLiteMemoryStore's transactions."""
+cycle stays out. Runs inside one of the store's transactions."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from cognitive_memory.core.store.values import Restored, SkippedLink
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.relations import USER_LINK_WEIGHT, supersedes_chain
 from cognitive_memory.storage.rows import queue_vector_writes
+from cognitive_memory.storage.sql import Connection, column_names
 
 __all__ = ["CONNECTION_COLUMNS", "RELATION_COLUMNS", "VERSION_COLUMNS", "Restored", "SkippedLink", "restore"]
 
@@ -42,7 +42,7 @@ class _Entry:
 _ENTRY_COLUMNS = "entry, id, row, embedding, relations, versions, connections"
 
 
-def restore(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int], now: float) -> Restored:
+def restore(conn: Connection, ids: Sequence[str], entries: Sequence[int], now: float) -> Restored:
     """Put trashed memories back with their ids, versions, and the links and connections whose
     other end exists (a supersedes link that would close a cycle is skipped); re-index their words
     and queue their vectors. ``entries`` names trash entries, ``ids`` memories (their newest entry).
@@ -51,7 +51,7 @@ def restore(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]
     chosen = _chosen(conn, ids, entries)
     in_use = _existing(conn, [entry.memory_id for entry in chosen])
     back = [entry for entry in chosen if entry.memory_id not in in_use]
-    columns = {info[1] for info in conn.execute("PRAGMA table_info(memories)")}
+    columns = set(column_names(conn.execute("SELECT * FROM memories LIMIT 0"))) - {"rowid"}
     folded, unkeyed = [], []
     for entry in back:
         fields = {name: value for name, value in json.loads(entry.row).items() if name in columns}
@@ -65,7 +65,8 @@ def restore(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]
         )
         versions, others = _history(conn, entry)
         conn.executemany(
-            f"INSERT OR IGNORE INTO memory_versions ({VERSION_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+            f"INSERT INTO memory_versions ({VERSION_COLUMNS}) VALUES ({', '.join('?' * 11)}) "
+            "ON CONFLICT DO NOTHING",
             versions,
         )
         folded += others
@@ -84,7 +85,7 @@ def restore(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]
     )
 
 
-def _key_taken(conn: sqlite3.Connection, fields: dict[str, Any]) -> bool:
+def _key_taken(conn: Connection, fields: dict[str, Any]) -> bool:
     """True when a live memory of the trashed row's project holds its key."""
     found = conn.execute(
         "SELECT 1 FROM memories WHERE project = ? AND memory_key = ?",
@@ -93,7 +94,7 @@ def _key_taken(conn: sqlite3.Connection, fields: dict[str, Any]) -> bool:
     return found.fetchone() is not None
 
 
-def _chosen(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]) -> list[_Entry]:
+def _chosen(conn: Connection, ids: Sequence[str], entries: Sequence[int]) -> list[_Entry]:
     """The entries asked for, then the newest entry of each id asked for: one per memory id (the
     first asked wins), in the order asked."""
     by_entry = _entries(conn, "entry IN ({marks})", list(entries))
@@ -109,7 +110,7 @@ def _chosen(conn: sqlite3.Connection, ids: Sequence[str], entries: Sequence[int]
     return list(chosen.values())
 
 
-def _entries(conn: sqlite3.Connection, where: str, params: list[Any]) -> dict[int, _Entry]:
+def _entries(conn: Connection, where: str, params: list[Any]) -> dict[int, _Entry]:
     if not params:
         return {}
     rows = conn.execute(
@@ -119,7 +120,7 @@ def _entries(conn: sqlite3.Connection, where: str, params: list[Any]) -> dict[in
     return {row[0]: _Entry(*row) for row in rows}
 
 
-def _history(conn: sqlite3.Connection, entry: _Entry) -> tuple[list[list[Any]], list[int]]:
+def _history(conn: Connection, entry: _Entry) -> tuple[list[list[Any]], list[int]]:
     """The versions to restore with ``entry``, and the other entries of its memory folded into them.
 
     Each other entry gives its versions and its own state (replaced when it went to the trash);
@@ -173,7 +174,7 @@ def _shown(fields: dict[str, Any]) -> Any:
     return json.dumps(shown_metadata(json.loads(fields["metadata"]), *columns), ensure_ascii=False)
 
 
-def _relink_relations(conn: sqlite3.Connection, groups: Sequence[list[list[Any]]]) -> list[SkippedLink]:
+def _relink_relations(conn: Connection, groups: Sequence[list[list[Any]]]) -> list[SkippedLink]:
     """Insert the saved links whose two ends exist, oldest first, except a supersedes link that
     would close a cycle (``link_memories`` refuses those too); returns the links skipped so."""
     saved = (
@@ -191,33 +192,32 @@ def _relink_relations(conn: sqlite3.Connection, groups: Sequence[list[list[Any]]
             skipped.append(SkippedLink(from_id, to_id, relation, cycle))
             continue
         conn.execute(
-            f"INSERT OR IGNORE INTO relations ({', '.join(RELATION_COLUMNS)}) VALUES "
-            f"({', '.join('?' * len(RELATION_COLUMNS))})",
+            f"INSERT INTO relations ({', '.join(RELATION_COLUMNS)}) VALUES "
+            f"({', '.join('?' * len(RELATION_COLUMNS))}) ON CONFLICT DO NOTHING",
             row,
         )
     return skipped
 
 
-def _existing(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+def _existing(conn: Connection, ids: Sequence[str]) -> set[str]:
     if not ids:
         return set()
     marks = ",".join("?" * len(ids))
     return {row[0] for row in conn.execute(f"SELECT id FROM memories WHERE id IN ({marks})", list(ids))}
 
 
-def _relink(
-    conn: sqlite3.Connection, groups: Sequence[list[list[Any]]], table: str, columns: Sequence[str]
-) -> None:
+def _relink(conn: Connection, groups: Sequence[list[list[Any]]], table: str, columns: Sequence[str]) -> None:
     """Insert the saved rows of ``table`` whose two ends (its first two columns) exist now."""
     rows = [tuple(row) for group in groups for row in group]
     present = _existing(conn, list({end for row in rows for end in row[:2]}))
     conn.executemany(
-        f"INSERT OR IGNORE INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        "ON CONFLICT DO NOTHING",
         [row for row in rows if row[0] in present and row[1] in present],
     )
 
 
-def _reindex(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+def _reindex(conn: Connection, ids: Sequence[str]) -> None:
     """Write the lexical entries of restored memories and of their neighbours in time."""
     if not ids:
         return

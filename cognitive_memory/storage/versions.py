@@ -4,20 +4,19 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 
 from cognitive_memory.core.memory import CognitiveMemory, content_key
 from cognitive_memory.errors import EditConflictError, NotFoundError, StorageError
 from cognitive_memory.storage import associations
 from cognitive_memory.storage.browse import VersionRow, versions_of
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, memory_from_row, queue_vector_writes
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = ["VersionHistory", "check_unchanged", "rewrite_memory"]
 
 
-def check_unchanged(conn: sqlite3.Connection, previous: CognitiveMemory) -> None:
+def check_unchanged(conn: Connection, previous: CognitiveMemory) -> None:
     """Refuse (``EditConflictError``) when the stored memory is no longer ``previous``: inside the
     write's transaction, so a change made between the caller's read and this write is caught."""
     row = conn.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (previous.id,)).fetchone()
@@ -30,7 +29,7 @@ def check_unchanged(conn: sqlite3.Connection, previous: CognitiveMemory) -> None
 
 
 def rewrite_memory(
-    conn: sqlite3.Connection,
+    conn: Connection,
     memory: CognitiveMemory,
     previous: CognitiveMemory,
     session_id: str | None,
@@ -92,7 +91,7 @@ def rewrite_memory(
 class VersionHistory:
     """The earlier versions of memories in one database (``Memories.rewrite`` writes them)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def of(self, ids: Sequence[str]) -> dict[str, list[VersionRow]]:

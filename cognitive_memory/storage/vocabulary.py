@@ -15,10 +15,11 @@ fills them again from ``memory_words``.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 
 from cognitive_memory.core.spelling import allowed_distance, deletes, indexed
+from cognitive_memory.storage.properties import keep
+from cognitive_memory.storage.sql import Connection
 
 __all__ = [
     "DOCUMENTS",
@@ -38,11 +39,11 @@ DOCUMENTS = "word_documents"
 # Terms per statement: well under SQLite's limit of bound parameters.
 _BATCH = 500
 _STEP = "UPDATE {} SET memories = memories {} 1 WHERE term = ?"
-_INDEX = "INSERT OR IGNORE INTO vocabulary_deletes (variant, term) VALUES (?, ?)"
+_INDEX = "INSERT INTO vocabulary_deletes (variant, term) VALUES (?, ?) ON CONFLICT DO NOTHING"
 _UNINDEX = "DELETE FROM vocabulary_deletes WHERE variant = ? AND term = ?"
 
 
-def count_terms(conn: sqlite3.Connection, before: Iterable[str], after: Iterable[str]) -> None:
+def count_terms(conn: Connection, before: Iterable[str], after: Iterable[str]) -> None:
     """Count a memory's terms changing from ``before`` to ``after`` (empty for a new or a deleted
     memory): each term gained one more memory, each term lost one fewer, and the delete index
     follows the terms that appear or disappear."""
@@ -51,9 +52,7 @@ def count_terms(conn: sqlite3.Connection, before: Iterable[str], after: Iterable
     conn.executemany(_UNINDEX, list(_variants(gone)))
 
 
-def count_documents(
-    conn: sqlite3.Connection, before: Iterable[str] | None, after: Iterable[str] | None
-) -> None:
+def count_documents(conn: Connection, before: Iterable[str] | None, after: Iterable[str] | None) -> None:
     """Count a memory's document terms (its own and its neighbours') changing from ``before`` to
     ``after``; None for a memory that was not there before, or is no longer: the number of
     documents follows it."""
@@ -66,7 +65,7 @@ def count_documents(
 
 
 def _count(
-    conn: sqlite3.Connection, table: str, before: Iterable[str], after: Iterable[str]
+    conn: Connection, table: str, before: Iterable[str], after: Iterable[str]
 ) -> tuple[list[str], list[str]]:
     """Count the terms of ``table`` changing from ``before`` to ``after``; (the terms new to it,
     the terms gone from it)."""
@@ -87,19 +86,19 @@ def _count(
     return fresh, gone
 
 
-def held(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+def held(conn: Connection, terms: Sequence[str]) -> dict[str, int]:
     """How many memories hold each of ``terms`` in their own text (terms no memory holds are left
     out)."""
     return _held(conn, "vocabulary", terms)
 
 
-def frequencies(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+def frequencies(conn: Connection, terms: Sequence[str]) -> dict[str, int]:
     """How many memories hold each of ``terms`` in their own text or their neighbours' (terms no
     memory holds are left out)."""
     return _held(conn, "document_frequencies", terms)
 
 
-def documents(conn: sqlite3.Connection) -> int:
+def documents(conn: Connection) -> int:
     """How many memories have their terms kept: a point read of the count kept beside the
     document frequencies (counted when a store lacks it)."""
     row = conn.execute("SELECT value FROM store_meta WHERE key = ?", (DOCUMENTS,)).fetchone()
@@ -109,7 +108,7 @@ def documents(conn: sqlite3.Connection) -> int:
     return int(counted)
 
 
-def _held(conn: sqlite3.Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
+def _held(conn: Connection, table: str, terms: Sequence[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     for start in range(0, len(terms), _BATCH):
         part = terms[start : start + _BATCH]
@@ -123,7 +122,7 @@ def _held(conn: sqlite3.Connection, table: str, terms: Sequence[str]) -> dict[st
     return found
 
 
-def near(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, dict[str, int]]:
+def near(conn: Connection, terms: Sequence[str]) -> dict[str, dict[str, int]]:
     """For each of ``terms``, the store's terms that share a spelling with it once each drops up
     to ``allowed_distance`` letters (the query's side) and one (the index's side), with how many
     memories hold each: a superset of its near spellings, for ``spelling.corrections`` to sort."""
@@ -138,7 +137,7 @@ def near(conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, dict[str, 
     return found
 
 
-def offered(conn: sqlite3.Connection, variants: Sequence[str]) -> dict[str, dict[str, int]]:
+def offered(conn: Connection, variants: Sequence[str]) -> dict[str, dict[str, int]]:
     """The store's terms the delete index keeps under each of ``variants`` (a term under itself and
     its spellings with one letter dropped), with how many memories hold each; variants under which
     it keeps none are left out."""
@@ -156,7 +155,7 @@ def offered(conn: sqlite3.Connection, variants: Sequence[str]) -> dict[str, dict
     return found
 
 
-def rebuild(conn: sqlite3.Connection) -> int:
+def rebuild(conn: Connection) -> int:
     """Count the vocabulary and the document frequencies again from every memory's kept terms
     (``memory_words``); the number of terms in the vocabulary. Run inside the caller's transaction."""
     conn.execute("DELETE FROM vocabulary")
@@ -175,7 +174,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     conn.executemany("INSERT INTO vocabulary (term, memories) VALUES (?, ?)", counts.items())
     conn.executemany(_INDEX, _variants(counts))
     conn.executemany("INSERT INTO document_frequencies (term, memories) VALUES (?, ?)", frequencies.items())
-    conn.execute("INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)", (DOCUMENTS, str(total)))
+    keep(conn, DOCUMENTS, str(total))
     return len(counts)
 
 

@@ -10,15 +10,15 @@ takes the true average as the new reference.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from functools import partial
 
 from cognitive_memory.core.store.values import WordDocument
 from cognitive_memory.core.terms import keyed_text
 from cognitive_memory.index.sparse import drifted
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import begin_reweigh
+from cognitive_memory.storage.properties import keep
+from cognitive_memory.storage.sql import Connection, DatabaseAccess
 
 __all__ = ["WEIGHTING_AVERAGE", "WordDocument", "WordDocuments", "average_length"]
 
@@ -33,7 +33,7 @@ _AVERAGES = 1
 class WordDocuments:
     """The texts the word vectors are weighted from, and the average length they share."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: DatabaseAccess) -> None:
         self._db = database
 
     def of(self, ids: Sequence[str]) -> dict[str, WordDocument]:
@@ -70,22 +70,19 @@ class WordDocuments:
         pass that weighs every memory's words again (``storage/indexed_words.py``)."""
         average = self.current_average()
         with self._db.transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO store_meta (key, value) VALUES (?, ?)",
-                (WEIGHTING_AVERAGE, repr(average)),
-            )
+            keep(conn, WEIGHTING_AVERAGE, repr(average))
             if in_background:
                 begin_reweigh(conn)
         return average
 
 
-def _averages(conn: sqlite3.Connection) -> tuple[float | None, float]:
+def _averages(conn: Connection) -> tuple[float | None, float]:
     """(the reference average length, or None when none is kept yet; the current one)."""
     kept = conn.execute("SELECT value FROM store_meta WHERE key = ?", (WEIGHTING_AVERAGE,)).fetchone()
     return (float(kept[0]) if kept else None), average_length(conn)
 
 
-def _documents(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, WordDocument]:
+def _documents(conn: Connection, ids: Sequence[str]) -> dict[str, WordDocument]:
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
         "SELECT m.id, m.content, m.memory_key, n.id, n.content FROM memories m "
@@ -105,9 +102,10 @@ def _documents(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, WordDo
     }
 
 
-def average_length(conn: sqlite3.Connection) -> float:
+def average_length(conn: Connection) -> float:
     """The average of own tokens + neighbours' tokens (``sparse.combined_length``) over the lexical
-    index's rows, from FTS5's averages record (0.0 for an empty store)."""
+    index's rows, from FTS5's averages record (0.0 for an empty store). SQLite's full-text index
+    alone."""
     row = conn.execute("SELECT block FROM memory_fts_data WHERE id = ?", (_AVERAGES,)).fetchone()
     if row is None or not isinstance(row[0], bytes):
         return 0.0

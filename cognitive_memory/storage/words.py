@@ -15,12 +15,12 @@ and a query about something the store never mentions gets a low share everywhere
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
 
 from cognitive_memory.core.spelling import QueryTerms
 from cognitive_memory.core.terms import terms as text_terms
 from cognitive_memory.storage import vocabulary
+from cognitive_memory.storage.sql import Connection
 
 __all__ = ["document_counts", "forget_terms", "remember_terms", "terms_of", "word_shares"]
 
@@ -32,7 +32,7 @@ def terms_of(texts: Sequence[str]) -> list[frozenset[str]]:
     return [frozenset(text_terms(text)) for text in texts]
 
 
-def remember_terms(conn: sqlite3.Connection, rowid: int, content: str, neighbours: Sequence[str]) -> None:
+def remember_terms(conn: Connection, rowid: int, content: str, neighbours: Sequence[str]) -> None:
     """Keep the terms of a memory's own text (``content``: its text with its key,
     ``terms.keyed_text``) beside it (``memory_words``), so recall reads a candidate's terms with
     its row instead of tokenizing its text again, and those of its neighbours' texts
@@ -42,7 +42,8 @@ def remember_terms(conn: sqlite3.Connection, rowid: int, content: str, neighbour
     context = frozenset().union(*theirs)
     row = conn.execute(_KEPT, (rowid,)).fetchone()
     conn.execute(
-        "INSERT OR REPLACE INTO memory_words (memory_rowid, terms, context) VALUES (?, ?, ?)",
+        "INSERT INTO memory_words (memory_rowid, terms, context) VALUES (?, ?, ?) "
+        "ON CONFLICT (memory_rowid) DO UPDATE SET terms = excluded.terms, context = excluded.context",
         (rowid, " ".join(sorted(own)), " ".join(sorted(context))),
     )
     before = _document(row) if row else None
@@ -50,7 +51,7 @@ def remember_terms(conn: sqlite3.Connection, rowid: int, content: str, neighbour
     vocabulary.count_documents(conn, before, own | context)
 
 
-def forget_terms(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
+def forget_terms(conn: Connection, rowids: Sequence[int]) -> None:
     """Drop the kept terms of deleted memories, and their counts from the vocabulary and the
     document frequencies."""
     for rowid in rowids:
@@ -66,7 +67,7 @@ def _document(row: tuple[str, str]) -> set[str]:
     return {*str(row[0]).split(), *str(row[1]).split()}
 
 
-def document_counts(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+def document_counts(conn: Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
     """(memories in the store, how many hold each of ``terms`` in their own text or their
     neighbours'): point reads of the document frequencies."""
     found = vocabulary.frequencies(conn, sorted(set(terms)))
@@ -74,7 +75,7 @@ def document_counts(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int
 
 
 def word_shares(
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: QueryTerms,
     terms: Mapping[str, frozenset[str]],
     counts: tuple[int, Mapping[str, int]] | None = None,

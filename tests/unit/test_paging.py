@@ -12,7 +12,7 @@ from cognitive_memory.errors import InvalidInputError
 from cognitive_memory.index import VectorFilter
 from cognitive_memory.service.paging import checked_order, checked_size
 from cognitive_memory.storage.browse import PageKey, filter_sql, page_key
-from cognitive_memory.storage.rows import TAGS_LIST
+from cognitive_memory.storage.dialect import SQLITE
 
 
 def _forged(data: object) -> str:
@@ -108,7 +108,7 @@ def test_orders_and_page_sizes_outside_their_range_are_refused() -> None:
 
 
 def test_an_empty_filter_matches_everything() -> None:
-    assert filter_sql(VectorFilter()) == ("1", [])
+    assert filter_sql(VectorFilter(), SQLITE) == ("TRUE", [])
 
 
 def test_every_filter_field_becomes_a_bound_condition() -> None:
@@ -122,11 +122,12 @@ def test_every_filter_field_becomes_a_bound_condition() -> None:
         created_before=200.0,
     )
 
-    sql, params = filter_sql(where)
+    sql, params = filter_sql(where, SQLITE)
 
     assert sql == (
         "hierarchy_level IN (?,?) AND memory_type IN (?) AND loader_type IN (?) AND project IN (?,?) "
-        f"AND EXISTS (SELECT 1 FROM json_each({TAGS_LIST}) WHERE value IN (?,?)) "
+        f"AND EXISTS (SELECT 1 FROM json_each({SQLITE.tags_list('memories.tags')}) AS tag "
+        "WHERE tag.value IN (?,?)) "
         "AND timestamp >= ? AND timestamp < ?"
     )
     assert params == [

@@ -4,7 +4,7 @@ than SQLite (``storage.SQLiteMemoryStore``), e.g. PostgreSQL for a team (issue #
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -20,6 +20,7 @@ from cognitive_memory.core.store.aggregates import (
     WordDocumentRecords,
 )
 from cognitive_memory.core.store.memories import LinkRecords, MemoryRecords, VersionRecords, WordRecords
+from cognitive_memory.core.store.values import TableRows
 
 __all__ = ["StoreOfRecord"]
 
@@ -86,6 +87,18 @@ class StoreOfRecord(Protocol):
 
     def together(self, work: Callable[[], T]) -> T:
         """What ``work`` returns, its reads of the aggregates made as one read (one snapshot)."""
+        ...
+
+    def copy_into(self, target: StoreOfRecord) -> dict[str, int]:
+        """Copy every memory, version, link, source, trash entry and word count into ``target``,
+        an empty store of either kind, from one read of this store, in one transaction of the
+        target; the rows of each table counted on both sides (``StorageError`` and nothing
+        written when they differ, or when ``target`` is not empty). Returns the counts."""
+        ...
+
+    def take_rows(self, pages: Iterable[TableRows], expected: Mapping[str, int]) -> dict[str, int]:
+        """Write a moved store's rows (``copy_into``) into this empty store, in one transaction
+        that checks the counts against ``expected``."""
         ...
 
     def close(self) -> None:

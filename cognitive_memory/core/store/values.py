@@ -15,6 +15,7 @@ from cognitive_memory.core.links import DEFAULT_WEIGHT
 from cognitive_memory.core.memory import CognitiveMemory
 
 __all__ = [
+    "TableRows",
     "Change",
     "ChangeKind",
     "Changes",
@@ -336,3 +337,12 @@ class WordDocument:
 
 
 WordsProgress = tuple[int, int]  # (memories whose words are built, memories in the store)
+
+
+class TableRows(NamedTuple):
+    """A page of one table's rows as a store of record holds them, with the names of their
+    columns: what a store moved into another is carried in (``StoreOfRecord.copy_into``)."""
+
+    table: str
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]

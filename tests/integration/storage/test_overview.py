@@ -14,6 +14,7 @@ from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, Memory
 from cognitive_memory.index import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.browse import matching_sql
+from cognitive_memory.storage.dialect import SQLITE
 from cognitive_memory.storage.overview import _SESSIONS, SessionSpan, TagCount
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
@@ -114,7 +115,7 @@ def test_the_overview_is_two_statements_however_many_memories_tags_and_sessions(
 def test_the_sessions_of_every_project_are_read_from_the_session_index_alone(
     store: SQLiteMemoryStore,
 ) -> None:
-    condition, params = matching_sql(VectorFilter(), None)
+    condition, params = matching_sql(VectorFilter(), None, SQLITE)
     with closing(sqlite3.connect(store.path)) as conn:
         plan = conn.execute(f"EXPLAIN QUERY PLAN {_SESSIONS.format(condition=condition)}", [*params, 26])
         steps = [row[3] for row in plan]

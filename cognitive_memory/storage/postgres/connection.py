@@ -11,7 +11,6 @@ identifier becomes ``%s`` and each ``%`` becomes ``%%``. Values cross as psycopg
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -19,15 +18,9 @@ from typing import Any
 import psycopg
 from psycopg import adapt, pq
 
-__all__ = ["Dialect", "PostgresConnection", "prepare", "statement"]
+from cognitive_memory.storage.dialect import POSTGRES, Dialect
 
-
-class Dialect(enum.Enum):
-    """Which database a connection speaks to. A stand-in for ``storage/dialect.py``'s (the
-    portable SQL's), which replaces it."""
-
-    SQLITE = "sqlite"
-    POSTGRES = "postgres"
+__all__ = ["PostgresConnection", "prepare", "statement"]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -68,10 +61,11 @@ def prepare(conn: psycopg.Connection[Any]) -> None:
 
 
 class PostgresConnection:
-    """One psycopg connection (autocommit: the database opens and ends transactions with
-    BEGIN and COMMIT, as on SQLite) behind SQLite's ``execute``/``executemany``."""
+    """The repositories' ``Connection`` (``storage/sql.py``) on PostgreSQL: one psycopg connection
+    (autocommit: the database opens and ends transactions with BEGIN and COMMIT, as on SQLite)
+    behind SQLite's ``execute``/``executemany``."""
 
-    dialect = Dialect.POSTGRES
+    dialect: Dialect = POSTGRES
 
     def __init__(self, conn: psycopg.Connection[Any], trace: Callable[[str], object] | None = None) -> None:
         self.raw = conn

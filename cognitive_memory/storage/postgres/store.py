@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
-from cognitive_memory.storage import consolidation, damaged
+from cognitive_memory.core.store.values import TableRows
+from cognitive_memory.storage import consolidation, damaged, moving
 from cognitive_memory.storage.change_log import ChangeLog
-from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.lexical import Words
 from cognitive_memory.storage.links import Links
@@ -19,6 +19,7 @@ from cognitive_memory.storage.postgres.database import PostgresDatabase, ServerI
 from cognitive_memory.storage.postgres.migrations import apply_migrations
 from cognitive_memory.storage.properties import StoreProperties
 from cognitive_memory.storage.sources import Sources
+from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.trash import TrashBin
 from cognitive_memory.storage.versions import VersionHistory
 from cognitive_memory.storage.word_documents import WordDocuments
@@ -41,8 +42,7 @@ class PostgresMemoryStore:
         self.database = PostgresDatabase(
             url, path or Path("memories.postgres").absolute(), (apply_migrations,)
         )
-        # The repositories are typed on SQLite's Database until the portable SQL's protocol.
-        database = cast(Database, self.database)
+        database = self.database
         self.properties = StoreProperties(database)
         self.memories = Memories(database, self.properties.dimension)
         self.links = Links(database)
@@ -69,9 +69,7 @@ class PostgresMemoryStore:
     @property
     def duplicates(self) -> consolidation.DuplicateMerge:
         """Consolidation's merge of near duplicates, at the vector size the store records."""
-        return consolidation.DuplicateMerge(
-            cast(Database, self.database).transaction, self.properties.dimension()
-        )
+        return consolidation.DuplicateMerge(self.database.transaction, self.properties.dimension())
 
     def check_in_place(self) -> None:
         """Raise ``StorageError`` when a write found another database than the one opened."""
@@ -85,6 +83,18 @@ class PostgresMemoryStore:
         """What ``work`` returns, every read it makes of the repositories joined into one read
         transaction (``PostgresDatabase.read``): one snapshot of the database."""
         return self.database.read(lambda _conn: work())
+
+    def copy_into(self, target: StoreOfRecord) -> dict[str, int]:
+        """Copy every row of this store into the empty ``target`` (``storage/moving.py``)."""
+
+        def copy(conn: Connection) -> dict[str, int]:
+            return target.take_rows(moving.rows_of(conn), moving.count_rows(conn))
+
+        return self.database.read_apart(copy)
+
+    def take_rows(self, pages: Iterable[TableRows], expected: Mapping[str, int]) -> dict[str, int]:
+        """Write a moved store's rows into this empty store (``storage/moving.py``)."""
+        return moving.take_rows(self.database, pages, expected)
 
     def close(self) -> None:
         """Close the pool's connections."""

@@ -82,7 +82,7 @@ CREATE TABLE relations (
 CREATE TABLE memory_versions (
     memory_id TEXT NOT NULL, version INTEGER NOT NULL, content TEXT NOT NULL, PRIMARY KEY (memory_id, version)
 );
-CREATE TABLE memory_fields (memory_id TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, value TEXT);
+CREATE TABLE memory_fields (memory_id TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, value JSONB);
 CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE activity (name TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL);
 CREATE TABLE vector_outbox (
@@ -232,7 +232,7 @@ def _seed(conn: Connection) -> list[str]:
         [memory_row(memory) for memory in memories],
     )
     if conn.dialect.postgres:  # SQLite's triggers write these (migration 0020)
-        conn.execute("INSERT INTO memory_fields VALUES ('a1', 'team', 'text', 'core')")
+        conn.execute("""INSERT INTO memory_fields VALUES ('a1', 'team', 'text', '"core"')""")
     associations.connect(conn, [("a2", "a1", 1.0), ("a3", "a2", 1.0), ("a3", "a1", 0.5)], "temporal", at)
     associations.connect(conn, [("b1", "b2", 0.4)], "semantic", at)
     for n, link in enumerate(

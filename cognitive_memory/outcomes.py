@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory
@@ -54,7 +53,7 @@ class SystemStatus:
     vector_store_error: str | None
     pending_vector_writes: int
     activity: dict[str, datetime]
-    database_path: Path
+    database_path: str  # the store of record (``StoreOfRecord.where``)
     database_bytes: int
     encoder_name: str
     encoder_ready: bool

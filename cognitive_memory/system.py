@@ -469,7 +469,7 @@ class CognitiveSystem:
             vector_store_error=error,
             pending_vector_writes=pending,
             activity=self.records.properties.activity(),
-            database_path=self.records.path,
+            database_path=self.records.where,
             database_bytes=self.records.size_bytes(),
             encoder_name=self.encoder.name,
             encoder_ready=self.encoder.is_ready,

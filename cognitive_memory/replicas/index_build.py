@@ -31,11 +31,15 @@ from pathlib import Path
 
 from cognitive_memory.errors import CognitiveMemoryError, StorageError
 from cognitive_memory.index.edge_store import EdgeVectorStore
+from cognitive_memory.storage.opening import is_server
 from cognitive_memory.storage.outbox import to_be_indexed_at
 
 __all__ = ["BackgroundIndexer", "main"]
 
 logger = logging.getLogger(__name__)
+
+# ``--db`` of a child that reads the database server's URL on its stdin (it may hold a password).
+FROM_STDIN = "-"
 
 # Writes between two looks at how many vectors the index misses (a look reads the shard's info).
 CHECK_EVERY = 250
@@ -63,13 +67,18 @@ class BackgroundIndexer:
     def __init__(
         self,
         store: EdgeVectorStore,
-        db: Path,
+        db: Path | str,
         threshold: Callable[[int], int],
         *,
         check_every: int = CHECK_EVERY,
+        to_be_indexed: Callable[[], int] | None = None,
     ) -> None:
+        """``db``: the store of record's location (a SQLite file, or a database server's URL, which
+        the child is given in its environment, never on its command line); ``to_be_indexed``:
+        how many memories the index should hold (default: read from the SQLite file)."""
         self._store = store
-        self._db = db
+        self._db = str(db)
+        self._to_be_indexed = to_be_indexed or (lambda: to_be_indexed_at(Path(self._db)))
         self._threshold = threshold
         self._check_every = check_every
         self._since_check = 0
@@ -132,17 +141,25 @@ class BackgroundIndexer:
             if not missing and not self._layout_looked:
                 self._layout_looked = True
                 relayout = self._store.heap_loaded() > 0
-                short = not relayout and points < to_be_indexed_at(self._db)
+                short = not relayout and points < self._to_be_indexed()
                 sessionless = not (relayout or short) and not _has_sessions(self._store)
             if not (missing or relayout or short or sessionless):
                 return False
             shutil.rmtree(self.built_path, ignore_errors=True)
             self._store.journal()
-            command = [sys.executable, "-m", __name__, "--db", str(self._db), "--into", str(self.built_path)]
+            server = is_server(self._db)
+            source = FROM_STDIN if server else self._db  # a URL may hold a password: not in argv
+            command = [sys.executable, "-m", __name__, "--db", source, "--into", str(self.built_path)]
             try:
                 self._child = subprocess.Popen(  # noqa: S603 - our own module, no shell
-                    command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+                    command,
+                    stdin=subprocess.PIPE if server else subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
                 )
+                if server and self._child.stdin is not None:
+                    with self._child.stdin as given:
+                        given.write(self._db.encode())
             except OSError as exc:
                 self._store.drop_journal()
                 logger.warning("Could not start the background index build: %s", exc)
@@ -225,14 +242,17 @@ def _look_after(seconds: float, look: Callable[[], object]) -> threading.Timer:
     return timer
 
 
-def build(db: Path, into: Path) -> int:
-    """Copy SQLite's vectors into a new shard at ``into`` and index it; returns the vectors copied."""
+def build(db: Path | str, into: Path) -> int:
+    """Copy the store of record's vectors (the SQLite file ``db``, or the database server at that
+    URL) into a new shard at ``into`` and index it; returns the vectors copied."""
     from cognitive_memory.replicas.index_replication import copy_vectors
-    from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+    from cognitive_memory.storage.opening import open_store
 
-    if not db.is_file():  # opening would create an empty database, and an empty index from it
+    location = str(db)
+    if not is_server(location) and not Path(location).is_file():
+        # opening would create an empty database, and an empty index from it
         raise StorageError(f"The memory database {db} does not exist.")
-    records = SQLiteMemoryStore(db)
+    records = open_store(location)
     try:
         store = EdgeVectorStore(into)
         try:
@@ -255,14 +275,17 @@ def _die_with_parent() -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     prog = "python -m cognitive_memory.replicas.index_build"
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
-    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument(
+        "--db", required=True, help="the SQLite file, or -: a database server's URL, read from stdin"
+    )
     parser.add_argument("--into", type=Path, required=True)
     args = parser.parse_args(argv)
     _die_with_parent()
     with contextlib.suppress(OSError):
         os.nice(10)  # the serving process comes first
     try:
-        copied = build(args.db, args.into)
+        source = sys.stdin.read().strip() if args.db == FROM_STDIN else args.db
+        copied = build(source, args.into)
     except CognitiveMemoryError as exc:
         sys.exit(f"index build failed: {exc}")
     # Its one line goes to stderr, as everything else in the package that is not the MCP wire.

@@ -109,7 +109,7 @@ def _status_out(
         qdrant_location=info.location if info else "unknown",
         vector_count=info.vector_count if info else None,
         storage_size_mb=round(info.size_bytes / MB, 2) if info else 0.0,
-        database_path=str(found.database_path),
+        database_path=found.database_path,
         database_size_mb=round(found.database_bytes / MB, 2),
         pending_vector_writes=found.pending_vector_writes,
     )

@@ -63,6 +63,11 @@ class SQLiteMemoryStore:
         return self.database.path
 
     @property
+    def where(self) -> str:
+        """The database file's path."""
+        return str(self.database.path)
+
+    @property
     def location(self) -> FileIdentity:
         """The identity of the database file, checked around every write (see ``file_identity``)."""
         return self.database.location

@@ -131,7 +131,9 @@ def test_a_failed_build_keeps_the_served_shard(
     system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch, data_dir: Path
 ) -> None:
     indexer = _indexer(system)
-    monkeypatch.setattr(indexer, "_db", data_dir / "missing-dir" / "nothing.db")  # the child cannot open it
+    monkeypatch.setattr(
+        indexer, "_db", str(data_dir / "missing-dir" / "nothing.db")
+    )  # the child cannot open it
     _store(system, 0, 760)
     deadline = time.monotonic() + 60
     while indexer.running:

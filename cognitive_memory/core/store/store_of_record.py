@@ -76,6 +76,12 @@ class StoreOfRecord(Protocol):
         go beside it, and status names it."""
         ...
 
+    @property
+    def where(self) -> str:
+        """The store as messages and ``status`` name it: the SQLite file's path, or the database
+        server's URL without its password."""
+        ...
+
     def check_in_place(self) -> None:
         """Raise ``StorageError`` when the store is no longer the one opened (its file deleted or
         replaced under this process), so that nothing stored now would survive."""

@@ -16,6 +16,7 @@ from cognitive_memory.storage.links import Links
 from cognitive_memory.storage.memories import Memories
 from cognitive_memory.storage.outbox import Outbox
 from cognitive_memory.storage.postgres.database import PostgresDatabase, ServerIdentity
+from cognitive_memory.storage.postgres.errors import server_name
 from cognitive_memory.storage.postgres.migrations import apply_migrations
 from cognitive_memory.storage.properties import StoreProperties
 from cognitive_memory.storage.sources import Sources
@@ -60,6 +61,11 @@ class PostgresMemoryStore:
     def path(self) -> Path:
         """The place on this machine that stands for the store (the database is on the server)."""
         return self.database.path
+
+    @property
+    def where(self) -> str:
+        """The database's URL without its password: ``postgresql://user@host:port/database``."""
+        return server_name(self.database.url)
 
     @property
     def location(self) -> ServerIdentity:

@@ -9,6 +9,7 @@ import pytest
 from psycopg import errors as pg
 
 from cognitive_memory.errors import StorageError
+from cognitive_memory.storage.postgres import PostgresMemoryStore
 from cognitive_memory.storage.postgres.database import PostgresDatabase
 from cognitive_memory.storage.postgres.errors import server_name, storage_error
 
@@ -63,3 +64,11 @@ def test_a_server_that_cannot_be_reached_is_a_storage_error_without_the_password
     assert raised.value.code == "database_unreachable"
     assert _SECRET not in str(raised.value)
     assert "COGNITIVE_MEMORY_DATABASE_URL" in str(raised.value)
+
+
+def test_a_store_names_its_server_without_the_password(postgres_url: str) -> None:
+    with_password = psycopg.conninfo.make_conninfo(postgres_url, password=_SECRET)
+    store = PostgresMemoryStore(with_password)  # the test server trusts: the password is not checked
+
+    assert store.where.startswith("postgresql://postgres@") and _SECRET not in store.where
+    store.close()

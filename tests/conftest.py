@@ -6,7 +6,9 @@ Makefile) ``model`` (the real encoder), ``subprocess`` (a child process other th
 ``browser`` (Chromium), ``slow`` (over a second for another reason) and ``legacy_protocol`` (the
 second run of an MCP test, in the older protocol era). ``model``, ``browser`` and
 ``legacy_protocol`` are put on by `pytest_collection_modifyitems` from the fixtures a test uses;
-``subprocess`` and ``slow`` are written on the test. When a run leaves out ``model`` or
+``subprocess`` and ``slow`` are written on the test. ``postgres`` (a PostgreSQL server) is put on
+from the fixture too; the fast tier keeps it, since its throwaway server starts in about a second
+per test process (tests/fixtures/postgres.py). When a run leaves out ``model`` or
 ``subprocess``, a test that loads the model or starts a process without its marker fails, so a
 missing marker is found, not silently paid for.
 """
@@ -29,6 +31,8 @@ from cognitive_memory.encoding.onnx_model import OnnxModel
 from cognitive_memory.main import build_system
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
+
+pytest_plugins = ["tests.fixtures.postgres"]
 
 _ISOLATED_VARIABLES = (
     "QDRANT_URL",
@@ -111,18 +115,19 @@ def real_system(data_dir: Path, real_encoder: SentenceBertEncoder) -> Iterator[C
     system.close()
 
 
-# A skip reason that the summary repeats in capitals (tests/dashboard/conftest.py skips with it).
-_LOUD_SKIP = "BROWSER TESTS DID NOT RUN"
+# Skip reasons that the summary repeats in capitals (tests/dashboard/conftest.py and
+# tests/fixtures/postgres.py skip with them).
+_LOUD_SKIPS = ("BROWSER TESTS DID NOT RUN", "POSTGRESQL TESTS DID NOT RUN")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say in capitals when the browser tests were skipped: they never pass silently. Read from
+    """Say in capitals when the browser or PostgreSQL tests were skipped: they never pass silently. Read from
     the skip reports, which reach this process from xdist's workers too."""
     reasons: list[str] = []
     for report in terminalreporter.stats.get("skipped", []):
         if isinstance(report.longrepr, tuple):
             reason = str(report.longrepr[2]).removeprefix("Skipped: ")
-            if reason.startswith(_LOUD_SKIP) and reason not in reasons:
+            if reason.startswith(_LOUD_SKIPS) and reason not in reasons:
                 reasons.append(reason)
     for reason in reasons:
         terminalreporter.write_sep("!", reason, red=True, bold=True)
@@ -131,6 +136,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # --- tiers ----------------------------------------------------------------------------------
 
 _CHEAP_PROGRAMS = frozenset({"git", "sh"})  # milliseconds each: the fast tier may start them
+# What tests/fixtures/postgres.py starts, once per test process, for a test marked postgres.
+_SERVER_PROGRAMS = frozenset({"pg_config", "initdb", "runuser", "postgres"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -143,6 +150,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
         if "live_server" in fixtures:
             item.add_marker(pytest.mark.subprocess)
+        if "postgres_server" in fixtures:
+            item.add_marker(pytest.mark.postgres)
         callspec = getattr(item, "callspec", None)
         if callspec is not None and callspec.params.get("client") == "legacy":
             item.add_marker(pytest.mark.legacy_protocol)
@@ -164,10 +173,11 @@ def tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     found: dict[str, str] = {}  # what the test did -> the marker it needs
     if _left_out(config, "subprocess") and node.get_closest_marker("subprocess") is None:
         popen_init = subprocess.Popen.__init__
+        allowed = _CHEAP_PROGRAMS | (_SERVER_PROGRAMS if node.get_closest_marker("postgres") else frozenset())
 
         def watched_popen(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
             program = _program(args)
-            if program not in _CHEAP_PROGRAMS:
+            if program not in allowed:
                 found[f"started the child process {program}"] = "subprocess"
             popen_init(self, args, *rest, **kwargs)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from cognitive_memory.core.memory import CognitiveMemory
+from cognitive_memory.storage.connection import SQLiteConnection
 from cognitive_memory.storage.rows import insert_memories
 
 # A damage: the id the row gets and the raw values some of its columns get.
@@ -37,9 +38,10 @@ def write_bad_row(database: Path, like: CognitiveMemory, damage: str) -> str:
 
 def write_row(database: Path, memory: CognitiveMemory, columns: Mapping[str, Any] | None = None) -> None:
     """Insert ``memory`` as an import writes it (row, words, links in time, queued vector write),
-    then give ``columns`` their raw values, with sqlite3 directly."""
+    then give ``columns`` their raw values, with sqlite3 directly (a connection that names its
+    dialect, as the repositories' SQL asks)."""
     memory_id = memory.id
-    with closing(sqlite3.connect(database, isolation_level=None)) as conn:
+    with closing(sqlite3.connect(database, isolation_level=None, factory=SQLiteConnection)) as conn:
         conn.execute("BEGIN IMMEDIATE")
         insert_memories(conn, [memory], datetime.now(UTC).timestamp())
         for column, value in (columns or {}).items():

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from cognitive_memory.core.links import Graph
 from cognitive_memory.core.store.values import NeighbourRow
-from cognitive_memory.core.terms import keyed_text
+from cognitive_memory.core.terms import keyed_text, terms
 from cognitive_memory.storage import outbox, words
 from cognitive_memory.storage.sql import EVERY_ROW, Connection
 
@@ -192,9 +192,21 @@ def lexical_texts(conn: Connection, memory_id: str) -> tuple[int, str, list[str]
     return int(rowid), keyed_text(content, key), [str(content) for (content,) in neighbours]
 
 
+# PostgreSQL's stand-in for what FTS5 counts of an entry: its columns' lengths in terms.
+_LENGTHS = (
+    "INSERT INTO memory_lengths (memory_rowid, content, context) VALUES (?, ?, ?) "
+    "ON CONFLICT (memory_rowid) DO UPDATE SET content = excluded.content, context = excluded.context"
+)
+
+
 def write_lexical_entry(conn: Connection, rowid: int, content: str, context: str) -> None:
     """(Re)write the lexical index's (FTS5's) entry of the memory of ``rowid``: its own text and its
-    neighbours' (``context``), the columns word search scores. SQLite's full-text index alone."""
+    neighbours' (``context``), the columns word search scores. SQLite's full-text index alone; on
+    PostgreSQL, which has none (word search is the vector index's), the entry's lengths in terms,
+    which the word vectors' average length is read from (``word_documents.average_length``)."""
+    if conn.dialect.postgres:
+        conn.execute(_LENGTHS, (rowid, len(terms(content)), len(terms(context))))
+        return
     conn.execute("DELETE FROM memory_fts WHERE rowid = ?", (rowid,))
     conn.execute(
         "INSERT INTO memory_fts (rowid, content, context) VALUES (?, ?, ?)", (rowid, content, context)

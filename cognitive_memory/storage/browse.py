@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from cognitive_memory.core.store.cursors import bad_cursor, cursor_of, position_in
 from cognitive_memory.core.store.values import MemoryPage, TextMatch, VersionRow
+from cognitive_memory.core.terms import terms
 from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage.dialect import Dialect
 from cognitive_memory.storage.sql import Connection
@@ -101,6 +103,18 @@ def _is_value(value: Any) -> bool:
 _HOLDING_FIELD = "SELECT memory_id FROM memory_fields WHERE name = ? AND kind = ? AND value = ?"
 
 
+# PostgreSQL's memory_fields.value is jsonb (a boolean as 0 or 1): the value bound is made one,
+# from the SQL type of its kind.
+_FIELD_TYPES = {"text": "text", "number": "double precision", "bool": "integer"}
+
+
+def holding_field(kind: str, dialect: Dialect) -> str:
+    """A SELECT of the memories holding the caller's field bound next as (name, kind, value)."""
+    if not dialect.postgres:
+        return _HOLDING_FIELD
+    return _HOLDING_FIELD.replace("value = ?", f"value = to_jsonb(CAST(? AS {_FIELD_TYPES[kind]}))")
+
+
 @dataclass(frozen=True, slots=True)
 class RowPage:
     """Rows of one page (the caller's columns), how many rows match in all, and the key to pass
@@ -134,7 +148,7 @@ def filter_sql(where: VectorFilter, dialect: Dialect) -> tuple[str, list[Any]]:
         clauses.append(f"EXISTS (SELECT 1 FROM {tags} WHERE tag.value IN ({marks}))")
         params += where.tags
     for field in where.metadata:
-        clauses.append(f"id IN ({_HOLDING_FIELD})")
+        clauses.append(f"id IN ({holding_field(field[1], dialect)})")
         params += field
     if where.created_after is not None:
         clauses.append(f"{column_of('timestamp')} >= ?")
@@ -150,7 +164,8 @@ def matching_sql(where: VectorFilter, text: TextMatch | None, dialect: Dialect) 
     condition, params = filter_sql(where, dialect)
     if text is None:
         return condition, params
-    return f"{condition} AND rowid IN ({matching_rowids()})", [*params, text.loose or text.exact]
+    expression = lexical_expression(text.loose or text.exact, dialect)
+    return f"{condition} AND rowid IN ({matching_rowids(dialect)})", [*params, expression]
 
 
 def _after_sql(column: str, after: PageKey) -> tuple[str, list[Any]]:
@@ -178,7 +193,10 @@ def page_rows(
     column = ORDER_COLUMNS[order_by]
     condition, params = matching_sql(where, text, conn.dialect)
     tier, tier_params = (
-        (f"CASE WHEN rowid IN ({matching_rowids()}) THEN 1 ELSE 0 END", [text.exact])
+        (
+            f"CASE WHEN rowid IN ({matching_rowids(conn.dialect)}) THEN 1 ELSE 0 END",
+            [lexical_expression(text.exact, conn.dialect)],
+        )
         if text and text.loose
         else ("0", [])
     )
@@ -199,10 +217,26 @@ def page_rows(
     return RowPage(_rows_by_rowid(conn, columns, page), int(total), next_key)
 
 
-def matching_rowids() -> str:
+def matching_rowids(dialect: Dialect) -> str:
     """A SELECT of the rowids of the memories the lexical index (FTS5) matches to the expression
-    bound next (``TextMatch``'s, ``lexical.Words.text_match``). SQLite's full-text index alone."""
+    bound next (``TextMatch``'s, ``lexical.Words.text_match``). SQLite's full-text index alone; on
+    PostgreSQL, the memories whose kept terms (``memory_words.terms``, their own text's) the
+    expression's every group holds one of (``lexical_match``, its schema's)."""
+    if dialect.postgres:
+        return "SELECT memory_rowid FROM memory_words WHERE lexical_match(terms, ?)"
     return "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?"
+
+
+def lexical_expression(expression: str, dialect: Dialect) -> str:
+    """The FTS5 expression of a text filter as ``matching_rowids`` binds it: as it is for FTS5,
+    which tokenizes each quoted word itself; for PostgreSQL's ``lexical_match``, which compares
+    terms, each quoted word as its terms (``core.terms.terms``, FTS5's tokenizer), space-separated."""
+    if not dialect.postgres:
+        return expression
+    return _QUOTED.sub(lambda word: '"' + " ".join(terms(word.group(1))) + '"', expression)
+
+
+_QUOTED = re.compile(r'"([^"]*)"')
 
 
 def _rows_by_rowid(conn: Connection, columns: str, rowids: list[int]) -> list[tuple[Any, ...]]:

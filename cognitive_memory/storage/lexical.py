@@ -7,7 +7,10 @@ SQLite's full-text index alone, as are the other statements that touch it, each 
 named for its purpose: ``associations.write_lexical_entry`` (a memory's words),
 ``rows.delete_lexical_entries``, ``browse.matching_rowids`` (a text filter), ``search`` here, and
 ``word_documents.average_length`` (the averages FTS5 keeps). The expressions they match are
-FTS5's (``_any_of``, ``_all_of``).
+FTS5's (``_any_of``, ``_all_of``). On PostgreSQL each of them does without: ``search`` finds
+nothing (word search is the vector index's alone), the entries keep only their lengths in terms
+(``memory_lengths``, the average's source) and a text filter matches a memory's kept terms
+(``memory_words.terms``) through the schema's ``lexical_match`` (``storage/postgres/migrations.py``).
 """
 
 from __future__ import annotations
@@ -44,7 +47,10 @@ def search(
     below 1) scores below one holding the word as typed, other things equal. Each weight keeps
     only its own ``limit`` best before the sum, so a memory outside one weight's best gets nothing
     from it; the index scores the whole query at once and adds every part (docs/recall-experiments.md,
-    round 6: one LoCoMo question turns on this)."""
+    round 6: one LoCoMo question turns on this). PostgreSQL has no
+    full-text index: its word search is the vector index's alone, and this finds nothing."""
+    if conn.dialect.postgres:
+        return []
     by_weight: dict[float, list[str]] = {}
     for term, weight in terms:
         by_weight.setdefault(weight, []).append(term)

@@ -5,10 +5,11 @@ which must hold no memory, trash entry or source yet.
 Copied, parents before children: the tables in ``COPIED``, each memory with its ``rowid`` (the
 words and the full-text index refer to it), each trash entry with its number. Not copied, since
 the target makes them itself: the change log and ``memory_fields`` (its triggers write them as
-the rows arrive), SQLite's full-text index (written again from the rows, in a SQLite target), the
-vector outbox (the target's index is written whole from the rows at its first start) and the
-migrations (the target's own). Of ``store_meta``, the store's identity and the change log's trim
-stay the source's: an index that followed the source must not take the target for it.
+the rows arrive), the lexical entries (SQLite's full-text index, PostgreSQL's ``memory_lengths``:
+written again from the rows), the vector outbox (the target's index is written whole from the
+rows at its first start) and the migrations (the target's own). Of ``store_meta``, the store's
+identity and the change log's trim stay the source's: an index that followed the source must not
+take the target for it.
 """
 
 from __future__ import annotations
@@ -107,8 +108,7 @@ def take_rows(
         for table, column in _IDENTITIES.items():
             if statement := conn.dialect.identity_caught_up(table, column):
                 conn.execute(statement)
-        if not conn.dialect.postgres:
-            _write_lexical_entries(conn)
+        _write_lexical_entries(conn)
         counts = count_rows(conn)
         differing = {table: (expected[table], n) for table, n in counts.items() if expected[table] != n}
         if differing:
@@ -127,7 +127,8 @@ def _held(conn: Connection) -> str | None:
 
 
 def _write_lexical_entries(conn: Connection) -> None:
-    """SQLite's full-text entry of every memory, from its text and its neighbours' in time."""
+    """The lexical entry of every memory (SQLite's full-text index; PostgreSQL's lengths, which
+    the word vectors' average is read from), from its text and its neighbours' in time."""
     for (memory_id,) in conn.execute("SELECT id FROM memories ORDER BY rowid").fetchall():
         rowid, own, texts = lexical_texts(conn, str(memory_id))
         write_lexical_entry(conn, rowid, own, "\n".join(texts))

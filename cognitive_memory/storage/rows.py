@@ -105,8 +105,9 @@ def delete_memories(conn: Connection, ids: Sequence[str], now: float) -> list[st
 
 def delete_lexical_entries(conn: Connection, rowids: Sequence[int]) -> None:
     """Delete the lexical index's (FTS5's) entries of the memories of ``rowids``. SQLite's
-    full-text index alone."""
-    conn.executemany("DELETE FROM memory_fts WHERE rowid = ?", [(rowid,) for rowid in rowids])
+    full-text index alone; on PostgreSQL, their lengths (``associations.write_lexical_entry``)."""
+    table, key = ("memory_lengths", "memory_rowid") if conn.dialect.postgres else ("memory_fts", "rowid")
+    conn.executemany(f"DELETE FROM {table} WHERE {key} = ?", [(rowid,) for rowid in rowids])
 
 
 def queue_vector_writes(conn: Connection, ids: Sequence[str], operation: str, at: float) -> None:

@@ -105,7 +105,10 @@ def _documents(conn: Connection, ids: Sequence[str]) -> dict[str, WordDocument]:
 def average_length(conn: Connection) -> float:
     """The average of own tokens + neighbours' tokens (``sparse.combined_length``) over the lexical
     index's rows, from FTS5's averages record (0.0 for an empty store). SQLite's full-text index
-    alone."""
+    alone; on PostgreSQL, from the lengths its stand-in keeps (``associations.write_lexical_entry``)."""
+    if conn.dialect.postgres:
+        rows, total = conn.execute("SELECT count(*), sum(content + context) FROM memory_lengths").fetchone()
+        return float(total) / rows if rows else 0.0
     row = conn.execute("SELECT block FROM memory_fts_data WHERE id = ?", (_AVERAGES,)).fetchone()
     if row is None or not isinstance(row[0], bytes):
         return 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -15,6 +16,14 @@ from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.storage.database import Database
 from cognitive_memory.storage.migrations import MIGRATIONS, apply_migrations
 from tests.integration.storage.stored import stored_memory, table_rows
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[SQLiteMemoryStore]:
+    """SQLite's alone: this file is about its Database (test_postgres_database.py, PostgreSQL's)."""
+    opened = SQLiteMemoryStore(db_path)
+    yield opened
+    opened.close()
 
 
 def test_the_database_runs_in_wal_mode(store: SQLiteMemoryStore, db_path: Path) -> None:

@@ -1,23 +1,19 @@
 """The repositories' SQL on PostgreSQL 15: dialect.py's POSTGRES fragments and a sample of the
 repositories' statements, run on hand-made tables of a throwaway server, give what SQLite gives.
 
-The server is the machine's PostgreSQL binaries, started in a temporary directory (as the
-``postgres`` user when the tests run as root); without them the tests are skipped.
+The server is the test process's throwaway one (tests/fixtures/postgres.py); without one the tests
+are skipped with one line saying how to get it.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import sqlite3
-import subprocess
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from cognitive_memory.core.memory import HierarchyLevel, SourceKind
@@ -34,24 +30,20 @@ from cognitive_memory.storage import (
 )
 from cognitive_memory.storage.change_log import ChangeLog
 from cognitive_memory.storage.connection import SQLiteConnection
-from cognitive_memory.storage.dialect import POSTGRES, Dialect
 from cognitive_memory.storage.indexed_words import IndexedWords
 from cognitive_memory.storage.links import Links
 from cognitive_memory.storage.memories import Memories
 from cognitive_memory.storage.migrations import apply_migrations
 from cognitive_memory.storage.outbox import Outbox
 from cognitive_memory.storage.overview import overview_of
+from cognitive_memory.storage.postgres.connection import PostgresConnection, prepare
 from cognitive_memory.storage.properties import StoreProperties, keep, note_activity
 from cognitive_memory.storage.rows import MEMORY_COLUMNS, UNUSED_STRENGTH, memory_row, queue_vector_writes
 from cognitive_memory.storage.sources import sources_under
-from cognitive_memory.storage.sql import Connection, Cursor
+from cognitive_memory.storage.sql import Connection
 from cognitive_memory.storage.vocabulary import held, near
 from cognitive_memory.storage.words import remember_terms
 from tests.integration.storage.stored import STORED_AT, stored_memory
-
-pytestmark = pytest.mark.subprocess
-
-_BINARIES = (Path("/usr/lib/postgresql/15/bin"),)
 
 # The tables the sample reads and writes, as PostgreSQL's schema has them (storage/postgres/ has
 # the real one): the same names and columns, ``memories.rowid`` a column of its own.
@@ -82,7 +74,7 @@ CREATE TABLE relations (
 CREATE TABLE memory_versions (
     memory_id TEXT NOT NULL, version INTEGER NOT NULL, content TEXT NOT NULL, PRIMARY KEY (memory_id, version)
 );
-CREATE TABLE memory_fields (memory_id TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, value TEXT);
+CREATE TABLE memory_fields (memory_id TEXT NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL, value JSONB);
 CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE activity (name TEXT PRIMARY KEY, at DOUBLE PRECISION NOT NULL);
 CREATE TABLE vector_outbox (
@@ -100,70 +92,6 @@ CREATE TABLE sources (
 );
 CREATE TABLE change_log (seq BIGINT PRIMARY KEY, memory_id TEXT NOT NULL, kind TEXT NOT NULL);
 """
-
-
-def _binaries() -> Path | None:
-    found = [folder for folder in _BINARIES if (folder / "initdb").is_file()]
-    on_path = shutil.which("initdb")
-    return found[0] if found else Path(on_path).parent if on_path else None
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Path]:
-    """A throwaway PostgreSQL server on a socket in a temporary directory: that directory."""
-    binaries = _binaries()
-    if binaries is None:
-        pytest.skip("PostgreSQL's binaries (initdb, pg_ctl) are not installed: apt-get install postgresql-15")
-    root = Path(tempfile.mkdtemp(prefix="cm-postgres-"))
-    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    if as_postgres:
-        shutil.chown(root, "postgres")
-    data = root / "data"
-    pg_ctl = [*as_postgres, str(binaries / "pg_ctl"), "-D", str(data)]
-    try:
-        subprocess.run(
-            [*as_postgres, str(binaries / "initdb"), "-D", str(data), "-A", "trust", "--no-sync"]
-            + ["-U", "postgres", "-E", "UTF8", "--locale=C"],
-            check=True,
-            capture_output=True,
-        )
-        options = f"-k {root} -c listen_addresses='' -c fsync=off"
-        subprocess.run(
-            [*pg_ctl, "-o", options, "-l", str(root / "log"), "-w", "start"], check=True, capture_output=True
-        )
-        yield root
-    finally:
-        subprocess.run([*pg_ctl, "-m", "immediate", "stop"], capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
-
-
-class _Postgres:
-    """The repositories' ``Connection`` over psycopg: ``?`` placeholders become ``%s`` (a ``%``
-    of the SQL itself ``%%``), in autocommit. A sketch of storage/postgres/'s adapter."""
-
-    dialect: Dialect = POSTGRES
-
-    def __init__(self, connection: Any) -> None:
-        self._connection = connection
-
-    @property
-    def in_transaction(self) -> bool:
-        return False
-
-    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor:
-        cursor: Cursor = self._connection.execute(_placeholders(sql), list(parameters))
-        return cursor
-
-    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Cursor:
-        cursor = self._connection.cursor()
-        rows = [list(row) for row in parameters]
-        if rows:
-            cursor.executemany(_placeholders(sql), rows)
-        return cursor  # type: ignore[no-any-return]  # psycopg's Cursor is ours structurally
-
-
-def _placeholders(sql: str) -> str:
-    return sql.replace("%", "%%").replace("?", "%s")
 
 
 class _Access:
@@ -189,16 +117,13 @@ class _Access:
 
 
 @pytest.fixture
-def postgres(server: Path) -> Iterator[Connection]:
-    """A new database of the server with the hand-made tables, as a repository's connection."""
-    psycopg = pytest.importorskip("psycopg")
-    name = f"sample_{os.getpid()}_{id(server) % 10_000}"
-    with psycopg.connect(host=str(server), user="postgres", dbname="postgres", autocommit=True) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {name}")
-        admin.execute(f"CREATE DATABASE {name}")
-    with psycopg.connect(host=str(server), user="postgres", dbname=name, autocommit=True) as connection:
+def postgres(postgres_url: str) -> Iterator[Connection]:
+    """A fresh database of the test process's server (tests/fixtures/postgres.py) with the
+    hand-made tables, as a repository's connection (storage/postgres/'s, in autocommit)."""
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        prepare(connection)
         connection.execute(_TABLES)
-        yield _Postgres(connection)
+        yield PostgresConnection(connection)
 
 
 @pytest.fixture
@@ -232,7 +157,7 @@ def _seed(conn: Connection) -> list[str]:
         [memory_row(memory) for memory in memories],
     )
     if conn.dialect.postgres:  # SQLite's triggers write these (migration 0020)
-        conn.execute("INSERT INTO memory_fields VALUES ('a1', 'team', 'text', 'core')")
+        conn.execute("""INSERT INTO memory_fields VALUES ('a1', 'team', 'text', '"core"')""")
     associations.connect(conn, [("a2", "a1", 1.0), ("a3", "a2", 1.0), ("a3", "a1", 0.5)], "temporal", at)
     associations.connect(conn, [("b1", "b2", 0.4)], "semantic", at)
     for n, link in enumerate(

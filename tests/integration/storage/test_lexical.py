@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
-from pathlib import Path
+from collections.abc import Callable
 
 from cognitive_memory.storage import SQLiteMemoryStore
 from tests.integration.storage.stored import stored_memory
@@ -19,15 +17,14 @@ def test_a_memory_s_terms_are_kept_beside_it_and_go_with_it(store: SQLiteMemoryS
 
     assert row.terms == frozenset({"run", "the", "nightli", "backup"})
     assert shares == {"kept": 1.0}
-    with closing(sqlite3.connect(store.path)) as conn:
-        assert conn.execute("SELECT count(*) FROM memory_words").fetchone() == (1,)
+    assert store.database.rows("SELECT count(*) FROM memory_words") == [(1,)]
 
 
 def test_a_memory_whose_terms_were_never_kept_is_read_with_the_terms_of_its_text(
     store: SQLiteMemoryStore,
 ) -> None:
     store.memories.add([stored_memory("old", content="The blue bucket holds the backups")])
-    with closing(sqlite3.connect(store.path)) as conn, conn:
+    with store.database.transaction() as conn:
         conn.execute("DELETE FROM memory_words")
 
     (row,) = store.memories.ranking_rows(["old"])
@@ -37,7 +34,7 @@ def test_a_memory_whose_terms_were_never_kept_is_read_with_the_terms_of_its_text
 
 
 def test_word_weights_follow_every_write_to_the_lexical_index(
-    store: SQLiteMemoryStore, db_path: Path
+    store: SQLiteMemoryStore, open_store: Callable[[str], SQLiteMemoryStore]
 ) -> None:
     """Word counts are kept between recalls, but never past a write: another memory holding
     "apple" makes it commoner, so the memory holding only apple gets a smaller share, exactly
@@ -53,11 +50,7 @@ def test_word_weights_follow_every_write_to_the_lexical_index(
     after = store.words.shares("apple banana", [row])
     store.memories.delete(["more"])
     again = store.words.shares("apple banana", [row])
-    fresh = SQLiteMemoryStore(db_path)
-    try:
-        opened = fresh.words.shares("apple banana", [row])
-    finally:
-        fresh.close()
+    opened = open_store("memories").words.shares("apple banana", [row])
 
     assert after["apple"] < before["apple"]
     assert again == before == opened

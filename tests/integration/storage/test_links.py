@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -64,29 +64,28 @@ def test_the_neighbourhood_keeps_each_pairs_strongest_link_with_and_without_time
     assert "c" not in graph  # only the ids asked for
 
 
-def test_uses_written_together_count_as_written_one_by_one(store: SQLiteMemoryStore, db_path: Path) -> None:
+def test_uses_written_together_count_as_written_one_by_one(
+    store: SQLiteMemoryStore, open_store: Callable[[str], SQLiteMemoryStore]
+) -> None:
     ids = [f"m{n}" for n in range(6)]
     uses = [
         Use(tuple(ids[:4]), tuple(ids[:4]), STORED_AT, 100.0),
         Use(("m2",), (), STORED_AT + timedelta(hours=1), 150.0),
         Use(tuple(ids[2:]), tuple(ids[2:]), STORED_AT + timedelta(hours=2), 200.0),
     ]
-    alone = SQLiteMemoryStore(db_path.with_name("alone.db"))
-    try:
-        for each in (store, alone):
-            each.memories.add([stored_memory(memory_id) for memory_id in ids])
-        store.memories.record_uses(uses)
-        for one in uses:
-            alone.memories.record_uses([one])
+    alone = open_store("alone")
+    for each in (store, alone):
+        each.memories.add([stored_memory(memory_id) for memory_id in ids])
+    store.memories.record_uses(uses)
+    for one in uses:
+        alone.memories.record_uses([one])
 
-        def state(each: SQLiteMemoryStore) -> tuple[object, ...]:
-            return (
-                each.database.rows("SELECT id, access_count, last_accessed FROM memories ORDER BY id"),
-                each.database.rows("SELECT * FROM connections ORDER BY source_id, target_id, kind"),
-                each.properties.activity()["last_retrieval"],
-            )
+    def state(each: SQLiteMemoryStore) -> tuple[object, ...]:
+        return (
+            each.database.rows("SELECT id, access_count, last_accessed FROM memories ORDER BY id"),
+            each.database.rows("SELECT * FROM connections ORDER BY source_id, target_id, kind"),
+            each.properties.activity()["last_retrieval"],
+        )
 
-        assert state(store) == state(alone)
-        assert dict(store.links.neighbours(ids)["m2"])["m3"] == pytest.approx(0.2)  # recalled together twice
-    finally:
-        alone.close()
+    assert state(store) == state(alone)
+    assert dict(store.links.neighbours(ids)["m2"])["m3"] == pytest.approx(0.2)  # recalled together twice

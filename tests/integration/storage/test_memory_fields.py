@@ -9,6 +9,7 @@ from contextlib import closing
 from pathlib import Path
 
 from cognitive_memory.core.memory import SourceKind
+from cognitive_memory.index.vector_store import VectorFilter
 from cognitive_memory.storage import SQLiteMemoryStore
 from tests.integration.storage.stored import stored_memory, table_rows
 
@@ -43,19 +44,21 @@ EXPECTED = [
 
 
 def test_each_write_keeps_the_fields_in_step_without_reserved_keys_or_loaded_memories(
-    store: SQLiteMemoryStore, db_path: Path
+    store: SQLiteMemoryStore, store_kind: str
 ) -> None:
+    # Metadata that is no object: SQLite takes any text; PostgreSQL refuses what does not parse.
+    no_object = "not json" if store_kind == "sqlite" else '"a string"'
     add_varied(store)
-    added = table_rows(db_path, FIELDS)
-    with closing(sqlite3.connect(db_path)) as conn, conn:
+    added = store.database.rows(FIELDS)
+    with store.database.transaction() as conn:
         conn.execute("UPDATE memories SET metadata = '{\"phase\": \"ga\"}' WHERE id = 'by-hand'")
-        conn.execute("UPDATE memories SET metadata = 'not json' WHERE id = 'lesson'")
-    changed = table_rows(db_path, FIELDS)
+        conn.execute("UPDATE memories SET metadata = ? WHERE id = 'lesson'", (no_object,))
+    changed = store.database.rows(FIELDS)
     store.memories.delete(["by-hand"])
 
     assert added == EXPECTED
     assert changed == [("by-hand", "phase", "text", "ga")]
-    assert table_rows(db_path, FIELDS) == []
+    assert store.database.rows(FIELDS) == []
 
 
 def test_a_store_made_before_0020_gets_the_fields_of_the_memories_it_holds(db_path: Path) -> None:
@@ -74,13 +77,30 @@ def test_a_store_made_before_0020_gets_the_fields_of_the_memories_it_holds(db_pa
     assert table_rows(db_path, FIELDS) == EXPECTED
 
 
-def test_the_fields_add_no_change_of_their_own_to_the_change_log(
-    store: SQLiteMemoryStore, db_path: Path
-) -> None:
+def test_the_fields_add_no_change_of_their_own_to_the_change_log(store: SQLiteMemoryStore) -> None:
     add_varied(store)
-    with closing(sqlite3.connect(db_path)) as conn, conn:
+    with store.database.transaction() as conn:
         before = conn.execute("SELECT COUNT(*) FROM change_log").fetchone()[0]
         conn.execute("UPDATE memories SET metadata = '{\"phase\": \"ga\"}' WHERE id = 'by-hand'")
         after = conn.execute("SELECT memory_id, kind FROM change_log WHERE seq > ?", (before,)).fetchall()
 
     assert after == [("by-hand", "memory")]
+
+
+def test_a_filter_on_the_caller_fields_matches_each_kind_exactly(store: SQLiteMemoryStore) -> None:
+    store.memories.add(
+        [
+            stored_memory("a", metadata={"team": "core", "n": 3, "ok": True, "share": 2.5}),
+            stored_memory("b", metadata={"team": "web", "n": 3.0, "ok": False}),
+        ]
+    )
+
+    def matching(*fields: tuple[str, str, object]) -> list[str]:
+        page = store.memories.browse(VectorFilter(metadata=fields), "created", 10)
+        return sorted(memory.id for memory in page.memories)
+
+    assert matching(("team", "text", "core")) == ["a"]
+    assert matching(("n", "number", 3)) == ["a", "b"]
+    assert matching(("n", "number", 3.0), ("ok", "bool", 0)) == ["b"]
+    assert matching(("share", "number", 2.5)) == ["a"]
+    assert matching(("team", "text", "3"), ("n", "number", 4)) == []

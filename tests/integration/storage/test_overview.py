@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+import pytest
 
 from cognitive_memory.core.memory import CognitiveMemory, HierarchyLevel, MemoryType
 from cognitive_memory.index import VectorFilter
@@ -74,8 +75,10 @@ def test_an_overview_names_at_most_size_and_counts_the_rest(store: SQLiteMemoryS
 
 
 def test_the_overview_keeps_to_the_filter_and_reads_past_tags_no_command_writes(
-    store: SQLiteMemoryStore,
+    store: SQLiteMemoryStore, store_kind: str
 ) -> None:
+    if store_kind == "postgres":
+        pytest.skip("PostgreSQL refuses tags that do not parse as JSON (a CHECK): no such row exists there")
     store.memories.add(
         [memory(0, ("ops",), "a", project="web"), memory(1, ("db",), "b", project="api"), memory(2, ("x",))]
     )
@@ -113,8 +116,10 @@ def test_the_overview_is_two_statements_however_many_memories_tags_and_sessions(
 
 
 def test_the_sessions_of_every_project_are_read_from_the_session_index_alone(
-    store: SQLiteMemoryStore,
+    store: SQLiteMemoryStore, store_kind: str
 ) -> None:
+    if store_kind == "postgres":
+        pytest.skip("SQLite's query plan: PostgreSQL's planner chooses by its statistics")
     condition, params = matching_sql(VectorFilter(), None, SQLITE)
     with closing(sqlite3.connect(store.path)) as conn:
         plan = conn.execute(f"EXPLAIN QUERY PLAN {_SESSIONS.format(condition=condition)}", [*params, 26])

@@ -4,31 +4,53 @@ and ``rebuild`` agrees with both."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any, TypeVar
 
 from cognitive_memory.storage import SQLiteMemoryStore, vocabulary
 from tests.integration.storage.stored import stored_memory
 
+T = TypeVar("T")
 
-def tables(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
-    with closing(sqlite3.connect(path)) as conn:
-        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM vocabulary")}
-        index = {(str(v), str(t)) for v, t in conn.execute("SELECT variant, term FROM vocabulary_deletes")}
+
+Where = Path | SQLiteMemoryStore  # a SQLite file read apart, or a store (either kind) read through
+
+
+def _read(where: Where, query: Callable[[Any], T]) -> T:
+    if isinstance(where, Path):
+        with closing(sqlite3.connect(where)) as conn:
+            return query(conn)
+    return where.database.read(query)
+
+
+def _tables(conn: Any) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM vocabulary")}
+    index = {(str(v), str(t)) for v, t in conn.execute("SELECT variant, term FROM vocabulary_deletes")}
     return counts, index
 
 
-def frequencies(path: Path) -> tuple[dict[str, int], int]:
+def _frequencies(conn: Any) -> tuple[dict[str, int], int]:
+    counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM document_frequencies")}
+    return counts, vocabulary.documents(conn)
+
+
+def tables(where: Where) -> tuple[dict[str, int], set[tuple[str, str]]]:
+    return _read(where, _tables)
+
+
+def frequencies(where: Where) -> tuple[dict[str, int], int]:
     """The document frequencies and the number of documents, as recall reads them."""
-    with closing(sqlite3.connect(path)) as conn:
-        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM document_frequencies")}
-        return counts, vocabulary.documents(conn)
+    return _read(where, _frequencies)
 
 
 def lexical_frequencies(path: Path) -> tuple[dict[str, int], int]:
-    """How many rows of the lexical index (FTS5) hold each term in either column, and its rows."""
+    """How many rows of the lexical index (FTS5, SQLite's alone) hold each term in either column,
+    and its rows."""
     with closing(sqlite3.connect(path)) as conn:
         conn.execute("CREATE VIRTUAL TABLE temp.rows USING fts5vocab(main, memory_fts, 'row')")
         counts = {str(t): int(n) for t, n in conn.execute("SELECT term, doc FROM temp.rows")}
@@ -36,62 +58,67 @@ def lexical_frequencies(path: Path) -> tuple[dict[str, int], int]:
     return counts, int(total)
 
 
-def rebuilt(path: Path) -> tuple[dict[str, int], set[tuple[str, str]]]:
+class _Undo(Exception):
+    """Raised to roll back a rebuild made only to be read."""
+
+
+def rebuilt(where: Where) -> tuple[dict[str, int], set[tuple[str, str]]]:
     """The tables as ``vocabulary.rebuild`` fills them from memory_words (rolled back after)."""
-    with closing(sqlite3.connect(path, isolation_level=None)) as conn:
-        conn.execute("BEGIN")
+    found: list[Any] = []
+
+    def rebuild(conn: Any) -> None:
         vocabulary.rebuild(conn)
-        counts = {str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM vocabulary")}
-        index = {(str(v), str(t)) for v, t in conn.execute("SELECT variant, term FROM vocabulary_deletes")}
-        documents = {
-            str(t): int(n) for t, n in conn.execute("SELECT term, memories FROM document_frequencies")
-        }
-        total = vocabulary.documents(conn)
-        conn.execute("ROLLBACK")
-    assert (documents, total) == frequencies(path)
-    return counts, index
+        found.extend([_tables(conn), _frequencies(conn)])
+
+    if isinstance(where, Path):
+        with closing(sqlite3.connect(where, isolation_level=None)) as conn:
+            conn.execute("BEGIN")
+            rebuild(conn)
+            conn.execute("ROLLBACK")
+    else:
+        with contextlib.suppress(_Undo), where.database.transaction() as conn:
+            rebuild(conn)
+            raise _Undo
+    assert found[1] == frequencies(where)
+    return found[0]
 
 
-def test_each_term_counts_the_memories_holding_it_through_adds_and_deletes(
-    store: SQLiteMemoryStore, db_path: Path
-) -> None:
+def test_each_term_counts_the_memories_holding_it_through_adds_and_deletes(store: SQLiteMemoryStore) -> None:
     store.memories.add(
         [
             stored_memory("a", content="Python context managers close files"),
             stored_memory("b", content="Python decorators wrap functions"),
         ]
     )
-    counts, index = tables(db_path)
+    counts, index = tables(store)
     assert counts["python"] == 2 and counts["decor"] == 1
     assert ("pthon", "python") in index and ("python", "python") in index
 
     store.memories.delete(["b"])
 
-    counts, index = tables(db_path)
+    counts, index = tables(store)
     assert counts["python"] == 1 and "decor" not in counts
     assert not any(term == "decor" for _, term in index)
-    assert tables(db_path) == rebuilt(db_path)
+    assert tables(store) == rebuilt(store)
 
 
-def test_a_memory_re_indexed_for_its_neighbours_is_not_counted_twice(
-    store: SQLiteMemoryStore, db_path: Path
-) -> None:
+def test_a_memory_re_indexed_for_its_neighbours_is_not_counted_twice(store: SQLiteMemoryStore) -> None:
     """Storing a memory in a session re-indexes its predecessor (its context changes), not its terms."""
     store.memories.add([stored_memory("first", content="kubernetes scheduler", session_id="s")])
     store.memories.add([stored_memory("second", content="kubernetes pods", session_id="s")])
 
-    counts, _ = tables(db_path)
+    counts, _ = tables(store)
 
     assert counts["kubernet"] == 2 and counts["schedul"] == 1
-    assert tables(db_path) == rebuilt(db_path)
+    assert tables(store) == rebuilt(store)
 
 
 def test_terms_of_digits_or_short_terms_are_counted_but_not_in_the_delete_index(
-    store: SQLiteMemoryStore, db_path: Path
+    store: SQLiteMemoryStore,
 ) -> None:
     store.memories.add([stored_memory("a", content="go v2 build 2024")])
 
-    counts, index = tables(db_path)
+    counts, index = tables(store)
 
     assert {"go", "v2", "build", "2024"} <= set(counts)
     assert {term for _, term in index} == {"build"}
@@ -120,7 +147,7 @@ def test_migration_0015_fills_the_vocabulary_of_a_store_made_before_it(db_path: 
 
 
 def test_document_frequencies_count_own_and_neighbours_terms_as_the_lexical_index_does(
-    store: SQLiteMemoryStore, db_path: Path
+    store: SQLiteMemoryStore, db_path: Path, store_kind: str
 ) -> None:
     """A term counts once per memory holding it in its own text or its neighbours' in time, as
     FTS5 counts its rows, through stores in a session, an edit and a delete."""
@@ -128,16 +155,17 @@ def test_document_frequencies_count_own_and_neighbours_terms_as_the_lexical_inde
     memories = [stored_memory(f"m{n}", content=text, session_id="s") for n, text in enumerate(texts)]
     for memory in memories:
         store.memories.add([memory])
-    counts, total = frequencies(db_path)
+    counts, total = frequencies(store)
     assert counts["kubernet"] == 3 and counts["grafana"] == 4 and counts["quiet"] == 3 and total == 4
 
     edited = dataclasses.replace(memories[1], content="The pods restart after Grafana alerts")
     store.memories.rewrite(edited, memories[1], "s")
     store.memories.delete(["m3"])
 
-    assert frequencies(db_path) == lexical_frequencies(db_path)
-    assert "quiet" not in frequencies(db_path)[0] and frequencies(db_path)[1] == 3
-    assert tables(db_path) == rebuilt(db_path)
+    if store_kind == "sqlite":  # FTS5's counts: SQLite's alone
+        assert frequencies(store) == lexical_frequencies(db_path)
+    assert "quiet" not in frequencies(store)[0] and frequencies(store)[1] == 3
+    assert tables(store) == rebuilt(store)
 
 
 def test_migration_0016_fills_the_document_frequencies_of_a_store_made_before_it(db_path: Path) -> None:

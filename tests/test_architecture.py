@@ -287,12 +287,12 @@ def test_only_the_store_of_record_imports_sqlite3() -> None:
 
 
 # Who names SQLite's store of record outside storage/: the composition root, and the tools that
-# open a database file themselves (a restore, the index builder's process, the index upkeep).
+# open a database file themselves (a restore, the index upkeep). The index builder's process opens
+# a store by its location (storage/opening.py).
 # Everything else, the replicas of recall's state included, is typed by the core's protocols.
 SQLITE_STORE_NAMED_IN = {
     "cognitive_memory/backup/restore.py",
     "cognitive_memory/main.py",
-    "cognitive_memory/replicas/index_build.py",
     "cognitive_memory/upkeep/indexes.py",
 }
 

@@ -58,3 +58,12 @@ def open_store(
 @pytest.fixture
 def store(open_store: Callable[[str], Store]) -> Store:
     return open_store("memories")
+
+
+@pytest.fixture
+def sqlite_store(db_path: Path) -> Iterator[SQLiteMemoryStore]:
+    """A SQLite store alone, for what is SQLite's only: FTS5's word search (with PostgreSQL, word
+    search is the vector index's; see docs/team.md)."""
+    opened = SQLiteMemoryStore(db_path)
+    yield opened
+    opened.close()

@@ -42,14 +42,14 @@ def test_a_word_the_store_does_not_know_gains_its_near_spellings_below_weight_on
 
 
 def test_a_stem_the_tokenizer_would_cut_again_is_searched_by_a_word_that_gives_it(
-    store: SQLiteMemoryStore,
+    sqlite_store: SQLiteMemoryStore,
 ) -> None:
     # Porter stems "database" to "databas", and "databas" to "databa": the correction is searched
     # as "database", which finds the stem the store holds.
-    stored(store)
+    stored(sqlite_store)
 
-    assert corrections(store.words.query_terms("databse")) == {"databse": [("database", WEIGHTS[1])]}
-    assert [memory_id for memory_id, _ in store.words.search("orders databse", 10)] == ["postgres"]
+    assert corrections(sqlite_store.words.query_terms("databse")) == {"databse": [("database", WEIGHTS[1])]}
+    assert [memory_id for memory_id, _ in sqlite_store.words.search("orders databse", 10)] == ["postgres"]
 
 
 def test_known_words_short_words_and_words_with_nothing_near_stay_as_typed(store: SQLiteMemoryStore) -> None:
@@ -60,18 +60,18 @@ def test_known_words_short_words_and_words_with_nothing_near_stay_as_typed(store
 
 
 def test_the_word_search_finds_a_misspelt_word_and_ranks_the_exact_spelling_first(
-    store: SQLiteMemoryStore,
+    sqlite_store: SQLiteMemoryStore,
 ) -> None:
-    stored(store)
-    store.memories.add([stored_memory("typo", content="Notes on the pytohn packaging guide.")])
+    stored(sqlite_store)
+    sqlite_store.memories.add([stored_memory("typo", content="Notes on the pytohn packaging guide.")])
 
-    found = dict(store.words.search("pytohn python", 10))
-    misspelt = dict(store.words.search("pyton", 10))
+    found = dict(sqlite_store.words.search("pytohn python", 10))
+    misspelt = dict(sqlite_store.words.search("pyton", 10))
 
     assert found["typo"] > 0 and found["python"] > 0
     assert "python" in misspelt
     # "pytohn" alone: the memory holding it as typed outranks the one found through a correction.
-    assert [memory_id for memory_id, _ in store.words.search("pytohn", 10)][0] == "typo"
+    assert [memory_id for memory_id, _ in sqlite_store.words.search("pytohn", 10)][0] == "typo"
 
 
 def test_a_misspelt_word_no_memory_holds_counts_its_correction_whole_in_the_word_share(
@@ -121,19 +121,21 @@ def test_a_list_text_filter_matches_corrections_and_lists_exact_matches_first(
     assert store.memories.browse(every, "created", 100, text=exact_only).total == DOMINANT
 
 
-def test_a_typo_that_changes_how_a_word_stems_is_repaired_before_stemming(store: SQLiteMemoryStore) -> None:
+def test_a_typo_that_changes_how_a_word_stems_is_repaired_before_stemming(
+    sqlite_store: SQLiteMemoryStore,
+) -> None:
     """``tokns`` stems to ``tokn`` (too short to correct as a stem) and ``paginaton`` to itself (far
     from ``pagin``): their repairs ``tokens`` and ``pagination`` stem to terms the store holds."""
-    store.memories.add(
+    sqlite_store.memories.add(
         [
             stored_memory("jwt", content="API requests carry JWT tokens in the Authorization header."),
             stored_memory("rest", content="The REST endpoint pages its results with cursor pagination."),
         ]
     )
 
-    assert corrections(store.words.query_terms("JWT tokns paginaton")) == {
+    assert corrections(sqlite_store.words.query_terms("JWT tokns paginaton")) == {
         "tokns": [("token", WEIGHTS[1])],
         "paginaton": [("pagin", WEIGHTS[1])],
     }
-    assert [memory_id for memory_id, _ in store.words.search("tokns", 10)] == ["jwt"]
-    assert not store.words.query_terms("JWT tokens pagination").corrected
+    assert [memory_id for memory_id, _ in sqlite_store.words.search("tokns", 10)] == ["jwt"]
+    assert not sqlite_store.words.query_terms("JWT tokens pagination").corrected

@@ -23,7 +23,7 @@ from cognitive_memory.replicas.index_following import IndexFollower
 from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
-from cognitive_memory.storage import SQLiteMemoryStore
+from cognitive_memory.storage import opening
 from cognitive_memory.system import Clock, CognitiveSystem
 
 __all__ = [
@@ -79,7 +79,7 @@ def build_system(
         vectors = (
             ArrayVectorStore(EMBEDDING_DIMENSION)
             if profile == "test"
-            else _vector_store(settings, attach_now=not open_index_later)
+            else _vector_store(settings, records, attach_now=not open_index_later)
         )
     except CognitiveMemoryError:
         records.close()
@@ -144,25 +144,29 @@ def build_system(
 
 
 def open_records(settings: Settings) -> StoreOfRecord:
-    """The store of record the settings name: the SQLite file (``database_path``)."""
-    return open_store(store_location(settings))
+    """The store of record the settings name: the PostgreSQL database of
+    ``COGNITIVE_MEMORY_DATABASE_URL``, else the SQLite file (``database_path``)."""
+    return open_store(store_location(settings), settings.storage.data_dir)
 
 
 def store_location(settings: Settings) -> str:
-    """Where the settings put the store of record: the SQLite file's path."""
+    """Where the settings put the store of record: the database server's URL, or the SQLite file."""
+    url = settings.storage.database_url
+    if url is not None:
+        return url.get_secret_value()
     return str(settings.storage.database_path.expanduser().absolute())
 
 
-def open_store(location: str) -> StoreOfRecord:
-    """The store of record at ``location``: a SQLite file (made if missing)."""
-    return SQLiteMemoryStore(Path(location).expanduser().absolute())
+def open_store(location: str, data_dir: Path | None = None) -> StoreOfRecord:
+    """The store of record at ``location``: a PostgreSQL database (a ``postgresql://`` URL) or a
+    SQLite file (made if missing); what goes beside a server's store goes in ``data_dir``."""
+    return opening.open_store(location, data_dir)
 
 
 def describe_store(where: Settings | str) -> str:
     """The store of record the settings name, or at a location, as messages may show it: the
-    SQLite file's absolute path."""
-    location = store_location(where) if isinstance(where, Settings) else where
-    return str(Path(location).expanduser().absolute())
+    database server's URL without its password, or the SQLite file's absolute path."""
+    return opening.named(store_location(where) if isinstance(where, Settings) else where)
 
 
 def shares_its_store(settings: Settings) -> bool:
@@ -204,7 +208,7 @@ def _backend_name(settings: Settings, profile: str) -> str:
     return "qdrant" if settings.storage.qdrant_url else "qdrant-edge"
 
 
-def _vector_store(settings: Settings, *, attach_now: bool = True) -> VectorStore:
+def _vector_store(settings: Settings, records: StoreOfRecord, *, attach_now: bool = True) -> VectorStore:
     storage = settings.storage
     if storage.qdrant_url:
         from cognitive_memory.index.qdrant_store import QdrantServerVectorStore
@@ -213,12 +217,16 @@ def _vector_store(settings: Settings, *, attach_now: bool = True) -> VectorStore
         return QdrantServerVectorStore.connect(
             storage.qdrant_url, key, storage.qdrant_collection, EMBEDDING_DIMENSION
         )
-    path, db = storage.vector_path, storage.database_path
-    return SharedVectorStore(lambda: _open_edge(path, db), storage.socket_path, attach_now=attach_now)
+    path, location = storage.vector_path, store_location(settings)
+    # A server's store has no file to count from: the index builder asks the open store.
+    counted = records.outbox.to_be_indexed if opening.is_server(location) else None
+    return SharedVectorStore(
+        lambda: _open_edge(path, location, counted), storage.socket_path, attach_now=attach_now
+    )
 
 
-def _open_edge(path: Path, db: Path) -> EdgeVectorStore:
+def _open_edge(path: Path, location: str, counted: Callable[[], int] | None) -> EdgeVectorStore:
     """The embedded shard, its index kept up to date in the background (background_index)."""
     store = EdgeVectorStore(path, EMBEDDING_DIMENSION)
-    BackgroundIndexer(store, db, background_threshold)
+    BackgroundIndexer(store, location, background_threshold, to_be_indexed=counted)
     return store

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cognitive_memory.storage.postgres.errors import server_name
+from cognitive_memory.storage.postgres.store import PostgresMemoryStore
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
 
-__all__ = ["is_server", "open_store"]
+__all__ = ["is_server", "named", "open_store"]
+
+# Where a server's store stands on this machine (beside it: backups, the loaders' lock), in the
+# data directory.
+SERVER_STAND_IN = "postgresql.store"
 
 
 def is_server(location: str) -> bool:
@@ -16,6 +22,16 @@ def is_server(location: str) -> bool:
     return "://" in location
 
 
-def open_store(location: str) -> SQLiteMemoryStore:
-    """The store of record at ``location``: the SQLite file there (made if missing)."""
+def open_store(location: str, data_dir: Path | None = None) -> SQLiteMemoryStore | PostgresMemoryStore:
+    """The store of record at ``location``: the PostgreSQL database at that URL (its tables made
+    if missing; what goes beside a store goes in ``data_dir``), or the SQLite file there (made if
+    missing)."""
+    if is_server(location):
+        beside = (data_dir or Path.cwd()).expanduser().absolute() / SERVER_STAND_IN
+        return PostgresMemoryStore(location, beside)
     return SQLiteMemoryStore(Path(location).expanduser().absolute())
+
+
+def named(location: str) -> str:
+    """``location`` as messages show it: a server's URL without its password, a file's absolute path."""
+    return server_name(location) if is_server(location) else str(Path(location).expanduser().absolute())

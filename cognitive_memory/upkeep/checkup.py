@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cognitive_memory.upkeep.database import check_rows, check_sqlite
+from cognitive_memory.upkeep.database import check_postgres, check_rows, check_sqlite
 from cognitive_memory.upkeep.health import CheckResult, skipped
 from cognitive_memory.upkeep.installation import SettingsSource, check_config, check_data_dir, check_model
 from cognitive_memory.upkeep.round_trip import check_round_trip
@@ -42,9 +42,14 @@ def run_checks(resolve: SettingsSource, *, repair: bool = False) -> list[CheckRe
     settings, config = check_config(resolve)
     if settings is None:
         return _with_skipped([config], names)
+    if settings.storage.database_url is not None:  # the store of record is a PostgreSQL database
+        names = [("database" if name == "sqlite" else name) for name in names]
     results = [config, check_data_dir(settings.storage)]
     if results[-1].status != "fail":
-        results.append(check_sqlite(settings.storage.database_path))
+        url = settings.storage.database_url
+        results.append(
+            check_postgres(url.get_secret_value()) if url else check_sqlite(settings.storage.database_path)
+        )
     if results[-1].status == "fail":
         return _with_skipped(results, names)
     opened, set_aside = open_system_for_repair(settings) if repair else (open_system(settings), None)

@@ -1,6 +1,8 @@
-"""The health of the store of record: the SQLite file itself, and every memory's row.
+"""The health of the store of record: the SQLite file itself (or the PostgreSQL database), and
+every memory's row.
 
-``check_sqlite`` only reads (it runs before anything opens the store); ``check_rows`` with
+``check_sqlite`` and ``check_postgres`` only read (they run before anything opens the store);
+``check_rows`` with
 ``repair`` moves the rows that cannot be read or indexed to the ``set_aside`` table, whole.
 """
 
@@ -12,12 +14,14 @@ from typing import TYPE_CHECKING
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage.database import inspect_file
 from cognitive_memory.storage.migrations import MIGRATIONS
+from cognitive_memory.storage.postgres.errors import server_name
+from cognitive_memory.storage.postgres.health import inspect_server
 from cognitive_memory.upkeep.health import CheckResult, count_phrase
 
 if TYPE_CHECKING:
     from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["check_rows", "check_sqlite"]
+__all__ = ["check_postgres", "check_rows", "check_sqlite"]
 
 
 def check_sqlite(path: Path) -> CheckResult:
@@ -45,6 +49,31 @@ def check_sqlite(path: Path) -> CheckResult:
     if journal != "wal":
         return CheckResult("sqlite", "warn", f"{detail}; switched to WAL when the store opens")
     return CheckResult("sqlite", "ok", detail)
+
+
+def check_postgres(url: str) -> CheckResult:
+    """Read-only: the server answers, the database records every migration (or is new), and the
+    rights a server needs are granted; named without the password."""
+    where = server_name(url)
+    try:
+        health = inspect_server(url)
+    except StorageError as exc:
+        return CheckResult("database", "fail", exc.message)
+    known = [name for name, _ in MIGRATIONS]
+    missing = [name for name in known if name not in health.migrations]
+    unknown = sorted(health.migrations - set(known))
+    detail = f"PostgreSQL {health.version} at {where}, {count_phrase(len(health.migrations), 'migration')}"
+    if health.lacking:
+        return CheckResult(
+            "database", "fail", f"{detail}; the user lacks {' and '.join(health.lacking)}: grant it"
+        )
+    if unknown:
+        return CheckResult("database", "warn", f"{detail}; written by a newer version ({', '.join(unknown)})")
+    if not health.migrations:
+        return CheckResult("database", "ok", f"{detail}: a new database, its tables made on first use")
+    if missing:
+        return CheckResult("database", "warn", f"{detail}; {', '.join(missing)} applied when the store opens")
+    return CheckResult("database", "ok", detail)
 
 
 def _salvage_hint(path: Path) -> str:

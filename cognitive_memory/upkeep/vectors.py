@@ -154,7 +154,7 @@ def check_counts(system: CognitiveSystem) -> CheckResult:
     except StorageError as exc:
         return CheckResult("counts", "fail", exc.message)
     detail = (
-        f"{count_phrase(memories, 'memory', 'memories')} in SQLite, "
+        f"{count_phrase(memories, 'memory', 'memories')} in the database, "
         f"{count_phrase(vectors, 'vector')} in the index, {count_phrase(pending, 'write')} queued"
     )
     if memories != vectors or pending:

@@ -54,3 +54,32 @@ def test_the_image_serves_http_from_the_package(services: dict[str, Any]) -> Non
     assert services["memory"]["build"] == "."
     assert 'CMD ["memory_system", "serve", "mcp"]' in dockerfile
     assert "torch==2.13.0" in dockerfile
+
+
+@pytest.mark.parametrize("name", ["memory-a", "memory-b"])
+def test_the_team_profile_puts_two_servers_on_one_database_and_one_qdrant(
+    services: dict[str, Any], monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    server, postgres = services[name], services["postgres"]
+    assert server["profiles"] == postgres["profiles"] == ["team"]
+    assert "profiles" not in services["memory"]  # `docker compose up` alone starts what it did
+    env = {key: str(value) for key, value in server["environment"].items()}
+    assert postgres["environment"]["POSTGRES_PASSWORD"].startswith("${POSTGRES_PASSWORD:?")
+    env["COGNITIVE_MEMORY_DATABASE_URL"] = env["COGNITIVE_MEMORY_DATABASE_URL"].replace(
+        "${POSTGRES_PASSWORD}", "secret"
+    )
+    env["MCP_AUTH_TOKEN"] = "token"
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    storage = StorageSettings(_env_file=None)  # type: ignore[call-arg]
+    assert storage.database_url is not None
+    url = storage.database_url.get_secret_value()
+    assert url == "postgresql://memory:secret@postgres:5432/memory"
+    assert url.rsplit("/", 1)[-1] == postgres["environment"]["POSTGRES_DB"]
+    assert storage.qdrant_url == "http://qdrant:6333"
+    assert server["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert all(port.startswith("127.0.0.1:") for port in server["ports"])
+    volumes = {volume.split(":")[0] for volume in server["volumes"]}
+    assert volumes.isdisjoint(
+        {v.split(":")[0] for v in services["memory-b" if name == "memory-a" else "memory-a"]["volumes"]}
+    )

@@ -110,7 +110,10 @@ def test_counts_that_disagree_fail_until_repair_rebuilds_the_index(
     healthy = runner.invoke(app, ["doctor"])
 
     assert broken.exit_code == 1
-    assert "FAIL  counts      2 memories in SQLite, 1 vector in the index, 0 writes queued" in broken.output
+    assert (
+        "FAIL  counts      2 memories in the database, 1 vector in the index, 0 writes queued"
+        in broken.output
+    )
     assert "memory_system doctor --repair" in broken.output
     assert repaired.exit_code == 0, repaired.output
     assert "OK    repair      rebuilt the index from SQLite" in repaired.output

@@ -28,6 +28,7 @@ from cognitive_memory.system import Clock, CognitiveSystem
 
 __all__ = [
     "PROFILES",
+    "backup_place",
     "build_system",
     "keep_shards_until_exit",
     "model_encoder",
@@ -121,7 +122,7 @@ def build_system(
             near_duplicate=settings.scope.near_duplicate,
             clock=clock or (lambda: datetime.now(UTC)),
             followed=[replica for replica in (links, ranking, words) if replica is not None],
-            backups=BackupPlace(settings.storage.data_dir.expanduser(), settings.storage.database_path),
+            backups=backup_place(settings),
             index_follower=(
                 IndexFollower(records, vectors, settings.storage.vector_path)
                 if (shares_its_store(settings) if follow_index is None else follow_index)
@@ -167,6 +168,16 @@ def describe_store(where: Settings | str) -> str:
     """The store of record the settings name, or at a location, as messages may show it: the
     database server's URL without its password, or the SQLite file's absolute path."""
     return opening.named(store_location(where) if isinstance(where, Settings) else where)
+
+
+def backup_place(settings: Settings) -> BackupPlace:
+    """Where snapshots of the store go (``<data dir>/backups``), and what they copy."""
+    url = settings.storage.database_url
+    return BackupPlace(
+        settings.storage.data_dir.expanduser(),
+        settings.storage.database_path,
+        url.get_secret_value() if url is not None else None,
+    )
 
 
 def shares_its_store(settings: Settings) -> bool:

@@ -92,7 +92,10 @@ def _place(storage: StorageSettings) -> BackupPlace:
     """The configured database and data directory (so ``<data dir>/backups``)."""
     from cognitive_memory.backup.folder import BackupPlace
 
-    return BackupPlace(storage.data_dir.expanduser(), storage.database_path)
+    url = storage.database_url
+    return BackupPlace(
+        storage.data_dir.expanduser(), storage.database_path, url.get_secret_value() if url else None
+    )
 
 
 def backups_dir(storage: StorageSettings) -> Path:
@@ -127,6 +130,14 @@ def _restore(storage: StorageSettings, src: str, to: Path | None, force: bool, a
     from memory_system.progress import progress_bar
 
     snapshot = verify_snapshot(_find_snapshot(backups_dir(storage), src))
+    if storage.database_url is not None and to is None:
+        from cognitive_memory.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"restore puts a SQLite file in place; the store here is PostgreSQL. To put {snapshot.path} "
+            "into an empty PostgreSQL database: COGNITIVE_MEMORY_DATABASE_URL= COGNITIVE_MEMORY_DB_PATH="
+            f"{snapshot.database} memory_system move-store postgresql://... (see docs/team.md)."
+        )
     typer.echo(
         f"restore: {snapshot.path} checked: checksum, integrity, migrations, schema and counts agree",
         err=True,

@@ -36,6 +36,9 @@ class BackupPlace:
 
     data_dir: Path
     database: Path
+    # The store of record's URL when it is a database server (PostgreSQL), whose snapshots are
+    # copies into a SQLite file (``storage/moving.py``); None: the SQLite file ``database``.
+    server: str | None = None
 
     @property
     def folder(self) -> Path:
@@ -101,7 +104,14 @@ def _storage_error(folder: Path, exc: OSError) -> StorageError:
 def restore_command(snapshot: Path, place: BackupPlace) -> str:
     """The shell command that puts ``snapshot`` back in place of ``place``'s database (with the
     data directory, and the database when it is not the usual one, named, so it restores where
-    the snapshot came from whatever the shell's own settings)."""
+    the snapshot came from whatever the shell's own settings). For a database server's store:
+    the move of the snapshot's file into an empty database (``move-store``)."""
+    if place.server is not None:
+        copy = shlex.quote(str(snapshot / DATABASE_NAME))
+        return (
+            f"COGNITIVE_MEMORY_DATABASE_URL= COGNITIVE_MEMORY_DB_PATH={copy} memory_system move-store "
+            "postgresql://USER:PASSWORD@HOST/EMPTY_DATABASE"
+        )
     env = [f"COGNITIVE_MEMORY_DATA_DIR={shlex.quote(str(place.data_dir))}"]
     if place.database != place.data_dir / DATABASE_NAME:
         env.append(f"COGNITIVE_MEMORY_DB_PATH={shlex.quote(str(place.database))}")

@@ -30,6 +30,7 @@ from cognitive_memory.errors import InvalidInputError, StorageError
 from cognitive_memory.processes import is_running
 from cognitive_memory.regular_files import NotRegularFileError, open_regular, read_regular
 from cognitive_memory.storage.migrations import MIGRATIONS
+from cognitive_memory.storage.opening import named, open_store
 from cognitive_memory.storage.snapshots import check_snapshot_database, copy_database, read_copy
 
 __all__ = [
@@ -113,11 +114,12 @@ def snapshot_dir_name(when: datetime, name: str | None) -> str:
 
 
 def create_snapshot(
-    database: Path, destination: Path, *, name: str | None = None, step: Step | None = None
+    database: Path | str, destination: Path, *, name: str | None = None, step: Step | None = None
 ) -> Snapshot:
-    """Copy ``database`` into the new directory ``destination`` with its manifest. Refuses a
+    """Copy ``database`` (a SQLite file, or a database server's URL: its rows are moved into the
+    snapshot's SQLite file) into the new directory ``destination`` with its manifest. Refuses a
     destination that exists and is not empty; the directory appears whole or not at all."""
-    if not database.is_file():
+    if isinstance(database, Path) and not database.is_file():
         raise InvalidInputError(f"No memory database at {database}: there is nothing to back up.")
     if destination.exists() and (not destination.is_dir() or any(destination.iterdir())):
         raise InvalidInputError(f"{destination} already exists and is not empty: choose another destination.")
@@ -134,10 +136,16 @@ def create_snapshot(
     return Snapshot(destination, manifest)
 
 
-def _fill(database: Path, partial: Path, name: str | None, step: Step) -> Manifest:
+def _fill(source: Path | str, partial: Path, name: str | None, step: Step) -> Manifest:
     copy = partial / DATABASE_NAME
-    step(f"copying {database} with SQLite's online backup")
-    copy_database(database, copy)
+    if isinstance(source, str):
+        database = named(source)  # the server's URL, without its password
+        step(f"copying {database} into a SQLite file, from one snapshot of it")
+        copy_from_server(source, copy)
+    else:
+        database = str(source)
+        step(f"copying {database} with SQLite's online backup")
+        copy_database(source, copy)
     step("checking the copy (integrity_check)")
     facts = read_copy(copy)
     if facts.integrity != "ok":
@@ -156,11 +164,22 @@ def _fill(database: Path, partial: Path, name: str | None, step: Step) -> Manife
         integrity=facts.integrity,
         sha256=file_sha256(copy),
         database_bytes=copy.stat().st_size,
-        source_database=str(database),
+        source_database=database,
         name=name,
     )
     _write_durably(partial / MANIFEST_NAME, json.dumps(manifest.to_json(), indent=2).encode())
     return manifest
+
+
+def copy_from_server(url: str, copy: Path) -> None:
+    """Every row of the store of record at ``url`` moved into the new SQLite file ``copy``
+    (``StoreOfRecord.copy_into``: one read of the server, counted on both sides)."""
+    source, target = open_store(url), open_store(str(copy))
+    try:
+        source.copy_into(target)
+    finally:
+        target.close()
+        source.close()
 
 
 def file_sha256(path: Path) -> str:

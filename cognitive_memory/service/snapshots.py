@@ -92,7 +92,7 @@ def create(
         if name is not None:
             free_name(folder, name)
         target = destination if destination is not None else next_destination(folder, name)
-        made = create_snapshot(place.database, target, name=name, step=step)
+        made = create_snapshot(place.server or place.database, target, name=name, step=step)
         deleted = rotate_snapshots(folder, keep) if keep is not None else None
     out = _out(made, place)
     called = f" {name!r}" if name else ""

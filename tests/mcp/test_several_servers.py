@@ -3,7 +3,7 @@
 keys they share, and one server is killed with SIGKILL in the middle. Afterwards every memory a
 server acknowledged is there exactly once, each key is held by one memory, and every memory
 acknowledged by the killed server is recalled through the other (its index follows the store's
-change log). The store: one SQLite file outside both data directories."""
+change log). The store: one SQLite file outside both data directories, or one PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -67,25 +67,29 @@ class Acknowledged:
 class Servers:
     processes: dict[str, subprocess.Popen[bytes]]
     urls: dict[str, str]
-    database: Path
+    store: dict[str, str]  # the setting that names the store
     data_dirs: dict[str, Path]
 
 
-@pytest.fixture
-def servers(tmp_path: Path) -> Iterator[Servers]:
-    database = tmp_path / "team" / "memories.db"
-    database.parent.mkdir()
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def servers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Servers]:
+    """Two servers on one store: a SQLite file outside their data directories, or a PostgreSQL
+    database of the test's throwaway server."""
+    if request.param == "postgres":
+        store = {"COGNITIVE_MEMORY_DATABASE_URL": request.getfixturevalue("postgres_url")}
+    else:
+        database = tmp_path / "team" / "memories.db"
+        database.parent.mkdir()
+        store = {"COGNITIVE_MEMORY_DB_PATH": str(database)}
     processes: dict[str, subprocess.Popen[bytes]] = {}
     urls, data_dirs = {}, {}
     try:
         for name in ("a", "b"):
             port = free_port()
             data_dirs[name] = tmp_path / name
-            processes[name] = spawn_http_server(
-                data_dirs[name], port, MCP_AUTH_TOKEN=TOKEN, COGNITIVE_MEMORY_DB_PATH=str(database)
-            )
+            processes[name] = spawn_http_server(data_dirs[name], port, MCP_AUTH_TOKEN=TOKEN, **store)
             urls[name] = f"http://127.0.0.1:{port}/mcp"
-        yield Servers(processes, urls, database, data_dirs)
+        yield Servers(processes, urls, store, data_dirs)
     finally:
         for process in processes.values():
             if process.poll() is None:
@@ -198,7 +202,8 @@ async def test_two_servers_one_killed_lose_and_double_nothing(
 
     servers.processes["b"].terminate()
     servers.processes["b"].wait(timeout=60)
-    monkeypatch.setenv("COGNITIVE_MEMORY_DB_PATH", str(servers.database))
+    for variable, value in servers.store.items():
+        monkeypatch.setenv(variable, value)
     records = open_records(Settings(env_file=None))
     try:
         stored = [memory for batch in records.memories.batches() for memory in batch]

@@ -6,8 +6,9 @@ through the change log. Before each recall the follower reads the log from the l
 index holds (one point read when nothing changed), and writes into the index the memories that
 changed, or deletes those that are gone, reading their vectors and words from the store. It keeps
 that last change, with the identity of the store it belongs to, in a small file beside the index
-(``followed.json``), written after the index took the changes: a crash in between only makes the
-next start write them again. An index with no such file, one made for another store, or one the
+(``followed.json``, read only if it is a regular file and replaced whole, never written in place),
+written after the index took the changes: a crash in between only makes the next start write
+them again. An index with no such file, one made for another store, or one the
 log no longer reaches back to (trimmed past it) is rewritten whole from the store
 (``copy_vectors``), and the follower says so in the log.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import uuid
 from pathlib import Path
@@ -24,6 +24,7 @@ from pathlib import Path
 from cognitive_memory.core.store import StoreOfRecord
 from cognitive_memory.errors import StorageError
 from cognitive_memory.index.vector_store import VectorStore
+from cognitive_memory.regular_files import read_regular, write_replacing
 from cognitive_memory.replicas.index_replication import (
     COPY_BATCH,
     copy_vectors,
@@ -36,6 +37,7 @@ __all__ = ["MARKER_NAME", "STORE_IDENTITY", "IndexFollower"]
 logger = logging.getLogger(__name__)
 
 MARKER_NAME = "followed.json"
+MARKER_BYTES = 4096  # what is read of it at most: a store's identity and a number
 # The store_meta key of the store's identity: an index follows one store, never another.
 STORE_IDENTITY = "store_id"
 # The kinds of change that alter a memory's point: its row (vector, payload) and its words.
@@ -105,7 +107,7 @@ class IndexFollower:
     def _kept_seq(self, store: str) -> int | None:
         """The last change the index holds, if its marker belongs to ``store``."""
         try:
-            kept = json.loads(self._marker.read_text(encoding="utf-8"))
+            kept = json.loads(read_regular(self._marker, limit=MARKER_BYTES))
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
@@ -117,11 +119,9 @@ class IndexFollower:
 
     def _keep(self, seq: int) -> None:
         """Record ``seq`` as held (write a temporary file, then rename it over the marker)."""
-        self._marker.parent.mkdir(parents=True, exist_ok=True)
-        scratch = self._marker.with_suffix(".tmp")
         try:
-            scratch.write_text(json.dumps({"store": self._store, "seq": seq}), encoding="utf-8")
-            os.replace(scratch, self._marker)
+            self._marker.parent.mkdir(parents=True, exist_ok=True)
+            write_replacing(self._marker, json.dumps({"store": self._store, "seq": seq}))
         except OSError as exc:
             raise StorageError(f"Cannot record the changes the index holds in {self._marker}: {exc}") from exc
         self._seq = seq

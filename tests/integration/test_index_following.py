@@ -5,6 +5,7 @@ by two systems with their own data directories (so their own embedded indexes) o
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -146,3 +147,18 @@ def test_a_near_duplicate_stored_by_the_other_server_is_named_at_store(
     outcome = second.store("The on-call rotation changes every Monday morning!")
 
     assert outcome.nearest is not None and outcome.nearest.id == original.id
+
+
+def test_a_fifo_planted_as_the_record_of_changes_is_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "a" / "vectors" / MARKER_NAME
+    marker.parent.mkdir(parents=True)
+    os.mkfifo(marker)
+    first = server(tmp_path, "a", monkeypatch)
+    try:
+        first.store("The release train leaves every second Wednesday.")
+        assert found(first, "release train Wednesday") == ["The release train leaves every second Wednesday."]
+        assert json.loads(marker.read_text())["seq"] == first.records.changes.head()  # replaced whole
+    finally:
+        first.close()

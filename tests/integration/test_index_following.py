@@ -162,3 +162,20 @@ def test_a_fifo_planted_as_the_record_of_changes_is_not_waited_on(
         assert json.loads(marker.read_text())["seq"] == first.records.changes.head()  # replaced whole
     finally:
         first.close()
+
+
+def test_the_first_recall_of_a_new_server_is_not_degraded_by_the_index_it_just_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = server(tmp_path, "a", monkeypatch)
+    first.store("The release train leaves every second Wednesday.")
+    second = server(tmp_path, "b", monkeypatch)
+    try:
+        assert second.retriever.coverage is not None
+        second.retriever.coverage.look()  # as a server looks at start: its index is empty
+        result = second.retrieve("release train Wednesday")
+        assert not result.degraded and result.shortfall is None
+        assert [r.memory.content for r in result.core] == ["The release train leaves every second Wednesday."]
+    finally:
+        second.close()
+        first.close()

@@ -5,10 +5,12 @@ server) or the path of a SQLite file. What the composition root, the index build
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cognitive_memory.storage.postgres.errors import server_name
-from cognitive_memory.storage.postgres.store import PostgresMemoryStore
 from cognitive_memory.storage.sqlite_store import SQLiteMemoryStore
+
+if TYPE_CHECKING:  # psycopg is imported when a server's store is opened (0.1-0.2 s), not before
+    from cognitive_memory.storage.postgres.store import PostgresMemoryStore
 
 __all__ = ["is_server", "named", "open_store"]
 
@@ -27,6 +29,8 @@ def open_store(location: str, data_dir: Path | None = None) -> SQLiteMemoryStore
     if missing; what goes beside a store goes in ``data_dir``), or the SQLite file there (made if
     missing)."""
     if is_server(location):
+        from cognitive_memory.storage.postgres.store import PostgresMemoryStore
+
         beside = (data_dir or Path.cwd()).expanduser().absolute() / SERVER_STAND_IN
         return PostgresMemoryStore(location, beside)
     return SQLiteMemoryStore(Path(location).expanduser().absolute())
@@ -34,4 +38,8 @@ def open_store(location: str, data_dir: Path | None = None) -> SQLiteMemoryStore
 
 def named(location: str) -> str:
     """``location`` as messages show it: a server's URL without its password, a file's absolute path."""
-    return server_name(location) if is_server(location) else str(Path(location).expanduser().absolute())
+    if is_server(location):
+        from cognitive_memory.storage.postgres.errors import server_name
+
+        return server_name(location)
+    return str(Path(location).expanduser().absolute())

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage.database import inspect_file
 from cognitive_memory.storage.migrations import MIGRATIONS
-from cognitive_memory.storage.postgres.errors import server_name
-from cognitive_memory.storage.postgres.health import inspect_server
 from cognitive_memory.upkeep.health import CheckResult, count_phrase
 
 if TYPE_CHECKING:
@@ -54,6 +52,9 @@ def check_sqlite(path: Path) -> CheckResult:
 def check_postgres(url: str) -> CheckResult:
     """Read-only: the server answers, the database records every migration (or is new), and the
     rights a server needs are granted; named without the password."""
+    from cognitive_memory.storage.postgres.errors import server_name
+    from cognitive_memory.storage.postgres.health import inspect_server
+
     where = server_name(url)
     try:
         health = inspect_server(url)

@@ -80,6 +80,21 @@ def test_help_imports_nothing_heavy() -> None:
     assert output.stdout.strip() == "[]"
 
 
+@pytest.mark.subprocess
+def test_a_command_on_the_sqlite_store_never_imports_the_postgresql_driver(data_dir: Path) -> None:
+    """psycopg costs 0.1-0.2 s to import: only a store on a server loads it."""
+    probe = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from memory_system.cli import app\n"
+        "result = CliRunner().invoke(app, ['status', '--json'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "print([m for m in ('psycopg', 'psycopg_pool') if m in sys.modules])\n"
+    )
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert output.stdout.strip().splitlines()[-1] == "[]"
+
+
 @pytest.mark.model
 def test_store_then_recall_then_status_with_the_real_model(data_dir: Path) -> None:
     stored = runner.invoke(

@@ -275,24 +275,24 @@ def test_the_core_imports_point_down_its_layers() -> None:
 SQLITE_SPOKEN_IN = ("cognitive_memory/storage/",)
 
 
-def test_only_the_store_of_record_imports_sqlite3() -> None:
+@pytest.mark.parametrize("driver", ["sqlite3", "psycopg", "psycopg_pool"])
+def test_only_the_store_of_record_imports_a_database_driver(driver: str) -> None:
     offences = [
         relative
         for package in ("cognitive_memory", "interfaces", "memory_system")
         for path in sorted((ROOT / package).rglob("*.py"))
-        if "sqlite3" in imported_modules(path)
+        if any(module == driver or module.startswith(driver + ".") for module in imported_modules(path))
         and not (relative := path.relative_to(ROOT).as_posix()).startswith(SQLITE_SPOKEN_IN)
     ]
     assert offences == []
 
 
-# Who names SQLite's store of record outside storage/: the composition root, and the tools that
-# open a database file themselves (a restore, the index upkeep). The index builder's process opens
-# a store by its location (storage/opening.py).
+# Who names SQLite's store of record outside storage/: the tools that open a database file
+# themselves (a restore, the index upkeep). The composition root and the index builder's process
+# open a store by its location (storage/opening.py: a SQLite file or a PostgreSQL URL).
 # Everything else, the replicas of recall's state included, is typed by the core's protocols.
 SQLITE_STORE_NAMED_IN = {
     "cognitive_memory/backup/restore.py",
-    "cognitive_memory/main.py",
     "cognitive_memory/upkeep/indexes.py",
 }
 

@@ -96,7 +96,12 @@ def build_system(
     ranking = FollowedRanking(records, encoder.dimension) if follow_changes else None
     words = FollowedWords(records) if follow_changes else None
     at_hand = (ranking, words) if ranking is not None and words is not None else None
-    coverage = IndexCoverage(vectors, records.outbox.to_be_indexed)
+    following = shares_its_store(settings) if follow_index is None else follow_index
+    storage_path = settings.storage.vector_path
+    # A followed index is whole up to the change log's head before each recall (the follower
+    # writes it whole when it lost its files or is an older copy): counting it against the store
+    # would race other servers' writes and call it short while they write.
+    coverage = None if following else IndexCoverage(vectors, records.outbox.to_be_indexed)
     retriever = Retriever(records, vectors, config, coverage, links=links, ranking=ranking, at_hand=at_hand)
     configuration = {
         "profile": profile,
@@ -123,11 +128,7 @@ def build_system(
             clock=clock or (lambda: datetime.now(UTC)),
             followed=[replica for replica in (links, ranking, words) if replica is not None],
             backups=backup_place(settings),
-            index_follower=(
-                IndexFollower(records, vectors, settings.storage.vector_path)
-                if (shares_its_store(settings) if follow_index is None else follow_index)
-                else None
-            ),
+            index_follower=IndexFollower(records, vectors, storage_path) if following else None,
         )
     except CognitiveMemoryError:
         vectors.close()

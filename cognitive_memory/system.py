@@ -387,17 +387,13 @@ class CognitiveSystem:
     def _index_caught_up(self) -> bool:
         """Bring the index up to the writes of other processes (``index_follower``); False when
         it could not be, and the recall says ``degraded``."""
-        follower = self.index_follower
-        if follower is None:
+        if self.index_follower is None:
             return True
-        rewrites = follower.rewrites
         try:
-            follower.catch_up()
+            self.index_follower.catch_up()
         except StorageError as exc:
             logger.warning("The vector index may miss other servers' latest writes: %s", exc.message)
             return False
-        if follower.rewrites != rewrites and self.retriever.coverage is not None:
-            self.retriever.coverage.look()  # written whole: what it holds is counted again
         return True
 
     def _follow(self) -> None:

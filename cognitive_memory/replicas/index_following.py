@@ -54,7 +54,6 @@ class IndexFollower:
         self._lock = threading.Lock()
         self._store: str | None = None
         self._seq: int | None = None  # the last change the index holds, once known
-        self.rewrites = 0  # times the index was written whole by this follower
 
     def catch_up(self) -> int:
         """Bring the index up to the change log's head; returns how many memories it wrote or
@@ -92,7 +91,6 @@ class IndexFollower:
         logger.warning("The vector index is rewritten from the store of record: %s", why)
         report = copy_vectors(self._records, self._vectors)
         self._keep(head)
-        self.rewrites += 1
         return report.copied
 
     def _identity(self) -> str:

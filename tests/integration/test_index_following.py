@@ -164,15 +164,16 @@ def test_a_fifo_planted_as_the_record_of_changes_is_not_waited_on(
         first.close()
 
 
-def test_the_first_recall_of_a_new_server_is_not_degraded_by_the_index_it_just_wrote(
+def test_a_recall_while_another_server_writes_is_not_called_short(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = server(tmp_path, "a", monkeypatch)
     first.store("The release train leaves every second Wednesday.")
     second = server(tmp_path, "b", monkeypatch)
     try:
-        assert second.retriever.coverage is not None
-        second.retriever.coverage.look()  # as a server looks at start: its index is empty
+        # A followed index is not counted against the store (which races other servers' writes):
+        # it is whole up to the change log's head before each recall.
+        assert second.retriever.coverage is None
         result = second.retrieve("release train Wednesday")
         assert not result.degraded and result.shortfall is None
         assert [r.memory.content for r in result.core] == ["The release train leaves every second Wednesday."]

@@ -86,6 +86,8 @@ def rankings(
         Settings(env_file=None), encoder=HashEncoder(), clock=lambda: FIXED
     )
     try:
+        if system.index_follower is not None:  # the store is outside this data directory
+            system.index_follower.catch_up()
         ranked = []
         for query in QUERIES:
             vector = system.encoder.encode([query])[0]

@@ -40,7 +40,8 @@ MARKER_NAME = "followed.json"
 MARKER_BYTES = 4096  # what is read of it at most: a store's identity and a number
 # The store_meta key of the store's identity: an index follows one store, never another.
 STORE_IDENTITY = "store_id"
-# The kinds of change that alter a memory's point: its row (vector, payload) and its words.
+# The kinds of change that alter a memory's point: its row (vector, payload) and its words; not its
+# uses (every recall writes them for the memories it returns).
 _KINDS = frozenset({"memory", "words"})
 
 

@@ -2,7 +2,8 @@
 several servers on one PostgreSQL database, each with its embedded index (docs/team.md).
 
 A server's own writes reach its index at once (``IndexReplication``); another server's reach it
-through the change log. Before each recall the follower reads the log from the last change its
+through the change log, which the follower reads passing over the server's own rows
+(``ChangeRecords.ours``). Before each recall the follower reads the log from the last change its
 index holds (one point read when nothing changed), and writes into the index the memories that
 changed, or deletes those that are gone, reading their vectors and words from the store. It keeps
 that last change, with the identity of the store it belongs to, in a small file beside the index
@@ -79,7 +80,10 @@ class IndexFollower:
         found = self._records.changes.since(seq)
         if found.whole:
             return None
-        changed = list(dict.fromkeys(c.memory_id for c in found.changes if c.kind in _KINDS))
+        changes = self._records.changes
+        changed = list(
+            dict.fromkeys(c.memory_id for c in found.changes if c.kind in _KINDS and not changes.ours(c.seq))
+        )
         for start in range(0, len(changed), COPY_BATCH):
             self._apply(changed[start : start + COPY_BATCH])
         if found.head != seq:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from cognitive_memory.core.store.values import Change, ChangeKind, Changes
 from cognitive_memory.storage import properties
+from cognitive_memory.storage.own_changes import OwnChanges
 from cognitive_memory.storage.sql import EVERY_ROW, Connection, DatabaseAccess
 
 __all__ = ["KEEP", "Change", "ChangeKind", "ChangeLog", "Changes", "head_in"]
@@ -45,9 +46,15 @@ class ChangeLog:
     log is read once: the readers that follow it (``replicas``) each ask what came after their own
     last ``seq``, and all but the first are answered from what the first read."""
 
-    def __init__(self, database: DatabaseAccess) -> None:
+    def __init__(self, database: DatabaseAccess, own: OwnChanges | None = None) -> None:
+        """``own``: the rows the store object's writes append (its database's ``own_changes``)."""
         self._db = database
+        self._own = own or OwnChanges()
         self._read: _Read | None = None
+
+    def ours(self, seq: int) -> bool:
+        """Whether change ``seq`` was written through this store object (``OwnChanges``)."""
+        return self._own.ours(seq)
 
     def head(self) -> int:
         """The seq of the last change written (0 before any): one point read."""

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, TypeVar
 from cognitive_memory.errors import StorageError
 from cognitive_memory.storage.connection import SQLiteConnection, connect
 from cognitive_memory.storage.file_identity import FileIdentity
+from cognitive_memory.storage.own_changes import OwnChanges
 
 __all__ = [
     "Database",
@@ -59,6 +60,8 @@ class Database:
             self._conn = connect(path)
             for step in setup:
                 step(self._conn)
+            logged = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'change_log'"
+            self._logged = self._conn.execute(logged).fetchone() is not None
             self._reader = connect(path)
         except (sqlite3.Error, OSError) as exc:
             unwritable = not os.access(path.parent, os.W_OK)
@@ -82,14 +85,17 @@ class Database:
         self._reading = threading.local()  # ``snapshot`` while this thread is in a read of its own
         self._snapshots = itertools.count(1)
         self.location = FileIdentity(path)  # checked around every write: see file_identity
+        self.own_changes = OwnChanges()  # the change log's rows this object's writes appended
 
     @contextmanager
     def transaction(self) -> Iterator[SQLiteConnection]:
-        """One write transaction (BEGIN IMMEDIATE), rolled back if the body raises."""
+        """One write transaction (BEGIN IMMEDIATE), rolled back if the body raises; the change
+        log's rows it appended are recorded as this object's own (``own_changes``)."""
         with self._lock:
             self.location.check()
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
+                before = self._log_head()
                 self._writing.active = True
                 try:
                     yield self._conn
@@ -98,10 +104,18 @@ class Database:
                     raise
                 finally:
                     self._writing.active = False
+                after = self._log_head()
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise refused_write(self.path, exc) from exc
+            self.own_changes.add(before, after)
             self.location.check()  # deleted during the write: say so rather than acknowledge it
+
+    def _log_head(self) -> int:
+        """The change log's last seq, inside the write transaction (0 for a database without one)."""
+        if not self._logged:
+            return 0
+        return int(self._conn.execute("SELECT coalesce(max(seq), 0) FROM change_log").fetchone()[0])
 
     def read(self, query: Callable[[SQLiteConnection], T]) -> T:
         """What ``query`` reads, in one read transaction: all it reads is one snapshot of the

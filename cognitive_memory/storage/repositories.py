@@ -24,6 +24,7 @@ from cognitive_memory.storage.lexical import Words
 from cognitive_memory.storage.links import Links
 from cognitive_memory.storage.memories import Memories
 from cognitive_memory.storage.outbox import Outbox
+from cognitive_memory.storage.own_changes import OwnChanges
 from cognitive_memory.storage.properties import StoreProperties
 from cognitive_memory.storage.sources import Sources
 from cognitive_memory.storage.sql import Connection, DatabaseAccess
@@ -51,6 +52,9 @@ class StoreDatabase(DatabaseAccess, Protocol):
     @property
     def location(self) -> Located: ...
 
+    @property
+    def own_changes(self) -> OwnChanges: ...
+
     def size_bytes(self) -> int: ...
 
     def close(self) -> None: ...
@@ -71,7 +75,7 @@ class Repositories:
         self.word_documents = WordDocuments(database)
         self.history = VersionHistory(database)
         self.outbox = Outbox(database)
-        self.changes = ChangeLog(database)
+        self.changes = ChangeLog(database, database.own_changes)
         self.damaged = damaged.DamagedRows(database, self.properties.dimension)
 
     @property

@@ -195,3 +195,19 @@ def test_a_recall_s_uses_are_not_written_into_the_other_servers_index(
     first.flush()
 
     assert second.index_follower.catch_up() == 0  # they change no point of the index
+
+
+def test_a_server_s_own_stores_are_not_written_into_its_index_a_second_time(
+    pair: tuple[CognitiveSystem, CognitiveSystem],
+) -> None:
+    first, second = pair
+    found(first, "anything")  # caught up
+    assert first.index_follower is not None
+
+    kept = first.store("The staging cluster moved to the Frankfurt region in March.").memory
+    first.edits.update(kept.id, MemoryEdit(text="The staging cluster moved to Paris."))
+    assert first.index_follower.catch_up() == 0  # its own writes reached its index as they committed
+
+    second.store("The production cluster stays in Dublin.")
+    assert first.index_follower.catch_up() == 1  # the other's, from the log
+    assert found(first, "production cluster Dublin") == ["The production cluster stays in Dublin."]

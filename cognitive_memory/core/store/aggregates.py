@@ -222,6 +222,10 @@ class ChangeRecords(Protocol):
         """The changes after ``seq`` (the first ``limit`` of them, if given)."""
         ...
 
+    def ours(self, seq: int) -> bool:
+        """Whether change ``seq`` was written through this store (this process's own write)."""
+        ...
+
     def trim(self, keep: int = ...) -> int:
         """Drop all but the newest ``keep`` changes now and then; how many went."""
         ...

@@ -38,6 +38,7 @@ from psycopg import pq
 from psycopg_pool import ConnectionPool
 
 from cognitive_memory.errors import StorageError
+from cognitive_memory.storage.own_changes import OwnChanges
 from cognitive_memory.storage.postgres.connection import PostgresConnection, prepare
 from cognitive_memory.storage.postgres.errors import server_name, storage_error
 
@@ -57,8 +58,14 @@ POOL_WAIT_SECONDS = 30.0
 # How long a write waits for another process's write before it gives up (SQLite's BUSY_SECONDS).
 _LOCK_WAIT = "30s"
 _IDENTITY = "SELECT oid FROM pg_database WHERE datname = current_database()"
-# One round trip: the transaction, its lock, and which database this is (``ServerIdentity``).
-_BEGIN_WRITE = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK}), ({_IDENTITY})"
+# The last seq the change log handed out (0 for none, or no log): read under the write lock, where
+# no other write takes one, and a statement of its own, so its snapshot is taken after the lock.
+_LOG_HEAD = "SELECT coalesce(pg_sequence_last_value(to_regclass('change_log_seq_seq')), 0)"
+# One round trip: the transaction, its lock, which database this is (``ServerIdentity``) and the
+# change log's last seq (``OwnChanges``: what the write appends comes after it).
+_BEGIN_WRITE = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK}), ({_IDENTITY}); {_LOG_HEAD}"
+# One round trip: the log's last seq as the write leaves it, and the commit.
+_END_WRITE = f"{_LOG_HEAD}; COMMIT"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 
@@ -107,6 +114,7 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             raise storage_error(exc, url, "opening the memory database") from exc
         self.location = ServerIdentity(url, int(oid))
+        self.own_changes = OwnChanges()  # the change log's rows this object's writes appended
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
             kwargs=options,
@@ -124,18 +132,22 @@ class PostgresDatabase:
     @contextmanager
     def transaction(self) -> Iterator[PostgresConnection]:
         """One write transaction, the database's write lock taken first; rolled back if the body
-        raises."""
+        raises. The change log's rows it appended are recorded as this object's own
+        (``own_changes``)."""
         with self._lock, self._begun(_BEGIN_WRITE, "a write") as (raw, cursor):
             conn = PostgresConnection(raw, self._trace)
             try:
                 cursor.nextset()  # past BEGIN's result, to the lock's
                 self.location.saw((cursor.fetchone() or (None, None))[1])
+                cursor.nextset()  # to the log's last seq
+                before = int((cursor.fetchone() or (0,))[0])
                 self._writing.conn = conn
                 try:
                     yield conn
                 finally:
                     self._writing.conn = None
-                raw.execute("COMMIT")
+                after = int((raw.execute(_END_WRITE).fetchone() or (0,))[0])
+                self.own_changes.add(before, after)
             except psycopg.Error as exc:
                 _roll_back(raw)
                 raise storage_error(exc, self.url, "a write") from exc
@@ -187,7 +199,7 @@ class PostgresDatabase:
     @contextmanager
     def held(self, name: str, waiting: Callable[[str], None]) -> Iterator[None]:
         """Hold the advisory lock ``name`` of this database (a session lock, on a connection of
-        its own, closed after: the server releases it then, or when this process dies), waiting
+        its own, let go and closed after; the server releases it when this process dies), waiting
         for its holder first; the connection names this host and process (``application_name``)
         so that one waiting can say who holds it."""
         key = (_NAMED_LOCKS, zlib.crc32(name.encode()) - 2**31)  # two int4 keys: apart from WRITE_LOCK's
@@ -199,6 +211,9 @@ class PostgresDatabase:
                     waiting(_holder(raw, key))
                     raw.execute("SELECT pg_advisory_lock(%s, %s)", key)
                 yield
+                # Let go before closing: the server ends a closed session a moment later, and the
+                # next holder, in this process or another, would find it still held.
+                raw.execute("SELECT pg_advisory_unlock(%s, %s)", key)
         except psycopg.Error as exc:
             raise storage_error(exc, self.url, f"holding the {name} lock") from exc
 

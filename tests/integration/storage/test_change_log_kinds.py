@@ -6,6 +6,7 @@ trigger fails here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from cognitive_memory.core.memory import HierarchyLevel, MemoryType, SourceKind
@@ -102,3 +103,17 @@ def test_a_recall_s_uses_log_uses(store: Store) -> None:
 
     logged = {(c.memory_id, c.kind) for c in store.changes.since(head).changes}
     assert logged == {("a", "uses"), ("b", "uses")}
+
+
+def test_the_rows_a_store_s_writes_append_are_its_own_and_another_s_are_not(
+    open_store: Callable[[str], Store],
+) -> None:
+    mine, theirs = open_store("memories"), open_store("memories")  # two processes on one database
+    mine.memories.add([stored_memory("a")])
+    theirs.memories.add([stored_memory("b")])
+    mine.memories.record_uses([Use(("a",), (), STORED_AT + timedelta(hours=1), 0.0)])
+
+    changes = mine.changes.since(0).changes
+    assert {c.memory_id for c in changes if mine.changes.ours(c.seq)} == {"a"}
+    assert {c.memory_id for c in changes if theirs.changes.ours(c.seq)} == {"b"}
+    assert not any(mine.changes.ours(c.seq) for c in changes if c.memory_id == "b")

@@ -8,7 +8,8 @@ second run of an MCP test, in the older protocol era). ``model``, ``browser`` an
 ``legacy_protocol`` are put on by `pytest_collection_modifyitems` from the fixtures a test uses;
 ``subprocess`` and ``slow`` are written on the test. ``postgres`` (a PostgreSQL server) is put on
 from the fixture too; the fast tier keeps it, since its throwaway server starts in about a second
-per test process (tests/fixtures/postgres.py). When a run leaves out ``model`` or
+per test process (tests/fixtures/postgres.py); a test marked ``stores`` runs on SQLite and on
+PostgreSQL (``store_of_record``, see docs/development.md). When a run leaves out ``model`` or
 ``subprocess``, a test that loads the model or starts a process without its marker fails, so a
 missing marker is found, not silently paid for.
 """
@@ -111,8 +112,8 @@ def store_of_record(request: pytest.FixtureRequest, data_dir: Path, monkeypatch:
     """The store of record that the systems a test builds from the settings open: ``sqlite`` (the
     file in the data directory), or ``postgres``: a fresh database with the store's tables on the
     test process's throwaway server (tests/fixtures/postgres.py), named by
-    COGNITIVE_MEMORY_DATABASE_URL. SQLite unless the
-    test is marked ``stores`` (then both, or the ones the marker names)."""
+    COGNITIVE_MEMORY_DATABASE_URL. SQLite unless the test is marked ``stores`` (then each of the
+    stores the marker names, both by default)."""
     kind = str(getattr(request, "param", "sqlite"))
     if kind == "postgres":
         monkeypatch.setenv("COGNITIVE_MEMORY_DATABASE_URL", request.getfixturevalue("postgres_store_url"))

@@ -1,6 +1,10 @@
 """Store and recall latency through the MCP layer (in-memory client), beside the encoder's own.
 
 python -m bench latency --memories 1000 --queries 100
+
+The system is built as a server builds it (recall reads its state kept in memory, ``replicas``).
+With ``COGNITIVE_MEMORY_DATABASE_URL`` set the store of record is that PostgreSQL database (an
+empty one) and the result goes to ``latency-<memories>-postgresql.json``.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ async def through_mcp(
     settings.storage.data_dir = data_dir
     if words:
         settings.recall.words = "index" if words == "index" else "fts5"
-    system = build_system(settings, encoder=encoder)
+    system = build_system(settings, encoder=encoder, follow_changes=True)
     texts, cues = memory_texts(memories), query_texts(queries)
     try:
         preload = texts[:-queries]
@@ -150,6 +154,7 @@ def run(memories: int, queries: int) -> dict[str, Any]:
         mcp = anyio.run(through_mcp, encoder, memories, queries, Path(tmp))
     return {
         "benchmark": "latency",
+        "store_of_record": "postgresql" if Settings(env_file=None).storage.database_url else "sqlite",
         "encoder_batch1": encoder_batch1,
         "encoder_batch_per_second": round(encoder_per_second, 1),
         **mcp,
@@ -166,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     result = run(args.memories, args.queries)
     RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / f"latency-{args.memories}.json"
+    server = result["store_of_record"] == "postgresql"
+    out = RESULTS / f"latency-{args.memories}{'-postgresql' if server else ''}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))  # noqa: T201 - the benchmark's report goes to stdout

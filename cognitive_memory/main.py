@@ -24,6 +24,7 @@ from cognitive_memory.replicas.index_replication import background_threshold
 from cognitive_memory.retrieval import RankWeights, RetrievalConfig, Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.storage import opening
+from cognitive_memory.storage.opening import is_server
 from cognitive_memory.system import Clock, CognitiveSystem
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "keep_shards_until_exit",
     "model_encoder",
     "describe_store",
+    "is_server",
     "open_records",
     "open_store",
     "store_location",
@@ -231,7 +233,7 @@ def _vector_store(settings: Settings, records: StoreOfRecord, *, attach_now: boo
         )
     path, location = storage.vector_path, store_location(settings)
     # A server's store has no file to count from: the index builder asks the open store.
-    counted = records.outbox.to_be_indexed if opening.is_server(location) else None
+    counted = records.outbox.to_be_indexed if is_server(location) else None
     return SharedVectorStore(
         lambda: _open_edge(path, location, counted), storage.socket_path, attach_now=attach_now
     )

@@ -39,7 +39,7 @@ def register(app: typer.Typer, settings: SettingsSource) -> None:
         into an empty store (PostgreSQL or SQLite); the configured one is left as it was. Stop the
         servers first: what they store meanwhile stays behind."""
         from cognitive_memory.errors import CognitiveMemoryError
-        from cognitive_memory.main import describe_store, open_records, open_store
+        from cognitive_memory.main import describe_store, is_server, open_records, open_store
         from cognitive_memory.service.moving import format_move, move_store
 
         configured = settings()
@@ -48,15 +48,14 @@ def register(app: typer.Typer, settings: SettingsSource) -> None:
         if target_name == source_name:
             raise fail(f"The store is already at {target_name}: name another store to move it to.")
         made: Path | None = None
-        if "://" not in target:
+        if is_server(target):
+            use = f"set COGNITIVE_MEMORY_DATABASE_URL={target_name} (with its password)"
+        else:
             made = Path(target).expanduser().absolute()
             if made.exists():
                 raise fail(
                     f"{made} exists: move into a SQLite file that does not exist yet (the move makes it)."
                 )
-        if "://" in target:
-            use = f"set COGNITIVE_MEMORY_DATABASE_URL={target_name} (with its password)"
-        else:
             use = f"unset COGNITIVE_MEMORY_DATABASE_URL and set COGNITIVE_MEMORY_DB_PATH={made}"
         try:
             source = open_records(configured)

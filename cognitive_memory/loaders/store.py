@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 from cognitive_memory.core.sources import SourceUpdate, SyncCounts
 from cognitive_memory.encoding.base import Encoder
 from cognitive_memory.storage.sources import ChunkRow, SourceRecord
 
-__all__ = ["SourceStore", "StoreFile"]
+__all__ = ["LockedStore", "SourceStore"]
 
 
-class StoreFile(Protocol):
-    """Where the store keeps its memories (the loaders' lock lives beside it)."""
+class LockedStore(Protocol):
+    """The store of record as the loaders' lock needs it (``StoreOfRecord``'s ``where`` and
+    ``exclusive``)."""
 
     @property
-    def path(self) -> Path: ...
+    def where(self) -> str: ...
+
+    def exclusive(self, name: str, waiting: Callable[[str], None]) -> AbstractContextManager[None]: ...
 
 
 class SourceStore(Protocol):
@@ -27,7 +30,7 @@ class SourceStore(Protocol):
     def encoder(self) -> Encoder: ...
 
     @property
-    def records(self) -> StoreFile: ...
+    def records(self) -> LockedStore: ...
 
     def sources(self, loader_type: str, prefix: str = "") -> list[SourceRecord]:
         """Loaded sources of ``loader_type`` whose key starts with ``prefix``."""

@@ -40,7 +40,8 @@ MARKER_NAME = "followed.json"
 MARKER_BYTES = 4096  # what is read of it at most: a store's identity and a number
 # The store_meta key of the store's identity: an index follows one store, never another.
 STORE_IDENTITY = "store_id"
-# The kinds of change that alter a memory's point: its row (vector, payload) and its words.
+# The kinds of change that alter a memory's point: its row (vector, payload) and its words; not its
+# uses (every recall writes them for the memories it returns).
 _KINDS = frozenset({"memory", "words"})
 
 
@@ -65,15 +66,25 @@ class IndexFollower:
                 self._seq = self._kept_seq(self._store)
             if self._seq is None:
                 return self._rewrite("it has no record of the changes it holds")
-            found = self._records.changes.since(self._seq)
-            if found.whole:
+            seq = self._seq
+            applied = self._records.together(lambda: self._take(seq))
+            if applied is None:
                 return self._rewrite("the change log no longer reaches back to it")
-            changed = list(dict.fromkeys(c.memory_id for c in found.changes if c.kind in _KINDS))
-            for start in range(0, len(changed), COPY_BATCH):
-                self._apply(changed[start : start + COPY_BATCH])
-            if found.head != self._seq:
-                self._keep(found.head)
-            return len(changed)
+            return applied
+
+    def _take(self, seq: int) -> int | None:
+        """Inside one read of the store (one transaction, one round trip to begin it on a
+        server): the changes after ``seq`` written into the index, and how many; None when the
+        log no longer reaches back to ``seq``."""
+        found = self._records.changes.since(seq)
+        if found.whole:
+            return None
+        changed = list(dict.fromkeys(c.memory_id for c in found.changes if c.kind in _KINDS))
+        for start in range(0, len(changed), COPY_BATCH):
+            self._apply(changed[start : start + COPY_BATCH])
+        if found.head != seq:
+            self._keep(found.head)
+        return len(changed)
 
     def _apply(self, ids: list[str]) -> None:
         present = self._records.memories.get(ids)

@@ -254,7 +254,7 @@ class FollowedRanking(FollowedTable[RankingTable]):
     (``vectors``): from a ``RankingTable`` kept in step by the change log once built, from the
     store before and while it cannot follow."""
 
-    kinds: frozenset[ChangeKind] = frozenset({"memory", "words"})
+    kinds: frozenset[ChangeKind] = frozenset({"memory", "words", "uses"})
     # Reading a changed row again costs about what a recall's own rows cost: past a few thousand,
     # a build on a thread is cheaper than one slow recall.
     rebuild_after = 2_000

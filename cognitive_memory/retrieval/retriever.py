@@ -10,7 +10,7 @@ from datetime import datetime
 from functools import partial
 
 from cognitive_memory.core.links import Graph
-from cognitive_memory.core.memory import SourceKind, Vector
+from cognitive_memory.core.memory import BridgeMemory, SourceKind, Vector
 from cognitive_memory.core.ranking import RankingRow, tags_as_words
 from cognitive_memory.core.strength import effective_strength
 from cognitive_memory.errors import StorageError
@@ -141,7 +141,7 @@ class Retriever:
         """Recall's stages, in order (docs/recall.md#how-recall-works): the query read, one search of
         the vector index, then in one read of the store the candidates, their fusion, activation
         over links, ranking on light rows, the relevance floor and the returned records (core and
-        peripheral); bridges last, in one more search and one more read. The conversation stage
+        peripheral); bridges last, in the same read, after one more search. The conversation stage
         (``retrieval/conversation.py``) adds its signals for turns at activation, ranking and the
         floor. ``explain``: ids of memories to explain (``retrieval/explaining.py``), read in one
         more read of the store; they change nothing else. Where the query's reads are kept in
@@ -163,20 +163,19 @@ class Retriever:
         found = search(self._vectors, asked, query_vector, pool)
         checked = partial(self._checked, read, where, sessions, kept[1], query_vector, pool) if kept else None
 
-        def after_search() -> tuple[RecallQuery, Search, _Ranked]:
+        def after_search() -> tuple[RecallQuery, Search, _Ranked, list[BridgeMemory]]:
             """Inside the one read after the search: the query checked (when it was not read from
-            the store), the memories it names by key, then every stage."""
+            the store), the memories it names by key, then every stage, bridges last."""
             settled, hits = checked(asked, found) if checked else (asked, found)
             settled = replace(settled, keyed=named_keys(self._memories, query, where))
             ranked = self._ranked(query, settled, hits, query_vector, now, max_results, where, explain)
-            return settled, hits, ranked
+            core, peripheral = ranked[0], ranked[1]
+            room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
+            wanted = include_bridges and not hits.degraded and room > 0
+            near = self._bridging().find(query_vector, core, peripheral, settled.searched) if wanted else []
+            return settled, hits, ranked, near[:room]
 
-        asked, found, (core, peripheral, explained) = self._records.together(after_search)
-        room = self.config.bridge_limit if max_total is None else max_total - len(core) - len(peripheral)
-        wanted = include_bridges and not found.degraded and room > 0
-        bridges = (
-            self._bridging().find(query_vector, core, peripheral, asked.searched)[:room] if wanted else []
-        )
+        asked, found, (core, peripheral, explained), bridges = self._records.together(after_search)
         explained = with_bridges(explained, [b.memory.id for b in bridges])
         return RetrievalResult(query, core, peripheral, bridges, found.degraded, shortfall, explained)
 

@@ -251,5 +251,7 @@ def inspect_file(path: Path) -> FileHealth:
 
 
 def raised_by_the_database(exc: BaseException) -> bool:
-    """Whether ``exc`` comes from the database (SQLite's own error is its cause), not the index."""
-    return isinstance(exc.__cause__, sqlite3.Error)
+    """Whether ``exc`` comes from the store of record (SQLite's or psycopg's own error is its
+    cause), not the index. psycopg is known by its module: it is not imported on SQLite's path."""
+    cause = exc.__cause__
+    return isinstance(cause, sqlite3.Error) or type(cause).__module__.partition(".")[0] == "psycopg"

@@ -616,6 +616,44 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DROP TABLE migration_keyed
         """,
     ),
+    (
+        # A memory's uses (access_count and last_accessed, what a recall's bookkeeping writes) are
+        # logged as 'uses', not 'memory': they change no point of the vector index, so what keeps
+        # an index in step (replicas/index_following.py) passes over them, while the ranking state
+        # reads them. An update that changes any other column logs 'memory', as before (every
+        # column is compared: tests/integration/storage/test_change_log_kinds.py fails for a new
+        # column left out). SQLite cannot widen a CHECK in place: the table is made again, under
+        # the legacy rename, which leaves the other tables' triggers that write it as they are.
+        "0023_change_log_uses",
+        """
+        PRAGMA legacy_alter_table = ON;
+        CREATE TABLE change_log_0023 (
+            seq INTEGER PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('memory', 'links', 'words', 'uses'))
+        );
+        INSERT INTO change_log_0023 (seq, memory_id, kind) SELECT seq, memory_id, kind FROM change_log;
+        DROP TABLE change_log;
+        ALTER TABLE change_log_0023 RENAME TO change_log;
+        PRAGMA legacy_alter_table = OFF;
+        DROP TRIGGER change_log_memory_changed;
+        CREATE TRIGGER change_log_memory_changed AFTER UPDATE ON memories BEGIN
+            INSERT INTO change_log (memory_id, kind) VALUES (NEW.id, CASE WHEN
+                NEW.id IS OLD.id AND NEW.content IS OLD.content
+                AND NEW.hierarchy_level IS OLD.hierarchy_level AND NEW.memory_type IS OLD.memory_type
+                AND NEW.created_date IS OLD.created_date AND NEW.timestamp IS OLD.timestamp
+                AND NEW.modified_date IS OLD.modified_date AND NEW.source_date IS OLD.source_date
+                AND NEW.importance_score IS OLD.importance_score AND NEW.strength IS OLD.strength
+                AND NEW.metadata IS OLD.metadata AND NEW.tags IS OLD.tags
+                AND NEW.dimensions IS OLD.dimensions AND NEW.loader_type IS OLD.loader_type
+                AND NEW.session_id IS OLD.session_id AND NEW.embedding IS OLD.embedding
+                AND NEW.project IS OLD.project AND NEW.content_key IS OLD.content_key
+                AND NEW.speaker IS OLD.speaker AND NEW.origin IS OLD.origin
+                AND NEW.memory_key IS OLD.memory_key
+                THEN 'uses' ELSE 'memory' END);
+        END
+        """,
+    ),
 )
 
 

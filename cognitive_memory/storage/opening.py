@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # psycopg is imported when a server's store is opened (0.1-0.
 
 __all__ = ["is_server", "named", "open_store"]
 
-# Where a server's store stands on this machine (beside it: backups, the loaders' lock), in the
+# Where a server's store stands on this machine (beside it: backups), in the
 # data directory.
 SERVER_STAND_IN = "postgresql.store"
 

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from cognitive_memory.storage.database import Database
+from cognitive_memory.storage.exclusive import Waiting, held_beside
 from cognitive_memory.storage.file_identity import FileIdentity
 from cognitive_memory.storage.migrations import apply_migrations
 from cognitive_memory.storage.repositories import Repositories
@@ -22,6 +24,10 @@ class SQLiteMemoryStore(Repositories):
 
     def __init__(self, path: Path) -> None:
         super().__init__(Database(path, (apply_migrations, fill_content_keys)))
+
+    def exclusive(self, name: str, waiting: Waiting) -> AbstractContextManager[None]:
+        """Hold the lock ``name``: a ``flock`` on a file beside the database (``exclusive.py``)."""
+        return held_beside(self.database.path, name, waiting)
 
     @property
     def where(self) -> str:

@@ -40,11 +40,15 @@ def open_system(settings: Settings) -> CognitiveSystem | CheckResult:
     try:
         return build_system(settings)
     except CognitiveMemoryError as exc:
-        return _failed_open(exc)
+        return _failed_open(exc, settings)
 
 
-def _failed_open(exc: CognitiveMemoryError) -> CheckResult:
-    name = "sqlite" if raised_by_the_database(exc) else "qdrant"
+def _failed_open(exc: CognitiveMemoryError, settings: Settings) -> CheckResult:
+    """The check that failed to open: the store of record's (``database`` on a server, as
+    ``check_postgres`` names it, else ``sqlite``) or the index's."""
+    if not raised_by_the_database(exc):
+        return CheckResult("qdrant", "fail", exc.message)
+    name = "sqlite" if settings.storage.database_url is None else "database"
     return CheckResult(name, "fail", exc.message)
 
 
@@ -56,7 +60,7 @@ def open_system_for_repair(settings: Settings) -> tuple[CognitiveSystem | CheckR
         return build_system(settings), None
     except CognitiveMemoryError as exc:
         if exc.code != "index_damaged":
-            return _failed_open(exc), None
+            return _failed_open(exc, settings), None
         damaged = exc
     path = settings.storage.vector_path
     try:

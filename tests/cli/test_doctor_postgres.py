@@ -5,10 +5,14 @@ fails the check in one line and skips what needs it."""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from cognitive_memory.settings import Settings
+from cognitive_memory.upkeep.health import CheckResult
+from cognitive_memory.upkeep.vectors import open_system
 from memory_system.cli import app
 
 runner = CliRunner()
@@ -55,3 +59,17 @@ def test_every_check_passes_on_a_new_database_and_then_on_the_store_it_made(
     assert made.exit_code == 0, made.output
     assert "22 migrations" in made.output and "OK    round_trip" in made.output
     assert "OK    counts      1 memory in the database, 1 vector in the index" in made.output
+
+
+def test_a_store_of_record_that_fails_to_open_is_named_the_database_not_the_index(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    url = f"postgresql://team:hunter2-secret@127.0.0.1:{closed_port()}/memory"
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("COGNITIVE_MEMORY_DATABASE_URL", url)
+
+    failed = open_system(Settings(env_file=None))
+
+    assert isinstance(failed, CheckResult)
+    assert (failed.name, failed.status) == ("database", "fail")
+    assert "hunter2" not in failed.detail

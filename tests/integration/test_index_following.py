@@ -180,3 +180,18 @@ def test_a_recall_while_another_server_writes_is_not_called_short(
     finally:
         second.close()
         first.close()
+
+
+def test_a_recall_s_uses_are_not_written_into_the_other_servers_index(
+    pair: tuple[CognitiveSystem, CognitiveSystem],
+) -> None:
+    first, second = pair
+    first.store("The staging cluster moved to the Frankfurt region in March.")
+    found(second, "anything")  # caught up
+    assert second.index_follower is not None
+    assert second.index_follower.catch_up() == 0
+
+    assert found(first, "staging cluster Frankfurt region")  # uses: access count and last use
+    first.flush()
+
+    assert second.index_follower.catch_up() == 0  # they change no point of the index

@@ -1,9 +1,10 @@
 """What a recall reads (service/recall.py down to the stores): one call to the vector index and two
 reads of the store of record (SQLite or PostgreSQL), one before the search and one after it
-(docs/recall.md#how-recall-works); bridges add one call and one read. With its state in memory,
-as a server keeps it (``replicas``), the search comes first and the store is read once, after it.
-With a Qdrant server (qdrant-client's local mode stands in) the search is one call to the server
-and the store only answers point reads. A new read or call fails here."""
+(docs/recall.md#how-recall-works); bridges add one call, and are read in the read after the
+search. With its state in memory, as a server keeps it (``replicas``), the search comes first and
+the store is read once, after it. With a Qdrant server (qdrant-client's local mode stands in) the
+search is one call to the server and the store only answers point reads. A new read or call fails
+here."""
 
 from __future__ import annotations
 
@@ -259,11 +260,21 @@ def test_the_first_recall_of_a_process_whose_index_was_not_looked_at_counts_both
     assert (calls, transactions.reads) == (["search_with_words"], 2)
 
 
-def test_bridges_add_one_call_for_every_anchor_and_one_read(system: CognitiveSystem) -> None:
+def test_bridges_add_one_call_for_every_anchor_and_no_read(system: CognitiveSystem) -> None:
     _, calls, transactions = _recall(system, bridges=True)
 
     assert calls == ["search_with_words", "search_many"]
-    assert (transactions.reads, transactions.writes) == (3, 0)
+    assert (transactions.reads, transactions.writes) == (2, 0)
+
+
+def test_with_its_state_in_memory_bridges_add_no_read(serving: CognitiveSystem) -> None:
+    _recall(serving, bridges=True)
+    _, _, without = _recall(serving)
+
+    _, calls, transactions = _recall(serving, bridges=True)
+
+    assert calls == ["search_with_words", "search_many"]
+    assert (transactions.reads, transactions.writes) == (without.reads, 0)
 
 
 def test_a_brief_answer_reads_the_short_ids_once_more(system: CognitiveSystem) -> None:

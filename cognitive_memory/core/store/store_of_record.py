@@ -5,6 +5,7 @@ than SQLite (``storage.SQLiteMemoryStore``), e.g. PostgreSQL for a team (issue #
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -72,8 +73,15 @@ class StoreOfRecord(Protocol):
 
     @property
     def path(self) -> Path:
-        """Where the store is on this machine (SQLite: its file): backups and the loaders' lock
-        go beside it, and status names it."""
+        """Where the store is on this machine (SQLite: its file): backups go beside it, and
+        status names it."""
+        ...
+
+    def exclusive(self, name: str, waiting: Callable[[str], None]) -> AbstractContextManager[None]:
+        """Hold the store's lock ``name``: one holder at a time across every process that opens
+        the store, on any machine; when another holds it, ``waiting`` is called once with the
+        holder's name (host or process as the store knows it) and the lock is waited for.
+        Released on leaving, and when the holding process dies (``storage/exclusive.py``)."""
         ...
 
     @property

@@ -87,12 +87,12 @@ class VersionRow:
 # those not in time (None when they are linked only in time): ``LinkRecords.every_neighbourhood``.
 NeighbourRow = tuple[str, str, float, float | None]
 
-ChangeKind = Literal["memory", "links", "words"]
+ChangeKind = Literal["memory", "links", "words", "uses"]
 
 
 class Change(NamedTuple):
     """One write: ``kind`` says what of the memory changed (its row, added or removed included;
-    its links; its words)."""
+    its links; its words; only its uses: access count and last use)."""
 
     seq: int
     memory_id: str

@@ -16,14 +16,18 @@ waits for one (``POOL_WAIT_SECONDS``).
 
 ``path`` is not the database (that is on the server, named by ``url``): it is the place on this
 machine that stands for the store, beside which the system keeps what goes beside a store
-(backups, the loaders' lock), and ``location`` checks that the database is still the one opened.
+(backups; the loaders' lock is the database's own, ``held``), and ``location`` checks that the
+database is still the one opened.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import socket
 import threading
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,6 +50,8 @@ Setup = Callable[[PostgresConnection], object]
 # The advisory lock every write transaction (and every migration) takes first: one number for
 # this application, held per database by the server.
 WRITE_LOCK = 0x636D_6D65_6D6F_7279  # "cmmemory"
+# The first key of the named locks (``held``: the second is the name's CRC-32): "cmme".
+_NAMED_LOCKS = 0x636D_6D65
 POOL_SIZE = 8
 POOL_WAIT_SECONDS = 30.0
 # How long a write waits for another process's write before it gives up (SQLite's BUSY_SECONDS).
@@ -180,6 +186,24 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             raise storage_error(exc, self.url, "a read") from exc
 
+    @contextmanager
+    def held(self, name: str, waiting: Callable[[str], None]) -> Iterator[None]:
+        """Hold the advisory lock ``name`` of this database (a session lock, on a connection of
+        its own, closed after: the server releases it then, or when this process dies), waiting
+        for its holder first; the connection names this host and process (``application_name``)
+        so that one waiting can say who holds it."""
+        key = (_NAMED_LOCKS, zlib.crc32(name.encode()) - 2**31)  # two int4 keys: apart from WRITE_LOCK's
+        me = f"cognitive_memory {socket.gethostname()[:40]} pid {os.getpid()}"
+        try:
+            with psycopg.connect(self.url, autocommit=True, application_name=me) as raw:
+                (taken,) = raw.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone() or (False,)
+                if not taken:
+                    waiting(_holder(raw, key))
+                    raw.execute("SELECT pg_advisory_lock(%s, %s)", key)
+                yield
+        except psycopg.Error as exc:
+            raise storage_error(exc, self.url, f"holding the {name} lock") from exc
+
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of one SELECT (through ``read``)."""
         return self.read(lambda conn: conn.execute(sql, params).fetchall())
@@ -234,6 +258,18 @@ class PostgresDatabase:
             else:
                 self._traced(begin)
                 return raw, cursor
+
+
+def _holder(raw: psycopg.Connection[Any], key: tuple[int, int]) -> str:
+    """How the holder of the advisory lock ``key`` named its connection, or "unknown"."""
+    row = raw.execute(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+        "AND l.classid::bigint = %s AND l.objid::bigint = %s "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        (key[0] & 0xFFFFFFFF, key[1] & 0xFFFFFFFF),
+    ).fetchone()
+    return str(row[0]) if row and row[0] else "unknown"
 
 
 def _roll_back(raw: psycopg.Connection[Any]) -> bool:

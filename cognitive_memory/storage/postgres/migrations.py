@@ -2,7 +2,7 @@
 
 The first creates the whole schema as SQLite's stands after its migrations 0001-0022 (the same
 tables, columns and meaning; FTS5's ``memory_fts`` is SQLite's alone) and records all 22 names,
-so the numbering is shared: the next migration of either store is 0023, written for both. A
+so the numbering is shared: each later one (0023 on) is written for both under the same name. A
 shipped migration is never edited: add a new one.
 
 Text compares as on SQLite, byte by byte (each text column is ``COLLATE "C"``, whatever the
@@ -301,9 +301,35 @@ CREATE TRIGGER memory_fields_removed AFTER DELETE ON memories
     FOR EACH ROW EXECUTE FUNCTION memory_fields_write();
 """
 
+# SQLite's 0023: a memory's uses (access_count and last_accessed alone) are logged as 'uses'. The
+# row with its uses put back is compared with the old one whole, so a column added later is
+# compared without being named here.
+_CHANGE_LOG_USES = """
+ALTER TABLE change_log DROP CONSTRAINT change_log_kind_check;
+ALTER TABLE change_log ADD CONSTRAINT change_log_kind_check
+    CHECK (kind IN ('memory', 'links', 'words', 'uses'));
+CREATE OR REPLACE FUNCTION change_log_memory() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    unused memories;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        unused := NEW;
+        unused.access_count := OLD.access_count;
+        unused.last_accessed := OLD.last_accessed;
+        INSERT INTO change_log (memory_id, kind)
+            VALUES (NEW.id, CASE WHEN unused IS NOT DISTINCT FROM OLD THEN 'uses' ELSE 'memory' END);
+    ELSE
+        INSERT INTO change_log (memory_id, kind)
+            VALUES (CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END, 'memory');
+    END IF;
+    RETURN NULL;
+END $$;
+"""
+
 # (names recorded, SQL): each entry one transaction.
 MIGRATIONS: tuple[tuple[tuple[str, ...], str], ...] = (
     (_SQLITE_THROUGH_0022, _SCHEMA + _CHANGE_LOG + _MEMORY_FIELDS),
+    (("0023_change_log_uses",), _CHANGE_LOG_USES),
 )
 
 _CREATE_RECORD = (

@@ -3,9 +3,11 @@ over a ``PostgresDatabase`` instead of a SQLite file."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cognitive_memory.storage.exclusive import Waiting
 from cognitive_memory.storage.postgres.database import PostgresDatabase, ServerIdentity
 from cognitive_memory.storage.postgres.errors import server_name
 from cognitive_memory.storage.postgres.migrations import apply_migrations
@@ -29,6 +31,10 @@ class PostgresMemoryStore(Repositories):
         super().__init__(
             PostgresDatabase(url, path or Path("memories.postgres").absolute(), (apply_migrations,))
         )
+
+    def exclusive(self, name: str, waiting: Waiting) -> AbstractContextManager[None]:
+        """Hold the lock ``name``: an advisory lock of the database (``PostgresDatabase.held``)."""
+        return self.database.held(name, waiting)
 
     @property
     def where(self) -> str:

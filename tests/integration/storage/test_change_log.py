@@ -49,7 +49,7 @@ def test_an_update_a_link_an_unlink_a_recall_and_a_forget_each_log_the_memories_
         (lambda: hash_system.edits.update(a, MemoryEdit(importance_score=0.9)), {(a, "memory")}),
         (lambda: linking.link(hash_system.records, a, b, "caused_by"), {(a, "links"), (b, "links")}),
         (lambda: linking.unlink(hash_system.records, a, b), {(a, "links"), (b, "links")}),
-        (lambda: hash_system.retrieve("nightly dump", max_results=2), {(a, "memory"), (b, "memory")}),
+        (lambda: hash_system.retrieve("nightly dump", max_results=2), {(a, "uses"), (b, "uses")}),
         (lambda: forgetting.trash(hash_system, [b], "forgotten", None), {(b, "memory")}),
         (lambda: forgetting.restore(hash_system, [b]), {(b, "memory")}),
     ]

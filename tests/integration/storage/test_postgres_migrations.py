@@ -1,4 +1,4 @@
-"""The PostgreSQL schema: SQLite's tables and columns after 0001-0022, recorded under the same
+"""The PostgreSQL schema: SQLite's tables and columns after its migrations, recorded under the same
 names, applied once however many stores open at once, every rule a constraint."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_stores_opening_a_new_database_at_once_apply_each_migration_once(postgre
         stores = list(pool.map(lambda _n: PostgresMemoryStore(postgres_url), range(4)))
 
     names = stores[0].database.rows("SELECT name FROM schema_migrations")
-    assert len(names) == len({name for (name,) in names}) == 22
+    assert len(names) == len({name for (name,) in names}) == len(SQLITE_MIGRATIONS)
     for store in stores:
         store.close()
 

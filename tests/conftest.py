@@ -8,7 +8,8 @@ second run of an MCP test, in the older protocol era). ``model``, ``browser`` an
 ``legacy_protocol`` are put on by `pytest_collection_modifyitems` from the fixtures a test uses;
 ``subprocess`` and ``slow`` are written on the test. ``postgres`` (a PostgreSQL server) is put on
 from the fixture too; the fast tier keeps it, since its throwaway server starts in about a second
-per test process (tests/fixtures/postgres.py). When a run leaves out ``model`` or
+per test process (tests/fixtures/postgres.py); a test marked ``stores`` runs on SQLite and on
+PostgreSQL (``store_of_record``, see docs/development.md). When a run leaves out ``model`` or
 ``subprocess``, a test that loads the model or starts a process without its marker fails, so a
 missing marker is found, not silently paid for.
 """
@@ -46,6 +47,7 @@ _ISOLATED_VARIABLES = (
     "MCP_SESSION_LESSON_BOOST",
     "MCP_BRIDGE_DISCOVERY_THRESHOLD",
     "COGNITIVE_MEMORY_WORDS",
+    "COGNITIVE_MEMORY_DATABASE_URL",
 )
 
 
@@ -99,17 +101,59 @@ def real_encoder() -> SentenceBertEncoder:
     return encoder
 
 
+# --- the store of record ------------------------------------------------------------------------
+
+# The stores of record a test marked ``stores`` runs on, each a test of its own (pytest_generate_tests).
+STORES = ("sqlite", "postgres")
+
+
 @pytest.fixture
-def hash_system(data_dir: Path) -> Iterator[CognitiveSystem]:
-    """A system on disk (SQLite + Qdrant Edge) with the deterministic hash encoder."""
+def store_of_record(request: pytest.FixtureRequest, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store of record that the systems a test builds from the settings open: ``sqlite`` (the
+    file in the data directory), or ``postgres``: a fresh database with the store's tables on the
+    test process's throwaway server (tests/fixtures/postgres.py), named by
+    COGNITIVE_MEMORY_DATABASE_URL. SQLite unless the test is marked ``stores`` (then each of the
+    stores the marker names, both by default)."""
+    kind = str(getattr(request, "param", "sqlite"))
+    if kind == "postgres":
+        monkeypatch.setenv("COGNITIVE_MEMORY_DATABASE_URL", request.getfixturevalue("postgres_store_url"))
+    return kind
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``stores`` that builds a system from the settings runs once per store of
+    record, ``[sqlite]`` and ``[postgres]``; ``@pytest.mark.stores("sqlite", reason=...)`` keeps a
+    test about what only SQLite has (FTS5's words, the file itself) on SQLite, and says why. A
+    test with the real model runs on SQLite alone: what it is about is the ranking, which the
+    store does not change, and the model tests are the suite's slowest."""
+    marker = metafunc.definition.get_closest_marker("stores")
+    if marker is None or "store_of_record" not in metafunc.fixturenames:
+        return
+    kinds = marker.args or STORES
+    unknown = set(kinds) - set(STORES)
+    if unknown or (set(kinds) != set(STORES) and not marker.kwargs.get("reason")):
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid}: @pytest.mark.stores takes stores of {STORES}, and a "
+            "reason=... when it leaves one out."
+        )
+    if "real_encoder" in metafunc.fixturenames or metafunc.definition.get_closest_marker("model"):
+        kinds = ("sqlite",)
+    on_server = pytest.mark.postgres
+    params = [pytest.param(kind, marks=on_server) if kind == "postgres" else kind for kind in kinds]
+    metafunc.parametrize("store_of_record", params, indirect=True)
+
+
+@pytest.fixture
+def hash_system(store_of_record: str) -> Iterator[CognitiveSystem]:
+    """A system on disk (the store of record, Qdrant Edge) with the deterministic hash encoder."""
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     yield system
     system.close()
 
 
 @pytest.fixture
-def real_system(data_dir: Path, real_encoder: SentenceBertEncoder) -> Iterator[CognitiveSystem]:
-    """A system on disk (SQLite + Qdrant Edge) with the real all-MiniLM-L6-v2 encoder."""
+def real_system(store_of_record: str, real_encoder: SentenceBertEncoder) -> Iterator[CognitiveSystem]:
+    """A system on disk (the store of record, Qdrant Edge) with the real all-MiniLM-L6-v2 encoder."""
     system = build_system(Settings(env_file=None), encoder=real_encoder)
     yield system
     system.close()
@@ -140,8 +184,14 @@ _CHEAP_PROGRAMS = frozenset({"git", "sh"})  # milliseconds each: the fast tier m
 _SERVER_PROGRAMS = frozenset({"pg_config", "initdb", "runuser", "postgres"})
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Markers from facts: the fixtures a test uses and the protocol era it runs in."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Markers from facts: the fixtures a test uses and the protocol era it runs in. An MCP test
+    run on both stores runs in the older protocol era on SQLite alone (the era is the transport's,
+    the store the system's: one run of the pair each); its PostgreSQL run in that era is deselected."""
+    twice = [item for item in items if _legacy_on_postgres(item)]
+    if twice:
+        config.hook.pytest_deselected(items=twice)
+        items[:] = [item for item in items if not _legacy_on_postgres(item)]
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "real_encoder" in fixtures:
@@ -152,9 +202,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.subprocess)
         if "postgres_server" in fixtures:
             item.add_marker(pytest.mark.postgres)
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and callspec.params.get("client") == "legacy":
+        if _params(item).get("client") == "legacy":
             item.add_marker(pytest.mark.legacy_protocol)
+
+
+def _params(item: pytest.Item) -> dict[str, Any]:
+    callspec = getattr(item, "callspec", None)
+    return dict(callspec.params) if callspec is not None else {}
+
+
+def _legacy_on_postgres(item: pytest.Item) -> bool:
+    params = _params(item)
+    return params.get("client") == "legacy" and params.get("store_of_record") == "postgres"
 
 
 def _left_out(config: pytest.Config, marker: str) -> bool:

@@ -80,6 +80,12 @@ class Dialect:
             f"COALESCE((SELECT max({column}) FROM {table}), 0) + 1, false)"
         )
 
+    def as_key(self, value: str) -> str:
+        """``value`` (a placeholder, a literal) as text of the order of the schema's ids and keys:
+        PostgreSQL's schema gives them the ``C`` collation, which a recursive query's first term
+        must state where it takes no column (SQLite's text compares bytes whatever it is)."""
+        return f'CAST({value} AS TEXT) COLLATE "C"' if self.postgres else value
+
 
 SQLITE = Dialect("sqlite")
 POSTGRES = Dialect("postgresql")

@@ -69,9 +69,10 @@ def insert_link(
 
 def supersedes_chain(conn: Connection, start: str, goal: str) -> tuple[str, ...]:
     """The ids of a supersedes chain from ``start`` to ``goal`` (empty when there is none)."""
+    first = f"SELECT {conn.dialect.as_key('?')}, {conn.dialect.as_key('NULL')}"
     rows = conn.execute(
         # UNION (not UNION ALL) keeps each (memory, predecessor) pair once: at most one row per link.
-        "WITH RECURSIVE chain (id, parent) AS (SELECT ?, NULL UNION "
+        f"WITH RECURSIVE chain (id, parent) AS ({first} UNION "
         "SELECT r.to_id, r.from_id FROM relations r JOIN chain c ON r.from_id = c.id "
         "WHERE r.relation = 'supersedes') SELECT id, parent FROM chain",
         (start,),

@@ -1,5 +1,6 @@
-"""Consolidation over real SQLite and Qdrant Edge with the hash encoder, where a text and the same
-text with "!!" appended embed identically (cosine 1.0) and one extra word stays above 0.92."""
+"""Consolidation over the store of record (SQLite, PostgreSQL) and Qdrant Edge with the hash
+encoder, where a text and the same text with "!!" appended embed identically (cosine 1.0) and one
+extra word stays above 0.92."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from cognitive_memory.lifecycle import consolidation, forgetting
 from cognitive_memory.service import MemoryService
 from cognitive_memory.storage import consolidation as consolidation_sql
 from cognitive_memory.system import CognitiveSystem
+
+pytestmark = pytest.mark.stores  # each test on SQLite and on PostgreSQL
 
 BASE = "The API rate limit is 600 requests per minute for every client."
 OTHER = "Deploys happen on Tuesdays after the standup."

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +16,8 @@ from cognitive_memory.replicas import FollowedLinks
 from cognitive_memory.retrieval import Retriever
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
+
+pytestmark = pytest.mark.stores  # each test on SQLite and on PostgreSQL
 
 TURNS = [
     "We moved the deploy to Mondays.",
@@ -97,7 +98,7 @@ def test_after_every_kind_of_write_the_next_read_answers_as_the_store_does(
 
 
 def test_a_link_written_by_another_process_is_in_the_very_next_read(
-    lived: tuple[CognitiveSystem, list[str]], data_dir: Path
+    lived: tuple[CognitiveSystem, list[str]], store_of_record: str
 ) -> None:
     system, ids = lived
     links = FollowedLinks(system.records)

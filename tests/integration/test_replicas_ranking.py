@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +21,8 @@ from cognitive_memory.service.lifecycle import MemoryChanges
 from cognitive_memory.service.remember import StoreContext
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
+
+pytestmark = pytest.mark.stores  # each test on SQLite and on PostgreSQL
 
 NOTES = [
     "We moved the deploy to Mondays.",
@@ -108,7 +109,7 @@ def test_after_every_kind_of_write_the_next_read_answers_as_the_store_does(
 
 @pytest.mark.parametrize("writer_first", [True, False], ids=["this-process-recalls", "other-process-recalls"])
 def test_a_memory_written_by_another_process_is_in_the_very_next_recall(
-    lived: tuple[CognitiveSystem, list[str]], data_dir: Path, writer_first: bool
+    lived: tuple[CognitiveSystem, list[str]], store_of_record: str, writer_first: bool
 ) -> None:
     """Two systems on one data directory, each recalling from its tables: what one stores,
     updates and forgets, the other's very next recall reflects, whichever of them writes."""
@@ -184,7 +185,7 @@ def test_recall_with_the_rows_in_memory_ranks_as_it_does_with_the_stores(
         assert got == expected
 
 
-def test_a_serving_system_recalls_from_tables_it_built_at_start(data_dir: Path) -> None:
+def test_a_serving_system_recalls_from_tables_it_built_at_start(store_of_record: str) -> None:
     system = build_system(Settings(env_file=None), encoder=HashEncoder(), follow_changes=True)
     try:
         for replica in system.followed:
@@ -197,7 +198,7 @@ def test_a_serving_system_recalls_from_tables_it_built_at_start(data_dir: Path) 
 
 
 def test_status_says_degraded_while_a_table_cannot_follow_the_log(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    store_of_record: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     system = build_system(Settings(env_file=None), encoder=HashEncoder(), follow_changes=True)
     try:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
@@ -21,6 +20,8 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from tests.integration.test_replicas_ranking import NOTES
 
+pytestmark = pytest.mark.stores  # each test on SQLite and on PostgreSQL
+
 # Words held by one memory are rare (spelling.RARE): they are corrected, so read from the store.
 QUERIES = [
     "deploy day",
@@ -34,7 +35,7 @@ NOW = datetime(2026, 12, 7, tzinfo=UTC)
 
 
 @pytest.fixture
-def pair(data_dir: Path) -> Iterator[tuple[CognitiveSystem, CognitiveSystem]]:
+def pair(store_of_record: str) -> Iterator[tuple[CognitiveSystem, CognitiveSystem]]:
     """Two systems on one data directory, the first recalling with its state in memory, built."""
     first, second = (
         build_system(Settings(env_file=None), encoder=HashEncoder(), follow_changes=True) for _ in range(2)

@@ -1,4 +1,5 @@
-"""CognitiveSystem end to end on disk: SQLite + Qdrant Edge, with the hash or the real encoder."""
+"""CognitiveSystem end to end on disk: the store of record (each test on SQLite and on PostgreSQL)
+and Qdrant Edge, with the hash or the real encoder."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from cognitive_memory.replicas import FollowedTable
 from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 
+pytestmark = pytest.mark.stores
+
 Build = Callable[..., CognitiveSystem]
 
 
@@ -34,7 +37,7 @@ class RenamedHashEncoder(HashEncoder):
 
 
 @pytest.fixture
-def build() -> Iterator[Build]:
+def build(store_of_record: str) -> Iterator[Build]:
     """Build systems on the test's data directory; every one is closed at the end."""
     opened: list[CognitiveSystem] = []
 
@@ -219,7 +222,7 @@ def test_retrieval_counts_an_access_once_bookkeeping_is_flushed(hash_system: Cog
     assert (miss.access_count, miss.last_accessed) == (0, None)
 
 
-def test_a_signal_that_finds_the_system_closed_winds_down_quietly(data_dir: Path) -> None:
+def test_a_signal_that_finds_the_system_closed_winds_down_quietly(store_of_record: str) -> None:
     # Ctrl-C reaches a stdio server and the client feeding its stdin at once: the server's main
     # thread closes the system at the end of stdin while the signal's thread winds it down.
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
@@ -231,7 +234,7 @@ def test_a_signal_that_finds_the_system_closed_winds_down_quietly(data_dir: Path
 
 
 def test_a_serving_system_builds_its_tables_after_its_first_recall_not_at_start(
-    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+    store_of_record: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Built at start, they took the CPU from the handshake and the model's load; the first recall
     # reads the store either way.
@@ -518,7 +521,9 @@ def test_an_update_with_an_expected_revision_is_refused_once_the_memory_changed(
     assert system.edits.update(memory_id, MemoryEdit(importance_score=0.2), expected_revision=now).changed
 
 
-def test_the_data_directory_a_first_start_makes_is_closed_to_other_users(data_dir: Path) -> None:
+def test_the_data_directory_a_first_start_makes_is_closed_to_other_users(
+    store_of_record: str, data_dir: Path
+) -> None:
     system = build_system(Settings(env_file=None), encoder=HashEncoder())
     system.close()
     assert data_dir.stat().st_mode & 0o777 == 0o700

@@ -10,9 +10,10 @@ from interfaces.mcp_server import MemoryServer, create_server
 
 
 @pytest.fixture
-def server(request: pytest.FixtureRequest) -> MemoryServer:
+def server(request: pytest.FixtureRequest, store_of_record: str) -> MemoryServer:
     """The server over the real model for a test marked ``model`` (retrieval quality is what it is
-    about), over the hash encoder for the others (the plumbing)."""
+    about), over the hash encoder for the others (the plumbing); on the store of record of the
+    test (``store_of_record``: both for a file marked ``stores``)."""
     name = "real_system" if request.node.get_closest_marker("model") else "hash_system"
     system: CognitiveSystem = request.getfixturevalue(name)
     return create_server(system, session_id="session-under-test", max_results=50)

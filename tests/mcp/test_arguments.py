@@ -14,7 +14,7 @@ from mcp.types import CallToolResult, TextContent
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import TOOL_NAMES, call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 # A call each tool would carry out, given the ids of two stored memories.
 VALID_CALLS: dict[str, Callable[[str, str], dict[str, Any]]] = {

@@ -18,7 +18,7 @@ from cognitive_memory.core.memory import SourceKind
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 LONG_TEXT = (
     "The nightly export job writes one parquet file per tenant to the cold bucket, then verifies "
@@ -140,6 +140,10 @@ async def test_pages_after_writes_between_them_neither_repeat_nor_skip_a_memory(
     assert "next_cursor" not in rest and rest["total"] == 7
 
 
+@pytest.mark.stores(
+    "sqlite",
+    reason="cursors of the version before opaque ones were SQLite rowids; no PostgreSQL store handed one out",
+)
 async def test_a_cursor_the_previous_version_handed_out_continues_the_listing(
     client: Client, hash_system: CognitiveSystem
 ) -> None:

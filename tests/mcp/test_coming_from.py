@@ -13,7 +13,7 @@ from mcp import Client
 
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def stored(client: Client, text: str, **context: Any) -> str:
@@ -95,6 +95,9 @@ async def test_memento_metadata_weights_history_and_explain(client: Client) -> N
     assert why["id"] == other and why["reason"] != "returned"
 
 
+@pytest.mark.stores(
+    "sqlite", reason="a PostgreSQL store's snapshot is restored by move-store, not restore (docs/team.md)"
+)
 async def test_neural_memory_checkpoints_are_snapshots(client: Client, tmp_path: Path) -> None:
     await stored(client, "The staging cluster runs Kubernetes 1.31.")
     made = await call(client, "snapshot_memories", {"name": "before-upgrade"})

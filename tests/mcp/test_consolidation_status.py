@@ -12,7 +12,7 @@ from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 LIMIT = "The API rate limit is 600 requests per minute."
 

@@ -14,7 +14,7 @@ from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def recalled_ids(client: Client, query: str) -> set[str]:

@@ -17,7 +17,7 @@ from cognitive_memory.settings import Settings
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import MemoryServer, create_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 @pytest.fixture

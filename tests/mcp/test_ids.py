@@ -17,7 +17,7 @@ from cognitive_memory.service import SHORT_ID_CHARS
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 # Two ids that share their first eleven characters (and so their first SHORT_ID_CHARS).
 TWINS = ("5eed5eed-a1b2-4c3d-8e4f-000000000001", "5eed5eed-a1ff-4c3d-8e4f-000000000002")

@@ -14,7 +14,7 @@ from mcp.types import TextContent
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def store(client: Client, text: str, **context: Any) -> dict[str, Any]:

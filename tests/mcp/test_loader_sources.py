@@ -10,7 +10,7 @@ from mcp import Client
 from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 DOCS = {
     "runbook.md": """# Incident runbook

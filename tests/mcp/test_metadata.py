@@ -12,7 +12,7 @@ from mcp import Client
 
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 FIELDS = {"phase": "beta", "ticket": 42, "reviewed": True, "owners": ["ana", "bo"], "extra": {"a": {"b": 1}}}
 

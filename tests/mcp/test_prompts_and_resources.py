@@ -18,7 +18,7 @@ from interfaces.mcp_prompts import REFLECTION_PROMPT
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 @pytest.fixture(params=["current", "legacy"])

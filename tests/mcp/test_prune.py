@@ -17,7 +17,7 @@ from cognitive_memory.service import MemoryService
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def store(client: Client, text: str, tags: list[str], importance: float = 0.5) -> str:

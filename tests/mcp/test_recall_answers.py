@@ -13,7 +13,7 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 BACKUP = "The nightly backup job failed because the S3 bucket credentials had expired."
 BRIEF_FIELDS = {"id", "content", "score", "date"}

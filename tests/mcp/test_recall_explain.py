@@ -12,7 +12,7 @@ from mcp import Client
 from tests.mcp.test_arguments import error_body
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def store(client: Client, text: str, **context: Any) -> str:

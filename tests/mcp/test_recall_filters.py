@@ -9,7 +9,7 @@ from mcp import Client
 
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def recalled(client: Client, filters: dict[str, Any]) -> list[str]:

@@ -17,7 +17,7 @@ from cognitive_memory.settings import Settings
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 DECISION = "We picked PostgreSQL over MySQL for the ledger."
 # Memories that say the key's words in their own text, many times: they lead any word search.

@@ -23,7 +23,7 @@ from interfaces.mcp_server import create_server
 from tests.mcp.test_errors import error_body
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def store(client: Client, text: str) -> str:

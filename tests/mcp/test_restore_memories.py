@@ -12,7 +12,7 @@ from mcp.types import TextContent
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def test_the_trash_is_listed_newest_first_then_restored_by_id(

@@ -10,7 +10,7 @@ from mcp import Client
 
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def listed(client: Client, **filters: Any) -> list[str]:

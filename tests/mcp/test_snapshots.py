@@ -20,7 +20,7 @@ from cognitive_memory.service import snapshots as snapshots_module
 from tests.mcp.test_errors import error_body
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def refused(client: Client, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -29,6 +29,9 @@ async def refused(client: Client, arguments: dict[str, Any]) -> dict[str, Any]:
     return error_body(result)
 
 
+@pytest.mark.stores(
+    "sqlite", reason="a PostgreSQL store's snapshot is restored by move-store, not restore (docs/team.md)"
+)
 async def test_a_named_snapshot_is_made_listed_and_says_how_to_restore_it(
     client: Client, data_dir: Path
 ) -> None:

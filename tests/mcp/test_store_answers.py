@@ -8,7 +8,7 @@ from mcp import Client
 
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 KEPT = "The staging database password rotates monthly."
 CLOSE = "The staging database password rotates weekly."  # cosine 0.83 with the hash encoder

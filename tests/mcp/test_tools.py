@@ -9,7 +9,7 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_prompts import REFLECTION_PROMPT
 from tests.mcp.tools import TOOL_NAMES, call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def test_tools_list_publishes_every_tool_with_schemas(client: Client) -> None:

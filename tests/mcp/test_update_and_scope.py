@@ -16,7 +16,7 @@ from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def recalled(client: Client, query: str, **arguments: Any) -> list[dict[str, Any]]:

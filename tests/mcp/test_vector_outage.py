@@ -20,7 +20,7 @@ from cognitive_memory.storage import SQLiteMemoryStore
 from cognitive_memory.system import CognitiveSystem
 from interfaces.mcp_server import create_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 class FlakyVectorStore(ArrayVectorStore):

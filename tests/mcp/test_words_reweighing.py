@@ -10,7 +10,7 @@ from cognitive_memory.replicas import index_replication as replication
 from cognitive_memory.system import CognitiveSystem
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.stores]  # each test on SQLite and on PostgreSQL
 
 
 async def test_memory_status_shows_the_words_weighed_again_then_nothing(

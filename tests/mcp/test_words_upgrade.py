@@ -14,7 +14,9 @@ from interfaces.mcp_server import MemoryServer, create_server
 from tests.aging import WORDS, make_old_store
 from tests.mcp.tools import call
 
-pytestmark = pytest.mark.anyio
+# An older store is a SQLite file from before the words were in the index; a PostgreSQL store has
+# them there from its first migration.
+pytestmark = [pytest.mark.anyio, pytest.mark.stores("sqlite", reason="an older store is a SQLite file")]
 
 
 @pytest.fixture

@@ -147,12 +147,13 @@ class PostgresDatabase:
                 finally:
                     self._writing.conn = None
                 after = int((raw.execute(_END_WRITE).fetchone() or (0,))[0])
+                self._traced("COMMIT")
                 self.own_changes.add(before, after)
             except psycopg.Error as exc:
-                _roll_back(raw)
+                self._roll_back(raw)
                 raise storage_error(exc, self.url, "a write") from exc
             except BaseException:
-                _roll_back(raw)
+                self._roll_back(raw)
                 raise
 
     def read(self, query: Callable[[PostgresConnection], T]) -> T:
@@ -175,7 +176,7 @@ class PostgresDatabase:
             return query(conn)
         finally:
             self._reading.conn = self._reading.snapshot = None
-            _roll_back(raw)  # nothing was written: ending it is all
+            self._roll_back(raw)  # nothing was written: ending it is all
 
     def snapshot(self) -> int | None:
         """A number for the read this thread is in, which no other read has: what is read twice
@@ -192,6 +193,7 @@ class PostgresDatabase:
                 prepare(raw)
                 conn = PostgresConnection(raw, self._trace)
                 raw.execute(_BEGIN_READ)
+                self._traced(_BEGIN_READ)
                 return query(conn)
         except psycopg.Error as exc:
             raise storage_error(exc, self.url, "a read") from exc
@@ -227,8 +229,17 @@ class PostgresDatabase:
         return int(size)
 
     def trace(self, callback: Callable[[str], object] | None) -> None:
-        """Have ``callback`` see every statement run from now on (None: stop)."""
+        """Have ``callback`` see every statement run from now on (None: stop), the transactions'
+        ``BEGIN ...``, ``COMMIT`` and ``ROLLBACK`` among them, as SQLite's trace sees them."""
         self._trace = callback
+
+    def _traced(self, statement: str) -> None:
+        if self._trace is not None:
+            self._trace(statement)
+
+    def _roll_back(self, raw: psycopg.Connection[Any]) -> None:
+        if _roll_back(raw):
+            self._traced("ROLLBACK")
 
     def close(self) -> None:
         with self._lock:
@@ -253,12 +264,15 @@ class PostgresDatabase:
             except psycopg.Error as exc:
                 raise storage_error(exc, self.url, doing) from exc
             try:
-                return raw, raw.execute(begin)
+                cursor = raw.execute(begin)
             except psycopg.Error as exc:
                 self._pool.putconn(raw)  # the pool drops a broken one
                 dropped += 1
                 if not raw.broken or dropped > POOL_SIZE:
                     raise storage_error(exc, self.url, doing) from exc
+            else:
+                self._traced(begin)
+                return raw, cursor
 
 
 def _holder(raw: psycopg.Connection[Any], key: tuple[int, int]) -> str:
@@ -273,9 +287,12 @@ def _holder(raw: psycopg.Connection[Any], key: tuple[int, int]) -> str:
     return str(row[0]) if row and row[0] else "unknown"
 
 
-def _roll_back(raw: psycopg.Connection[Any]) -> None:
-    """End the transaction open on ``raw``, if one is (a broken connection has none to end)."""
-    if not raw.closed and raw.info.transaction_status != pq.TransactionStatus.IDLE:
-        # A connection that broke has no transaction left on the server; the pool drops it.
-        with contextlib.suppress(psycopg.OperationalError):
-            raw.execute("ROLLBACK")
+def _roll_back(raw: psycopg.Connection[Any]) -> bool:
+    """End the transaction open on ``raw``, if one is (a broken connection has none to end);
+    whether one was."""
+    if raw.closed or raw.info.transaction_status == pq.TransactionStatus.IDLE:
+        return False
+    # A connection that broke has no transaction left on the server; the pool drops it.
+    with contextlib.suppress(psycopg.OperationalError):
+        raw.execute("ROLLBACK")
+    return True

@@ -46,7 +46,8 @@ from cognitive_memory.storage.words import remember_terms
 from tests.integration.storage.stored import STORED_AT, stored_memory
 
 # The tables the sample reads and writes, as PostgreSQL's schema has them (storage/postgres/ has
-# the real one): the same names and columns, ``memories.rowid`` a column of its own.
+# the real one): the same names and columns, ``memories.rowid`` a column of its own; the links'
+# ends of the ``C`` collation, as every id there is (a recursive query over them must say so).
 _TABLES = """
 CREATE TABLE memories (
     rowid BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE, id TEXT PRIMARY KEY, content TEXT NOT NULL,
@@ -66,8 +67,8 @@ CREATE TABLE connections (
     updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (source_id, target_id, kind)
 );
 CREATE TABLE relations (
-    from_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
-    to_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    from_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    to_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
     relation TEXT NOT NULL, note TEXT, created_at DOUBLE PRECISION NOT NULL, session_id TEXT,
     weight DOUBLE PRECISION NOT NULL DEFAULT 0.8, PRIMARY KEY (from_id, to_id, relation)
 );

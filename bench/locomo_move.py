@@ -1,0 +1,347 @@
+"""LoCoMo, lived in, then moved to PostgreSQL: the same rankings and the same rows on both sides.
+
+    python -m bench locomo-move [--database-url URL] [--data PATH] [--conversations N] [--dumps DIR]
+
+For each conversation, as ``python -m bench locomo`` stores it:
+
+1. its store is built on SQLite and lived in: every question asked once, so uses and co-recall
+   links are written;
+2. it is moved with the code ``memory_system move-store`` runs (``service.moving.move_store``)
+   into a new database on the PostgreSQL server of ``--database-url`` (else
+   ``COGNITIVE_MEMORY_DATABASE_URL``), made for the conversation (``CREATE DATABASE`` over the
+   URL's server) and dropped after it, and into a new SQLite file;
+3. the rows of the three stores are counted (``counts``: every table the move copies, the links
+   of each kind, the named links of each relation, the memories with a key, the uses) and each
+   moved store's compared with the lived-in one's;
+4. every question is asked again on each store, the lived-in one with its own index, the moved
+   ones from a new data directory (their index written from the store, as a new server writes
+   it), each pass on the fixed clock with the same seeded ids and its rankings dumped
+   (bench/dumps.py); the counts are compared again after the passes.
+
+The dumps (``DIR/sqlite.jsonl``, ``DIR/postgresql.jsonl``, ``DIR/sqlite-moved.jsonl``) are compared
+as ``python -m bench compare-dumps`` compares them, in pairs (``COMPARED``): the lived-in store
+against PostgreSQL, the two moved stores (the same index written the same way: what the store of
+record alone changes), and the lived-in store against its move into SQLite (what writing the index
+anew changes: its word vectors weighted with the store's current average length, not the one kept
+since they were first written). The result (the counts of each conversation, the differences, the
+recall of each pass) goes to bench/results/locomo-move.json (``locomo-move-N.json`` with
+``--conversations N``). Exit 1 when a count differs or the two moved stores' rankings differ by
+more than the dumps' last digit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+from pydantic import SecretStr
+
+from bench import dumps
+from bench.locomo import DEFAULT_DATA, questions, score, store_conversation
+from cognitive_memory.encoding import Encoder
+from cognitive_memory.main import build_system, describe_store, model_encoder, open_records, store_location
+from cognitive_memory.service import MemoryService
+from cognitive_memory.service.moving import move_store
+from cognitive_memory.settings import Settings
+from cognitive_memory.storage import moving, opening
+from cognitive_memory.storage.sql import Connection
+from cognitive_memory.system import CognitiveSystem
+
+__all__ = ["compare_counts", "counts", "database_url", "main", "run"]
+
+RESULTS = Path(__file__).parent / "results"
+URL_VARIABLE = "COGNITIVE_MEMORY_DATABASE_URL"
+# The lived-in store with its own index, then the stores it is moved into, each asked from a new
+# data directory (its index written from the store).
+SIDES = ("sqlite", "postgresql", "sqlite-moved")
+# The dumps compared: the move (the task of the bench), then the move with the index written the
+# same way on both sides (the store of record alone), then the index written anew (no move of kind).
+# The last digit of a dumped score (bench/dumps.py) may flip where the float arithmetic differs
+# in its last bits: a second comparison ignores that much.
+TOLERANCE = 10.0**-dumps.SCORE_DECIMALS
+COMPARED = (("sqlite", "postgresql"), ("sqlite-moved", "postgresql"), ("sqlite", "sqlite-moved"))
+MOVED = "sqlite-moved vs postgresql"
+
+
+def database_url(server: str, name: str) -> str:
+    """The URL of database ``name`` on the server of ``server`` (a ``postgresql://`` URL): its
+    user, password, host and query (a Unix socket's ``?host=``) kept, its database replaced."""
+    parts = urlsplit(server)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + quote(name, safe=""), parts.query, ""))
+
+
+def compare_counts(before: Mapping[str, int], after: Mapping[str, int]) -> list[str]:
+    """One line per count that differs between two stores (missing on one side: 0), by name."""
+    return [
+        f"{name}: {before.get(name, 0)} vs {after.get(name, 0)}"
+        for name in sorted(before.keys() | after.keys())
+        if before.get(name, 0) != after.get(name, 0)
+    ]
+
+
+def _counted(conn: Connection) -> dict[str, int]:
+    found = dict(moving.count_rows(conn))
+    for name, query in (
+        ("connections", "SELECT kind, COUNT(*) FROM connections GROUP BY kind"),
+        ("relations", "SELECT relation, COUNT(*) FROM relations GROUP BY relation"),
+    ):
+        for kind, n in conn.execute(query).fetchall():
+            found[f"{name}/{kind}"] = int(n)
+    keyed, uses = conn.execute(
+        "SELECT COUNT(memory_key), COALESCE(SUM(access_count), 0) FROM memories"
+    ).fetchone()
+    found["memories with a key"], found["uses (access counts summed)"] = int(keyed), int(uses)
+    return found
+
+
+def counts(settings: Settings) -> dict[str, int]:
+    """The rows of the store ``settings`` name: every table ``move-store`` copies, the links of each
+    kind (``connections/<kind>``), the named links of each relation (``relations/<relation>``),
+    the memories with a key and the uses; in one read."""
+    store = opening.open_store(store_location(settings), settings.storage.data_dir)
+    try:
+        return store.database.read(_counted)
+    finally:
+        store.close()
+
+
+class Server:
+    """The PostgreSQL server of a URL, on which the bench makes a database per conversation."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def create(self, name: str) -> str:
+        """Make the empty database ``name``; its URL. One left by an earlier run is refused."""
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                sys.exit(
+                    f"database {name} exists on {describe_store(self.url)} (left by a run?): drop it first"
+                )
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return database_url(self.url, name)
+
+    def drop(self, name: str) -> None:
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _settings(data_dir: Path, url: str | None) -> Settings:
+    settings = Settings(env_file=None)
+    settings.storage.data_dir = data_dir
+    settings.storage.db_path = None
+    settings.storage.database_url = SecretStr(url) if url is not None else None
+    return settings
+
+
+def _ask(
+    system: CognitiveSystem,
+    sample: dict[str, Any],
+    dia_of: Mapping[str, str],
+    dump: list[dict[str, Any]] | None,
+) -> list[tuple[float, float, float]]:
+    """Ask every question once, each after the last one's bookkeeping; with ``dump``, each
+    ranking appended to it. The scores of the rankings."""
+    if system.index_follower is not None:  # a new server on the database: its index written whole
+        system.index_follower.catch_up()
+    for replica in system.followed:
+        replica.build()  # as a server has them by its first recall
+    service = MemoryService(system, session_id=sample["sample_id"])
+    scored = []
+    for number, question in enumerate(questions(sample)):
+        result = service.retrieve_memories(question.text, ["core", "peripheral"], 10, False)
+        system.flush()
+        listed = [*result.memories.core, *result.memories.peripheral]
+        ranked = [dia_of[m.id] for m in listed]
+        scored.append(score(ranked, question.evidence))
+        if dump is not None:
+            pairs = zip(ranked, [dumps.recall_score(m) for m in listed], strict=True)
+            key = f"{sample['sample_id']}/q{number}"
+            dump.append(dumps.question_line(key, pairs, core=len(result.memories.core), text=question.text))
+    return scored
+
+
+def _pass(settings: Settings, encoder: Encoder, work: Callable[[CognitiveSystem], Any], moved: bool) -> Any:
+    """``work`` on the system over ``settings``' store, on the fixed clock, with seeded ids; a
+    ``moved`` store's index is written from the store at the start, as a new server's is."""
+    with dumps.repeatable_ids():
+        system = build_system(
+            settings, encoder=encoder, clock=dumps.fixed_clock, follow_changes=True, follow_index=moved
+        )
+        try:
+            return work(system)
+        finally:
+            system.close()
+
+
+def _move(source: Settings, target: Settings) -> tuple[dict[str, int], float]:
+    """Move ``source``'s store into ``target``'s as ``move-store`` does; the rows moved, the seconds."""
+    started = time.perf_counter()
+    records = open_records(source)
+    try:
+        into = open_records(target)
+        try:
+            moved = move_store(records, into, describe_store(source), describe_store(target), "(bench)")
+        finally:
+            into.close()
+    finally:
+        records.close()
+    return moved.rows, time.perf_counter() - started
+
+
+def _conversation(
+    sample: dict[str, Any],
+    encoder: Encoder,
+    server: Server,
+    root: Path,
+    passes: dict[str, list[dict[str, Any]]],
+) -> dict[str, Any]:
+    """Build and live in one conversation on SQLite, move it into PostgreSQL and into a new SQLite
+    file, count the rows and ask every question again on each store."""
+    name = "cm_move_" + "".join(c if c.isalnum() else "_" for c in sample["sample_id"]).lower()
+    url = server.create(name)
+    try:
+        stores = {
+            side: _settings(root / sample["sample_id"] / side, url if side == "postgresql" else None)
+            for side in SIDES
+        }
+        dia_of: dict[str, str] = {}
+
+        def live_in(system: CognitiveSystem) -> None:
+            dia_of.update(store_conversation(MemoryService(system, session_id=sample["sample_id"]), sample))
+            _ask(system, sample, dia_of, None)
+
+        _pass(stores["sqlite"], encoder, live_in, moved=False)
+        moved = {side: _move(stores["sqlite"], stores[side]) for side in SIDES[1:]}
+        counted = {side: counts(s) for side, s in stores.items()}
+        scored = {
+            side: _pass(
+                s,
+                encoder,
+                lambda system, side=side: _ask(system, sample, dia_of, passes[side]),
+                side != "sqlite",
+            )
+            for side, s in stores.items()
+        }
+        after = {side: counts(s) for side, s in stores.items()}
+    finally:
+        server.drop(name)
+    return {
+        "sample_id": sample["sample_id"],
+        "moved_rows": moved["postgresql"][0],
+        "move_seconds": {side: round(seconds, 2) for side, (_, seconds) in moved.items()},
+        "counts": counted["sqlite"],
+        "counts_differing": {side: compare_counts(counted["sqlite"], counted[side]) for side in SIDES[1:]},
+        "counts_after_asking_again": after["sqlite"],
+        "counts_after_asking_again_differing": {
+            side: compare_counts(after["sqlite"], after[side]) for side in SIDES[1:]
+        },
+        "scored": scored,
+    }
+
+
+def _recall(scored: Sequence[tuple[float, float, float]]) -> dict[str, float]:
+    n = max(len(scored), 1)
+    return {
+        "questions": len(scored),
+        "recall@5": round(sum(s[0] for s in scored) / n, 4),
+        "recall@10": round(sum(s[1] for s in scored) / n, 4),
+        "mrr": round(sum(s[2] for s in scored) / n, 4),
+    }
+
+
+def run(data: Path, url: str, limit: int | None, folder: Path) -> dict[str, Any]:
+    """Every conversation (the first ``limit``) built, lived in, moved and asked again; the dumps
+    written to ``folder``; the result."""
+    samples = json.loads(data.read_text())[:limit]
+    encoder = model_encoder(Settings(env_file=None))
+    encoder.warm_up()
+    passes: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}
+    with tempfile.TemporaryDirectory() as tmp:
+        conversations = [_conversation(s, encoder, Server(url), Path(tmp), passes) for s in samples]
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {side: folder / f"{side}.jsonl" for side in SIDES}
+    for side, path in files.items():
+        dumps.write(path, passes[side])
+    rankings = {f"{a} vs {b}": dumps.compare(files[a], files[b]) for a, b in COMPARED}
+    beyond = {f"{a} vs {b}": dumps.compare(files[a], files[b], TOLERANCE) for a, b in COMPARED}
+    each = [c.pop("scored") for c in conversations]
+    scored = {side: [s for asked in each for s in asked[side]] for side in SIDES}
+    counted = [
+        c[k] for c in conversations for k in ("counts_differing", "counts_after_asking_again_differing")
+    ]
+    return {
+        "benchmark": "locomo-move",
+        "data": data.name,
+        "server": describe_store(url),
+        "conversations": conversations,
+        "questions": len(passes["sqlite"]),
+        "rankings_differing": {pair: len(found) for pair, found in rankings.items()},
+        "rankings_differences": rankings,
+        "rankings_differing_beyond_tolerance": {pair: len(found) for pair, found in beyond.items()},
+        "orders_differing": {
+            pair: sum("ranking differs" in f for f in found) for pair, found in rankings.items()
+        },
+        "tolerance": TOLERANCE,
+        "counts_differing": sum(len(found) for differing in counted for found in differing.values()),
+        "recall": {side: _recall(scored[side]) for side in SIDES},
+        "dumps": {side: str(path) for side, path in files.items()},
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [
+        f"LoCoMo {result['data']} moved to {result['server']}: {len(result['conversations'])} conversations"
+    ]
+    for c in result["conversations"]:
+        rows = c["moved_rows"]
+        differing = [*c["counts_differing"].values(), *c["counts_after_asking_again_differing"].values()]
+        lines.append(
+            f"  {c['sample_id']}: moved {rows['memories']} memories, {rows['connections']} links, "
+            f"{rows['memory_versions']} versions, {rows['trash']} trash in {c['move_seconds']} s; "
+            f"{sum(map(len, differing))} counts differ"
+        )
+    for pair, found in result["rankings_differences"].items():
+        lines.append(
+            f"{pair}: {len(found)} of {result['questions']} questions differ, "
+            f"{result['rankings_differing_beyond_tolerance'][pair]} beyond {result['tolerance']}, "
+            f"{result['orders_differing'][pair]} in their order"
+        )
+        lines += [f"  {line}" for line in found[: dumps.SHOWN]]
+    for side, recall in result["recall"].items():
+        lines.append(
+            f"{side:<12} R@5 {recall['recall@5']:.4f} R@10 {recall['recall@10']:.4f} MRR {recall['mrr']:.4f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench locomo-move", description=__doc__)
+    parser.add_argument(
+        "--database-url", default=os.environ.get(URL_VARIABLE), help=f"default: {URL_VARIABLE}"
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N")
+    parser.add_argument("--dumps", type=Path, default=Path("locomo-move"), help="where the two dumps go")
+    args = parser.parse_args(argv)
+    if not args.database_url or urlsplit(args.database_url).scheme not in ("postgresql", "postgres"):
+        parser.error(
+            f"give a PostgreSQL server: --database-url postgresql://USER@HOST/postgres or {URL_VARIABLE}"
+        )
+    result = run(args.data, args.database_url, args.conversations, args.dumps)
+    RESULTS.mkdir(exist_ok=True)
+    name = "locomo-move.json" if args.conversations is None else f"locomo-move-{args.conversations}.json"
+    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
+    print(table(result))  # noqa: T201 - the benchmark's report goes to stdout
+    if result["counts_differing"] or result["rankings_differing_beyond_tolerance"][MOVED]:
+        sys.exit(1)

@@ -69,19 +69,19 @@ from cognitive_memory.storage import moving, opening
 from cognitive_memory.storage.sql import Connection
 from cognitive_memory.system import CognitiveSystem
 
-__all__ = ["compare_counts", "counts", "database_url", "main", "run"]
+__all__ = ["Body", "compare_counts", "conversation", "counts", "database_url", "main", "one_store", "run"]
 
 RESULTS = Path(__file__).parent / "results"
 URL_VARIABLE = "COGNITIVE_MEMORY_DATABASE_URL"
 # The lived-in store with its own index, then the stores it is moved into, each asked from a new
 # data directory (its index written from the store).
 SIDES = ("sqlite", "postgresql", "sqlite-moved")
-# The dumps compared: the move (the task of the bench), then the move with the index written the
-# same way on both sides (the store of record alone), then the index written anew (no move of kind).
 # The last digit of a dumped score (bench/dumps.py) may flip where the float arithmetic differs
 # in its last bits: a second comparison ignores one unit of it (a hair over: 1.152766 - 1.152765
 # is a hair over 1e-6 in floats).
 TOLERANCE = 1.01 * 10.0**-dumps.SCORE_DECIMALS
+# The dumps compared: the move (the task of the bench), then the move with the index written the
+# same way on both sides (the store of record alone), then the index written anew (no move of kind).
 COMPARED = (("sqlite", "postgresql"), ("sqlite-moved", "postgresql"), ("sqlite", "sqlite-moved"))
 MOVED = "sqlite-moved vs postgresql"
 
@@ -133,6 +133,13 @@ class Server:
 
     def __init__(self, url: str) -> None:
         self.url = url
+
+    def check(self) -> None:
+        """Exit with one line when the server cannot be reached (or the user may not connect)."""
+        try:
+            psycopg.connect(self.url, autocommit=True, connect_timeout=10).close()
+        except psycopg.Error as exc:
+            sys.exit(f"cannot reach {describe_store(self.url)}: {str(exc).strip().splitlines()[0]}")
 
     def create(self, name: str) -> str:
         """Make the empty database ``name``; its URL. One left by an earlier run is refused."""
@@ -401,6 +408,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
     if args.one_store is not None and args.one_store < 1:
         parser.error("--one-store takes how many turns the store holds: at least 1")
+    Server(args.database_url).check()
     result = run(args.data, args.database_url, args.conversations, args.dumps, args.one_store)
     RESULTS.mkdir(exist_ok=True)
     name = "locomo-move" + (f"-one-{args.one_store}" if args.one_store else "")

@@ -157,9 +157,6 @@ class BackgroundIndexer:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                 )
-                if server and self._child.stdin is not None:
-                    with self._child.stdin as given:
-                        given.write(self._db.encode())
             except OSError as exc:
                 self._store.drop_journal()
                 logger.warning("Could not start the background index build: %s", exc)
@@ -177,12 +174,15 @@ class BackgroundIndexer:
                 if sessionless
                 else "",
             )
-            threading.Thread(target=self._wait, args=(self._child,), name="index-build", daemon=True).start()
+            given = self._db.encode() if server else None  # the URL, written to the child's stdin
+            threading.Thread(
+                target=self._wait, args=(self._child, given), name="index-build", daemon=True
+            ).start()
             return True
 
-    def _wait(self, child: subprocess.Popen[bytes]) -> None:
+    def _wait(self, child: subprocess.Popen[bytes], given: bytes | None) -> None:
         started = time.monotonic()
-        _, errors = child.communicate()
+        _, errors = child.communicate(given)
         with self._lock:
             self._child = None
             if self._closed:

@@ -36,7 +36,9 @@ THRESHOLD = 700
 
 
 @pytest.fixture
-def system(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[CognitiveSystem]:
+def system(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, store_of_record: str
+) -> Iterator[CognitiveSystem]:
     monkeypatch.setattr(main_module, "background_threshold", lambda points: THRESHOLD)
     settings = Settings(env_file=None)
     built = build_system(settings, "default", encoder=HashEncoder(384))
@@ -93,6 +95,7 @@ def test_one_by_one_stores_get_the_index_built_in_another_process(system: Cognit
 
 
 @pytest.mark.subprocess
+@pytest.mark.stores  # on PostgreSQL the child reads the database's URL from its stdin
 def test_bulk_writes_leave_the_index_to_their_own_build(
     system: CognitiveSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
